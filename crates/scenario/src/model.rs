@@ -1,0 +1,369 @@
+//! The resolved scenario: every default filled in, every name turned into an index, every
+//! size in pages and every time in nanoseconds. This is what the simulator consumes and what
+//! the result JSON echoes under `scenario`.
+//!
+//! Sizes are 4 KiB pages (`_pages`), times nanoseconds (`_ns`). Indices (`device`, `cgroup`,
+//! `object`) point into the vectors of [`Scenario`].
+
+use serde::{Deserialize, Serialize};
+
+/// Base page size the model uses everywhere (bytes).
+pub const PAGE_SIZE: u64 = 4096;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Scenario {
+    /// Scenario name (defaults to the file stem).
+    pub name: String,
+    /// Free text: what the scenario models and how it was scaled.
+    pub description: String,
+    /// Seed of every random generator in the run. Default 1 (never the clock).
+    pub seed: u64,
+    pub run: RunSpec,
+    pub machine: MachineSpec,
+    pub sysctl: Sysctl,
+    pub policy: PolicySpec,
+    /// Block devices by name; `fs_device` and each swap area point into this list.
+    pub devices: Vec<DeviceSpec>,
+    /// Index of the device that holds the files.
+    pub fs_device: usize,
+    /// Swap areas, in priority order (highest first). Empty: no swap.
+    pub swap: Vec<SwapSpec>,
+    /// Memory cgroups below the root. Tasks without a cgroup run in the root cgroup.
+    pub cgroups: Vec<CgroupSpec>,
+    /// Anonymous regions and files the tasks access, by index (`ObjId` in events).
+    pub objects: Vec<ObjectSpec>,
+    /// Task groups; each runs `instances` copies with their own event stream.
+    pub tasks: Vec<TaskSpec>,
+    /// CPU cost of kernel work, in nanoseconds (model-only knobs, `model.cost.*`).
+    pub costs: CostTable,
+    /// Model-only knobs (`model.*`).
+    pub model: ModelKnobs,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// Stop the simulation at this simulated time; 0 = run until every task finished.
+    pub duration_ns: u64,
+    /// Statistics are reset at this time (warm-up excluded from the result); 0 = none.
+    pub warmup_ns: u64,
+    /// Interval of the time series samples.
+    pub sample_interval_ns: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MachineSpec {
+    /// Total memory in pages (sum of the zones).
+    pub memory_pages: u64,
+    /// Simulated CPUs that tasks and kernel threads share.
+    pub cpus: u32,
+    /// Zones in pfn order (DMA32 first if present, then Normal). Sizes sum to memory_pages.
+    pub zones: Vec<ZoneSpec>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ZoneKind {
+    Dma32,
+    Normal,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ZoneSpec {
+    pub kind: ZoneKind,
+    pub pages: u64,
+}
+
+/// The sysctls we model, under their /proc/sys/vm names.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Sysctl {
+    /// vm.swappiness, 0..=200, default 60.
+    pub swappiness: u32,
+    /// vm.min_free_kbytes; None = computed as the kernel does at boot.
+    pub min_free_kbytes: Option<u64>,
+    /// vm.watermark_scale_factor, 1..=3000, default 10.
+    pub watermark_scale_factor: u32,
+    /// vm.watermark_boost_factor, default 15000.
+    pub watermark_boost_factor: u32,
+    /// vm.page-cluster, 0..=31, default 3.
+    pub page_cluster: u32,
+    /// vm.dirty_ratio, default 20.
+    pub dirty_ratio: u32,
+    /// vm.dirty_background_ratio, default 10.
+    pub dirty_background_ratio: u32,
+    /// vm.dirty_expire_centisecs, default 3000.
+    pub dirty_expire_centisecs: u32,
+    /// vm.dirty_writeback_centisecs, default 500.
+    pub dirty_writeback_centisecs: u32,
+    /// vm.vfs_cache_pressure, default 100.
+    pub vfs_cache_pressure: u32,
+    /// vm.laptop_mode, default false.
+    pub laptop_mode: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LruKind {
+    /// The active/inactive LRU (mm/vmscan.c without CONFIG_LRU_GEN).
+    Classic,
+    /// The multi-gen LRU.
+    Mglru,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BalanceKind {
+    /// lru_note_cost(): rotations are CPU cost, refaults and writes IO cost (v5.8+ / v6.2+).
+    RefaultCost,
+    /// recent_scanned / recent_rotated (before v5.8).
+    Legacy,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwapReadaheadKind {
+    /// swap_cluster_readahead(): physical-offset window.
+    Cluster,
+    /// swap_vma_readahead(): virtual-address window (the default when no rotational swap).
+    Vma,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PolicySpec {
+    /// policy.lru (lru_gen.enabled = true is the same as "mglru").
+    pub lru: LruKind,
+    /// policy.balance.
+    pub balance: BalanceKind,
+    /// swap.readahead; None = the kernel's choice (vma unless a rotational swap device, or
+    /// swap.vma_ra_enabled = false).
+    pub swap_readahead: SwapReadaheadKind,
+    /// lru_gen.min_ttl_ms.
+    pub lru_gen_min_ttl_ms: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeviceSpec {
+    pub name: String,
+    /// Preset the values came from (hdd, sata-ssd, nvme, zram, ramdisk) or "custom".
+    pub preset: String,
+    /// Fixed per-request latency.
+    pub latency_ns: u64,
+    /// Extra latency when a request does not continue where the previous one ended (HDD seek).
+    pub seek_ns: u64,
+    /// Transfer rates.
+    pub read_bytes_per_sec: u64,
+    pub write_bytes_per_sec: u64,
+    /// Requests served in parallel (NVMe queues, SSD channels); 1 for an HDD.
+    pub queue_depth: u32,
+    /// Rotational device (affects swap readahead choice).
+    pub rotational: bool,
+    /// Synchronous device (zram, SWP_SYNCHRONOUS_IO): swap-in bypasses the swap cache.
+    pub synchronous: bool,
+    /// CPU time the submitting task spends per page (zram compression / decompression).
+    pub cpu_ns_per_page: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SwapSpec {
+    pub device: usize,
+    pub size_pages: u64,
+    pub priority: i32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CgroupSpec {
+    pub name: String,
+    /// memory.max (v2) / memory.limit_in_bytes (v1); None = unlimited.
+    pub memory_max_pages: Option<u64>,
+    /// memory.swappiness (cgroup v1 semantics); None = vm.swappiness.
+    pub swappiness: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ObjectKind {
+    /// Private anonymous memory (MAP_PRIVATE|MAP_ANONYMOUS).
+    Anon,
+    /// Shared anonymous memory / tmpfs / SysV shm: swap-backed, on the anon LRU.
+    Shmem,
+    /// A regular file on `fs_device`.
+    File,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ObjectSpec {
+    pub name: String,
+    pub kind: ObjectKind,
+    pub size_pages: u64,
+    /// Files only: the file exists with this size when the run starts (not cached).
+    /// false: it starts empty and grows by writes (size_pages is the maximum).
+    pub exists: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TaskSpec {
+    pub name: String,
+    /// Index into `Scenario::cgroups`; None = root cgroup.
+    pub cgroup: Option<usize>,
+    /// Copies of this task, each with its own stream (seeded from seed, task and instance).
+    pub instances: u32,
+    /// Start delay.
+    pub start_ns: u64,
+    pub workload: Workload,
+}
+
+/// What a task does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Workload {
+    /// Generated phases, run in order; the list repeats `repeat` times (0 = forever).
+    Phases { phases: Vec<PhaseSpec>, repeat: u64 },
+    /// pgbench TPC-B-like client (see refault-workload's emul::pgbench).
+    Pgbench(PgbenchSpec),
+    /// memcached-like key-value server load (anon items, random gets/sets).
+    Memcached(MemcachedSpec),
+    /// Background large-file copy (parallelio's IO load): read `src`, write `dst`.
+    Copy(CopySpec),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    /// Page-table access through a mapping (anon, shmem, or mmap of a file): read.
+    Touch,
+    /// Page-table write access.
+    TouchWrite,
+    /// read() through a file descriptor.
+    Read,
+    /// write() through a file descriptor.
+    Write,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "pattern", rename_all = "kebab-case")]
+pub enum Pattern {
+    /// start..end once per pass, in order.
+    Sequential,
+    /// Uniformly random pages.
+    Random,
+    /// Zipf over the range with exponent `s` (rank 0 = first page of the range unless
+    /// `scatter`, which permutes ranks over the range deterministically).
+    Zipf { s: f64, scatter: bool },
+    /// `hot_fraction` of the range (at its start) receives `hot_probability` of accesses.
+    HotCold { hot_fraction: f64, hot_probability: f64 },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PhaseSpec {
+    pub name: String,
+    pub access: Access,
+    /// Index into `Scenario::objects`.
+    pub object: usize,
+    pub pattern: Pattern,
+    /// Page range [start, end) within the object.
+    pub start_page: u64,
+    pub end_page: u64,
+    /// Operations in this phase. Default: one pass over the range for sequential, the range
+    /// length for the others.
+    pub ops: u64,
+    /// Pages per operation (a read() of several pages, a touch of consecutive pages).
+    pub pages_per_op: u32,
+    /// For touch phases: fraction of accesses that are writes (0..=1); ignored for read/write.
+    pub write_fraction: f64,
+    /// CPU time between operations.
+    pub think_ns: u64,
+    /// Phase-long fadvise/madvise hint derived from the pattern unless given:
+    /// random -> POSIX_FADV_RANDOM / MADV_RANDOM, sequential -> normal.
+    pub advice: Advice,
+    /// fsync the file at the end of the phase (write phases).
+    pub fsync: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Advice {
+    Normal,
+    Random,
+    Sequential,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PgbenchSpec {
+    /// Shared buffers (a Shmem object).
+    pub shared_buffers: usize,
+    /// The database file (File object).
+    pub database: usize,
+    /// WAL file (File object, written sequentially, fsync per transaction).
+    pub wal: usize,
+    /// Transactions per client; 0 = until the run's duration.
+    pub transactions: u64,
+    /// Zipf exponent of the page popularity in the database (TPC-B accounts are uniform;
+    /// branches/tellers/indexes are hot).
+    pub zipf_s: f64,
+    /// Client think time between transactions (network round trip, parsing).
+    pub think_ns: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MemcachedSpec {
+    /// The item memory (an Anon object).
+    pub items: usize,
+    /// Fill the item memory sequentially before serving requests.
+    pub fill: bool,
+    /// Requests per instance after the fill; 0 = until the run's duration.
+    pub requests: u64,
+    /// Fraction of requests that are sets (writes).
+    pub set_fraction: f64,
+    /// Key popularity: 0 = uniform, else Zipf exponent.
+    pub zipf_s: f64,
+    /// Pages touched per request.
+    pub pages_per_request: u32,
+    pub think_ns: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CopySpec {
+    pub src: usize,
+    pub dst: usize,
+    /// Pages per read()/write() call (cp uses 128 KiB = 32 pages).
+    pub chunk_pages: u32,
+    /// Copies of the whole file, one after the other; 0 = until the run's duration.
+    pub passes: u64,
+    /// fsync the destination at the end of each pass.
+    pub fsync: bool,
+    pub think_ns: u64,
+}
+
+/// CPU cost of kernel work in nanoseconds (`model.cost.*`). The defaults are order-of-magnitude
+/// figures for a current x86-64 server core; each is documented in the scenario reference.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CostTable {
+    /// A page-table access that hits a present page (TLB miss amortised): tiny.
+    pub touch_ns: u64,
+    /// Minor fault (anon zero-fill or page-cache hit through a mapping).
+    pub minor_fault_ns: u64,
+    /// Major fault bookkeeping, excluding the IO wait.
+    pub major_fault_ns: u64,
+    /// read()/write() of one cached page (copy + lookup).
+    pub pagecache_hit_ns: u64,
+    /// Allocating a page (buddy + zeroing for anon).
+    pub page_alloc_ns: u64,
+    /// Isolating and examining one folio on an LRU list.
+    pub scan_per_page_ns: u64,
+    /// One rmap walk step: checking one mapping of a folio (page_vma_mapped_walk + young test).
+    pub rmap_per_mapping_ns: u64,
+    /// Unmapping and freeing one reclaimed page.
+    pub reclaim_per_page_ns: u64,
+    /// Submitting one IO request.
+    pub io_submit_ns: u64,
+}
+
+/// Model-only knobs (`model.*`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelKnobs {
+    /// read_ahead_kb of the fs device in pages (default 128 KiB = 32 pages).
+    pub readahead_max_pages: u32,
+    /// Largest page-cache folio order readahead may build (ext4: 9 = 2 MiB). 0 = order-0 only.
+    pub max_file_folio_order: u32,
+    /// Run the invariant checks every N events (0 = never; `refault run --check` sets 1).
+    pub check_interval: u64,
+}

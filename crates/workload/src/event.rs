@@ -1,0 +1,60 @@
+//! The event language: what a task asks of the kernel, one call at a time.
+//!
+//! Events carry page numbers within an object (an anonymous region or a file, by index into
+//! `Scenario::objects`), never byte addresses. The simulator and the live-kernel executor
+//! consume the same stream, so every event must be executable for real: a touch is one load or
+//! store to a page of a mapping, a read is one pread() of `nr` whole pages, and so on.
+
+/// Index of an object (anonymous region, shmem region or file) in `Scenario::objects`.
+pub type ObjId = u32;
+
+/// madvise()/posix_fadvise() hints a phase gives for the object it accesses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Hint {
+    /// MADV_NORMAL / POSIX_FADV_NORMAL.
+    Normal,
+    /// MADV_RANDOM / POSIX_FADV_RANDOM: no readahead, order-0 page-cache folios.
+    Random,
+    /// MADV_SEQUENTIAL / POSIX_FADV_SEQUENTIAL: doubled readahead window.
+    Sequential,
+}
+
+/// One call a task makes. Small and `Copy` (16 bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// Load (or store if `write`) to page `page` of `obj` through its mapping: an anonymous
+    /// region, a shmem region, or a shared mmap of a file.
+    Touch { obj: ObjId, page: u32, write: bool },
+    /// pread() of pages [page, page + nr) of file `obj`.
+    Read { obj: ObjId, page: u32, nr: u32 },
+    /// pwrite() of pages [page, page + nr) of file `obj` (extends the file if needed).
+    Write { obj: ObjId, page: u32, nr: u32 },
+    /// fsync() of file `obj`.
+    Fsync { obj: ObjId },
+    /// Access hint for `obj` from now on.
+    Advise { obj: ObjId, hint: Hint },
+    /// CPU work in user space between memory events.
+    Think { ns: u32 },
+    /// End of one workload operation (a transaction, a request, a read() of the benchmark):
+    /// ops/s and latency percentiles count these.
+    OpEnd,
+    /// The task enters phase `idx` of its workload.
+    Phase { idx: u16 },
+}
+
+/// An event of a task (task = flattened instance index, see `TaskSource`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Event {
+    pub task: u32,
+    pub op: Op,
+}
+
+/// A lazily generated, deterministic stream of one task's operations.
+pub trait EventSource {
+    /// The next operation, or None when the task has finished.
+    fn next_op(&mut self) -> Option<Op>;
+    /// Total operations if known (for progress bars).
+    fn len_hint(&self) -> Option<u64> {
+        None
+    }
+}
