@@ -1,1 +1,484 @@
-//! placeholder crate root, filled in by the foundation work.
+//! refault-mm: the kernel memory-management model. Pure and deterministic: it takes the
+//! simulated time as an argument, reaches block devices only through the [`Io`] trait, and
+//! never reads a clock or iterates a hash map.
+//!
+//! | kernel                                   | here                         |
+//! |------------------------------------------|------------------------------|
+//! | `struct page`/`struct folio`              | [`page::FrameTable`]          |
+//! | `list_head`                              | [`list`]                     |
+//! | mm/page_alloc.c, include/linux/mmzone.h  | [`mmzone`], [`alloc`]        |
+//! | `struct lruvec`                          | [`lruvec`]                   |
+//! | mm/swap.c (LRU add/activate, lru_note_cost) | [`lru`], [`balance`]      |
+//! | mm/workingset.c                          | [`workingset`]               |
+//! | mm/vmscan.c (classic LRU)                | [`vmscan`], [`kswapd`]       |
+//! | mm/swapfile.c, mm/swap_state.c           | [`swap`]                     |
+//! | mm/filemap.c, mm/readahead.c, mm/page-writeback.c | [`filemap`]         |
+//! | mm/memory.c (faults)                     | [`memory`]                   |
+//! | mm/memcontrol.c                          | [`memcontrol`]               |
+//! | mm/vmstat.c                              | [`vmstat`]                   |
+//! | VM_BUG_ON & co.                          | [`debug`]                    |
+
+pub mod alloc;
+pub mod balance;
+pub mod debug;
+pub mod filemap;
+pub mod kswapd;
+pub mod list;
+pub mod lru;
+pub mod lruvec;
+pub mod memcontrol;
+pub mod memory;
+pub mod mmzone;
+pub mod page;
+pub mod swap;
+pub mod types;
+pub mod vmscan;
+pub mod vmstat;
+pub mod workingset;
+
+#[cfg(test)]
+pub(crate) mod testutil;
+
+use balance::ScanBalance;
+use lruvec::Lruvec;
+use mmzone::Zone;
+use page::FrameTable;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use types::*;
+use vmstat::VmEvents;
+
+/// Where block IO goes. Implemented by the simulator over its block-device models.
+pub trait Io {
+    /// Submit a request of `nr_pages` at device page offset `sector` at time `now`.
+    /// Returns (completion time, CPU time the submitter spends, e.g. zram compression).
+    fn submit(&mut self, dev: u32, now: u64, write: bool, sector: u64, nr_pages: u32) -> (u64, u64);
+}
+
+/// An [`Io`] whose requests complete instantly (unit tests).
+pub struct InstantIo;
+impl Io for InstantIo {
+    fn submit(&mut self, _dev: u32, now: u64, _w: bool, _s: u64, _n: u32) -> (u64, u64) {
+        (now, 0)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObjKind {
+    Anon,
+    Shmem,
+    File,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BalanceKind {
+    RefaultCost,
+    Legacy,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwapRaKind {
+    Cluster,
+    Vma,
+}
+
+/// CPU cost table (ns), see `refault_scenario::CostTable`.
+#[derive(Clone, Debug, Default)]
+pub struct Costs {
+    pub touch_ns: u64,
+    pub minor_fault_ns: u64,
+    pub major_fault_ns: u64,
+    pub pagecache_hit_ns: u64,
+    pub page_alloc_ns: u64,
+    pub scan_per_page_ns: u64,
+    pub rmap_per_mapping_ns: u64,
+    pub reclaim_per_page_ns: u64,
+    pub io_submit_ns: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct ObjectCfg {
+    pub kind: ObjKind,
+    pub size_pages: u64,
+    /// Files: exists with its full size at start (else starts empty).
+    pub exists: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct MemcgCfg {
+    pub max_pages: Option<u64>,
+    pub swappiness: Option<u64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct SwapAreaCfg {
+    pub dev: u32,
+    pub size_pages: u64,
+    pub priority: i32,
+    pub synchronous: bool,
+    pub rotational: bool,
+}
+
+/// Everything the model needs from a scenario, in model units.
+#[derive(Clone, Debug)]
+pub struct MmConfig {
+    /// (name, pages) in pfn order: DMA32 first if present.
+    pub zones: Vec<(&'static str, u64)>,
+    pub swappiness: u64,
+    pub min_free_kbytes: Option<u64>,
+    pub watermark_scale_factor: u64,
+    pub page_cluster: u32,
+    pub dirty_ratio: u64,
+    pub dirty_background_ratio: u64,
+    pub dirty_expire_ns: u64,
+    pub laptop_mode: bool,
+    pub balance: BalanceKind,
+    pub swap_readahead: SwapRaKind,
+    pub objects: Vec<ObjectCfg>,
+    /// Child memcgs (the root memcg is implicit, id 0; child i has id i + 1).
+    pub memcgs: Vec<MemcgCfg>,
+    pub swap_areas: Vec<SwapAreaCfg>,
+    pub fs_dev: u32,
+    pub readahead_max_pages: u32,
+    pub max_file_folio_order: u32,
+    pub costs: Costs,
+}
+
+/// Reclaim CPU time by activity (ns), the profile seed S1 compares.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReclaimCpu {
+    /// Isolating and sorting folios on the LRU lists.
+    pub scan_ns: u64,
+    /// rmap walks: `folio_referenced()` and `try_to_unmap()` per mapping.
+    pub rmap_ns: u64,
+    /// Unmapping, swap-cache and page-cache removal, freeing.
+    pub reclaim_ns: u64,
+    /// Submitting writeback / swap-out IO from reclaim.
+    pub io_ns: u64,
+}
+
+/// The execution context of one model operation: the time it starts at, where IO goes, and
+/// what it costs the thread that performs it.
+pub struct Ctx<'a> {
+    pub now: u64,
+    pub io: &'a mut dyn Io,
+    /// CPU time consumed (ns).
+    pub cpu_ns: u64,
+    /// The thread cannot continue before this time (IO it waits for).
+    pub wait_until: u64,
+    /// Memory cgroup of the task (for charging new folios).
+    pub memcg: u16,
+    /// The fault needed IO (`VM_FAULT_MAJOR`).
+    pub major: bool,
+    /// The allocating task was OOM-killed.
+    pub oom: bool,
+    /// The operation is done by kswapd.
+    pub kswapd: bool,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(now: u64, io: &'a mut dyn Io, memcg: u16) -> Self {
+        Ctx {
+            now,
+            io,
+            cpu_ns: 0,
+            wait_until: now,
+            memcg,
+            major: false,
+            oom: false,
+            kswapd: false,
+        }
+    }
+    #[inline]
+    pub fn wait(&mut self, t: u64) {
+        self.wait_until = self.wait_until.max(t);
+    }
+}
+
+/// A memory object: anonymous region, shmem region, or file.
+pub struct Object {
+    pub kind: ObjKind,
+    pub size_pages: u64,
+    /// Anon/shmem: page-table entries (see [`memory`] for the encoding). File: page-cache
+    /// entries: resident folio or shadow (see [`filemap`]).
+    pub ent: Vec<u64>,
+    /// File only: state of the (single, shared) mapping's PTEs: bit0 present, bit1 young.
+    pub mapped: Vec<u8>,
+    /// File: current size in pages.
+    pub file_pages: u64,
+    /// File: first page on its device.
+    pub dev_base: u64,
+    pub ra: filemap::RaState,
+    pub hint: filemap::Hint,
+    /// Pages resident (page cache or mapped anon).
+    pub nr_resident: u64,
+    pub nr_dirty: u64,
+    /// Writeback cursor (`mapping->writeback_index`).
+    pub wb_index: u64,
+    /// When the file went from clean to dirty (`inode->dirtied_when`); 0 = clean.
+    pub dirtied_when: u64,
+    /// Latest completion time of writeback issued for this file.
+    pub wb_done_max: u64,
+    /// Last read position (`file->f_ra.prev_pos`, in pages, +1; 0 = none).
+    pub prev_read_end: u64,
+    /// VMA swap readahead state (`vma->swap_readahead_info`).
+    pub swap_ra: swap::VmaRaInfo,
+}
+
+pub struct Memcg {
+    pub max_pages: u64,
+    pub usage: u64,
+    pub swappiness: Option<u64>,
+    pub events: vmstat::MemcgEvents,
+    /// Swap entries charged (memory.swap.current).
+    pub swap_usage: u64,
+}
+
+/// Node-wide reclaim state (`struct pglist_data` flags and kswapd bookkeeping).
+#[derive(Default)]
+pub struct NodeState {
+    /// PGDAT_WRITEBACK: kswapd found only folios under writeback.
+    pub pgdat_writeback: bool,
+    /// PGDAT_DIRTY: kswapd found many dirty file folios at the LRU tail.
+    pub pgdat_dirty: bool,
+    pub kswapd_failures: u32,
+    /// Gauges.
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
+    pub nr_swapcached: u64,
+    pub nr_isolated: [u64; 2],
+    /// Cursor of the round-robin memcg walk of direct reclaim (`mem_cgroup_iter` cookie).
+    pub memcg_cursor: usize,
+}
+
+/// The whole model of one node.
+pub struct Mm {
+    pub cfg: MmConfig,
+    pub pages: FrameTable,
+    pub zones: Vec<Zone>,
+    pub lruvecs: Vec<Lruvec>,
+    pub memcgs: Vec<Memcg>,
+    pub objects: Vec<Object>,
+    pub swap: Vec<swap::SwapArea>,
+    pub swap_ra_global: swap::ClusterRaState,
+    pub balance: Box<dyn ScanBalance>,
+    pub ev: VmEvents,
+    pub node: NodeState,
+    pub kswapd: kswapd::Kswapd,
+    pub reclaim_cpu: ReclaimCpu,
+    /// Pending IO completions (writeback, swap-out): (time, pfn).
+    pub(crate) completions: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Reusable scratch buffer for isolated folios.
+    pub(crate) scratch: Vec<u32>,
+    pub(crate) scratch2: Vec<u32>,
+    /// Reusable buffer for readahead and writeback IO batches.
+    pub(crate) io_buf: Vec<u32>,
+    /// The flusher should run (dirty > background threshold).
+    pub flusher_wanted: bool,
+    pub min_free_kbytes: u64,
+}
+
+impl Mm {
+    pub fn new(cfg: MmConfig) -> Mm {
+        let total: u64 = cfg.zones.iter().map(|z| z.1).sum();
+        assert!(total < NIL as u64, "memory larger than 2^32 pages");
+        let mut pages = FrameTable::new(total as usize);
+        let mut zones = Vec::new();
+        let mut start = 0u32;
+        for &(name, n) in &cfg.zones {
+            let mut z = Zone::new(name, start, start + n as u32);
+            z.init_free(&mut pages);
+            zones.push(z);
+            start += n as u32;
+        }
+        let managed: Vec<u64> = zones.iter().map(|z| z.managed).collect();
+        let min_free_kbytes = cfg
+            .min_free_kbytes
+            .unwrap_or_else(|| mmzone::default_min_free_kbytes(total, zones.len() as u64));
+        let w = mmzone::setup_per_zone_wmarks(&managed, min_free_kbytes, cfg.watermark_scale_factor);
+        for (z, w) in zones.iter_mut().zip(w) {
+            z.wmark = w;
+        }
+        let mut memcgs = vec![Memcg {
+            max_pages: u64::MAX,
+            usage: 0,
+            swappiness: None,
+            events: Default::default(),
+            swap_usage: 0,
+        }];
+        for m in &cfg.memcgs {
+            memcgs.push(Memcg {
+                max_pages: m.max_pages.unwrap_or(u64::MAX),
+                usage: 0,
+                swappiness: m.swappiness,
+                events: Default::default(),
+                swap_usage: 0,
+            });
+        }
+        let mut dev_base = 0u64;
+        let objects = cfg
+            .objects
+            .iter()
+            .map(|o| {
+                let base = dev_base;
+                if o.kind == ObjKind::File {
+                    dev_base += o.size_pages;
+                }
+                Object {
+                    kind: o.kind,
+                    size_pages: o.size_pages,
+                    ent: vec![0; o.size_pages as usize],
+                    mapped: Vec::new(),
+                    file_pages: if o.exists { o.size_pages } else { 0 },
+                    dev_base: base,
+                    ra: Default::default(),
+                    hint: filemap::Hint::Normal,
+                    nr_resident: 0,
+                    nr_dirty: 0,
+                    wb_index: 0,
+                    dirtied_when: 0,
+                    wb_done_max: 0,
+                    prev_read_end: 0,
+                    swap_ra: Default::default(),
+                }
+            })
+            .collect();
+        let swap = cfg.swap_areas.iter().map(swap::SwapArea::new).collect();
+        let balance: Box<dyn ScanBalance> = match cfg.balance {
+            BalanceKind::RefaultCost => Box::new(balance::RefaultCost),
+            BalanceKind::Legacy => Box::new(balance::Legacy),
+        };
+        let nr_memcgs = memcgs.len();
+        Mm {
+            pages,
+            zones,
+            lruvecs: vec![Lruvec::default(); nr_memcgs],
+            memcgs,
+            objects,
+            swap,
+            swap_ra_global: Default::default(),
+            balance,
+            ev: VmEvents::default(),
+            node: NodeState::default(),
+            kswapd: kswapd::Kswapd::default(),
+            reclaim_cpu: ReclaimCpu::default(),
+            completions: BinaryHeap::new(),
+            scratch: Vec::with_capacity(64),
+            scratch2: Vec::with_capacity(64),
+            io_buf: Vec::with_capacity(64),
+            flusher_wanted: false,
+            min_free_kbytes,
+            cfg,
+        }
+    }
+
+    /// Total pages of the node.
+    pub fn total_pages(&self) -> u64 {
+        self.pages.len() as u64
+    }
+
+    /// NR_FREE_PAGES of the node.
+    pub fn nr_free(&self) -> u64 {
+        self.zones.iter().map(|z| z.free).sum()
+    }
+
+    #[inline]
+    pub fn zone_of(&self, pfn: Pfn) -> usize {
+        if self.zones.len() > 1 && pfn >= self.zones[1].start_pfn {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// Node LRU size of a list (`node_page_state(NR_*)`).
+    pub fn node_lru(&self, lru: LruList) -> u64 {
+        self.zones.iter().map(|z| z.nr_lru[lru.idx()]).sum()
+    }
+
+    /// Hierarchical lruvec list size (`lruvec_page_state()`): the root lruvec sees the
+    /// node; a child only itself.
+    pub fn lruvec_hier(&self, lv: usize, lru: LruList) -> u64 {
+        if lv == 0 {
+            self.node_lru(lru)
+        } else {
+            self.lruvecs[lv].nr[lru.idx()]
+        }
+    }
+
+    /// Free swap pages over all areas (`get_nr_swap_pages()`).
+    pub fn nr_swap_free(&self) -> u64 {
+        self.swap.iter().map(|s| s.nr_free).sum()
+    }
+    pub fn total_swap_pages(&self) -> u64 {
+        self.swap.iter().map(|s| s.size_pages).sum()
+    }
+
+    /// `vm_swap_full()`: more than half the swap space is in use.
+    pub fn vm_swap_full(&self) -> bool {
+        self.nr_swap_free() * 2 < self.total_swap_pages()
+    }
+
+    /// Process IO completions due by `now` (`folio_end_writeback()`).
+    pub fn run_completions(&mut self, now: u64) {
+        while let Some(&Reverse((t, pfn))) = self.completions.peek() {
+            if t > now {
+                break;
+            }
+            self.completions.pop();
+            self.end_writeback(pfn);
+        }
+    }
+
+    /// Time of the next pending IO completion.
+    pub fn next_completion(&self) -> Option<u64> {
+        self.completions.peek().map(|r| r.0 .0)
+    }
+
+    /// Counter snapshot with every /proc/vmstat name we produce (events and gauges).
+    pub fn vmstat_snapshot(&self) -> Vec<(&'static str, u64)> {
+        let mut v: Vec<(&'static str, u64)> = vmstat::EVENT_NAMES
+            .iter()
+            .zip(self.ev.0.iter())
+            .map(|(n, c)| (*n, *c))
+            .collect();
+        let anon_pages: u64 = self
+            .objects
+            .iter()
+            .filter(|o| o.kind == ObjKind::Anon)
+            .map(|o| o.nr_resident)
+            .sum();
+        let shmem: u64 = self
+            .objects
+            .iter()
+            .filter(|o| o.kind == ObjKind::Shmem)
+            .map(|o| o.nr_resident)
+            .sum();
+        let file: u64 = self
+            .objects
+            .iter()
+            .filter(|o| o.kind == ObjKind::File)
+            .map(|o| o.nr_resident)
+            .sum();
+        v.extend([
+            ("nr_free_pages", self.nr_free()),
+            ("nr_inactive_anon", self.node_lru(LruList::InactiveAnon)),
+            ("nr_active_anon", self.node_lru(LruList::ActiveAnon)),
+            ("nr_inactive_file", self.node_lru(LruList::InactiveFile)),
+            ("nr_active_file", self.node_lru(LruList::ActiveFile)),
+            ("nr_unevictable", self.node_lru(LruList::Unevictable)),
+            ("nr_anon_pages", anon_pages),
+            ("nr_shmem", shmem),
+            ("nr_file_pages", file + shmem + self.node.nr_swapcached),
+            ("nr_dirty", self.node.nr_dirty),
+            ("nr_writeback", self.node.nr_writeback),
+            ("nr_swapcached", self.node.nr_swapcached),
+            (
+                "nr_swap_used",
+                self.total_swap_pages() - self.nr_swap_free(),
+            ),
+        ]);
+        v.sort_by(|a, b| a.0.cmp(b.0));
+        v
+    }
+}

@@ -1,0 +1,328 @@
+//! Anon/file reclaim balancing: how `get_scan_count()` splits pressure between the anon and
+//! file LRUs under `SCAN_FRACT`, and what reclaim feeds back into that split.
+//!
+//! # The problem
+//! Reclaim must pick between swapping anon pages and dropping page cache. Picking wrong shows
+//! up as refaults: IO the workload has to wait for. The two models here are the two answers
+//! the kernel has given.
+//!
+//! # The two models (`policy.balance`)
+//! - `legacy` (kernels before v5.8): each LRU type keeps `recent_scanned` and
+//!   `recent_rotated`; a type whose scanned pages keep getting rotated (referenced, put back)
+//!   looks valuable, so pressure goes where rotations are rare:
+//!   `ap = swappiness * (scanned_anon + 1) / (rotated_anon + 1)`,
+//!   `fp = (200 - swappiness) * (scanned_file + 1) / (rotated_file + 1)`, halving both numbers
+//!   of a type when its scanned count exceeds a quarter of its list. Refaults only activate
+//!   file pages whose distance fits in the active file list; anon evictions leave no shadow.
+//! - `refault-cost` (the seed series as merged in v5.8/v5.9 and refined in v6.2): each type
+//!   accumulates a *cost*: `nr_io * SWAP_CLUSTER_MAX + nr_rotated` (`lru_note_cost()`), fed
+//!   by reclaim writes and rotations and by refaults of workingset pages. Both costs halve
+//!   when their sum exceeds a quarter of the LRU. Pressure is inversely proportional to cost,
+//!   with swappiness as the relative IO cost of anon:
+//!   `total = ac + fc; a = total + ac; f = total + fc;`
+//!   `ap = swappiness * (a + f + 1) / (a + 1); fp = (200 - swappiness) * (a + f + 1) / (f + 1)`.
+//!   Worked example (the unit test): ac = 100, fc = 300, swappiness 60 → a = 500, f = 700,
+//!   ap = 60·1201/501 = 143, fp = 140·1201/701 = 239.
+//!
+//! # Where we differ from the kernel
+//! Legacy here changes only what the balancing series changed (the SCAN_FRACT inputs, the
+//! refault-distance comparison, anon shadow entries, the access-path rotation accounting of
+//! `update_page_reclaim_stat()`); LRU placement of new anon pages follows current kernels in
+//! both models (inactive list, v5.9+).
+//!
+//! # Kernel references
+//! mm/vmscan.c `get_scan_count()` (v5.7 and v6.15), mm/swap.c `lru_note_cost()`,
+//! `update_page_reclaim_stat()` (≤ v5.7); mm/workingset.c `workingset_test_recent()`;
+//! seed 000 ("mm: balance LRU lists based on relative thrashing").
+
+use crate::lruvec::{ancestors, Lruvec};
+use crate::types::*;
+
+/// Sizes `workingset_test_recent()` compares a refault distance with, read from the
+/// eviction lruvec (hierarchical).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WsSizes {
+    pub active_file: u64,
+    pub inactive_file: u64,
+    pub active_anon: u64,
+    pub inactive_anon: u64,
+}
+
+/// One balancing model. Stateless: the state lives in [`Lruvec`], as in the kernel.
+pub trait ScanBalance: Send {
+    fn name(&self) -> &'static str;
+    /// SCAN_FRACT weights `[anon, file]`. `costs` is the `[anon_cost, file_cost]` snapshot
+    /// `prepare_scan_control()` took from the reclaim target's lruvec, `own` the lruvec being
+    /// shrunk and `sizes` its anon/file list sizes (for legacy's per-lruvec decay).
+    fn fractions(
+        &self,
+        lvs: &mut [Lruvec],
+        costs: [u64; 2],
+        own: usize,
+        swappiness: u64,
+        sizes: [u64; 2],
+    ) -> [u64; 2];
+    /// After `shrink_folio_list()` in `shrink_inactive_list()`.
+    fn note_inactive(
+        &self,
+        lvs: &mut [Lruvec],
+        lv: usize,
+        file: bool,
+        taken: u64,
+        scanned: u64,
+        reclaimed: u64,
+        pageout: u64,
+        activated: u64,
+    );
+    /// After `shrink_active_list()`: `taken` isolated, `rotated` kept active.
+    fn note_active(&self, lvs: &mut [Lruvec], lv: usize, file: bool, taken: u64, rotated: u64);
+    /// A refault of a folio that was PG_workingset at eviction (`lru_note_cost_refault`).
+    fn note_workingset_refault(&self, lvs: &mut [Lruvec], lv: usize, file: bool, nr: u64);
+    /// `folio_activate()` from `folio_mark_accessed()` (legacy `update_page_reclaim_stat`).
+    fn note_access_activate(&self, _lvs: &mut [Lruvec], _lv: usize, _file: bool, _nr: u64) {}
+    /// The workingset size a refault distance of this type must fit in to activate.
+    fn workingset_size(&self, file: bool, s: WsSizes, swap_available: bool) -> u64;
+    /// Whether anon evictions store shadow entries in the swap slot (v5.9+).
+    fn anon_shadows(&self) -> bool;
+}
+
+/// `policy.balance = "refault-cost"`: kernels ≥ v6.2 (`lru_note_cost` with IO weighted by
+/// SWAP_CLUSTER_MAX, rotations as secondary cost).
+pub struct RefaultCost;
+
+/// Kernel: mm/swap.c `lru_note_cost()`: add `nr_io * SWAP_CLUSTER_MAX + nr_rotated` to the
+/// type's cost in the lruvec and every ancestor, halving both costs of a level whose sum
+/// exceeds a quarter of that level's LRU pages. `lru_pages` gives each level's LRU size.
+pub fn lru_note_cost(
+    lvs: &mut [Lruvec],
+    lv: usize,
+    file: bool,
+    nr_io: u64,
+    nr_rotated: u64,
+    lru_pages: impl Fn(&[Lruvec], usize) -> u64,
+) {
+    let cost = nr_io * SWAP_CLUSTER_MAX + nr_rotated;
+    if cost == 0 {
+        return;
+    }
+    for l in ancestors(lv) {
+        let lrusize = lru_pages(lvs, l);
+        let v = &mut lvs[l];
+        if file {
+            v.file_cost += cost;
+        } else {
+            v.anon_cost += cost;
+        }
+        if v.file_cost + v.anon_cost > lrusize / 4 {
+            v.file_cost /= 2;
+            v.anon_cost /= 2;
+        }
+    }
+}
+
+/// Hierarchical LRU size of a level: the root sees every lruvec (node totals).
+pub fn hier_lru_pages(lvs: &[Lruvec], l: usize) -> u64 {
+    if l == 0 {
+        lvs.iter().map(Lruvec::evictable_pages).sum()
+    } else {
+        lvs[l].evictable_pages()
+    }
+}
+
+/// Kernel (v6.15) get_scan_count() SCAN_FRACT arithmetic.
+pub fn refault_cost_fractions(anon_cost: u64, file_cost: u64, swappiness: u64) -> [u64; 2] {
+    let total = anon_cost + file_cost;
+    let a = total + anon_cost;
+    let f = total + file_cost;
+    let t2 = a + f;
+    let ap = swappiness * (t2 + 1) / (a + 1);
+    let fp = (200 - swappiness) * (t2 + 1) / (f + 1);
+    [ap, fp]
+}
+
+impl ScanBalance for RefaultCost {
+    fn name(&self) -> &'static str {
+        "refault-cost"
+    }
+    fn fractions(
+        &self,
+        _lvs: &mut [Lruvec],
+        costs: [u64; 2],
+        _own: usize,
+        swappiness: u64,
+        _sizes: [u64; 2],
+    ) -> [u64; 2] {
+        refault_cost_fractions(costs[ANON], costs[FILE], swappiness)
+    }
+    fn note_inactive(
+        &self,
+        lvs: &mut [Lruvec],
+        lv: usize,
+        file: bool,
+        _taken: u64,
+        scanned: u64,
+        reclaimed: u64,
+        pageout: u64,
+        _activated: u64,
+    ) {
+        lru_note_cost(lvs, lv, file, pageout, scanned - reclaimed, hier_lru_pages);
+    }
+    fn note_active(&self, lvs: &mut [Lruvec], lv: usize, file: bool, _taken: u64, rotated: u64) {
+        lru_note_cost(lvs, lv, file, 0, rotated, hier_lru_pages);
+    }
+    fn note_workingset_refault(&self, lvs: &mut [Lruvec], lv: usize, file: bool, nr: u64) {
+        lru_note_cost(lvs, lv, file, nr, 0, hier_lru_pages);
+    }
+    fn workingset_size(&self, file: bool, s: WsSizes, swap_available: bool) -> u64 {
+        // Kernel ≥ v5.9 workingset_test_recent().
+        let mut ws = s.active_file;
+        if !file {
+            ws += s.inactive_file;
+        }
+        if swap_available {
+            ws += s.active_anon;
+            if file {
+                ws += s.inactive_anon;
+            }
+        }
+        ws
+    }
+    fn anon_shadows(&self) -> bool {
+        true
+    }
+}
+
+/// `policy.balance = "legacy"`: kernels before v5.8 (recent_scanned / recent_rotated).
+pub struct Legacy;
+
+/// Kernel (≤ v5.7) get_scan_count() SCAN_FRACT arithmetic, including the reclaim_stat decay.
+/// `sizes` = [anon list pages, file list pages] of the lruvec being shrunk.
+pub fn legacy_fractions(lv: &mut Lruvec, swappiness: u64, sizes: [u64; 2]) -> [u64; 2] {
+    for t in [ANON, FILE] {
+        if lv.recent_scanned[t] > sizes[t] / 4 {
+            lv.recent_scanned[t] /= 2;
+            lv.recent_rotated[t] /= 2;
+        }
+    }
+    let anon_prio = swappiness;
+    let file_prio = 200 - swappiness;
+    let ap = anon_prio * (lv.recent_scanned[ANON] + 1) / (lv.recent_rotated[ANON] + 1);
+    let fp = file_prio * (lv.recent_scanned[FILE] + 1) / (lv.recent_rotated[FILE] + 1);
+    [ap, fp]
+}
+
+impl ScanBalance for Legacy {
+    fn name(&self) -> &'static str {
+        "legacy"
+    }
+    fn fractions(
+        &self,
+        lvs: &mut [Lruvec],
+        _costs: [u64; 2],
+        own: usize,
+        swappiness: u64,
+        sizes: [u64; 2],
+    ) -> [u64; 2] {
+        legacy_fractions(&mut lvs[own], swappiness, sizes)
+    }
+    fn note_inactive(
+        &self,
+        lvs: &mut [Lruvec],
+        lv: usize,
+        file: bool,
+        taken: u64,
+        _scanned: u64,
+        _reclaimed: u64,
+        _pageout: u64,
+        activated: u64,
+    ) {
+        // v5.7 shrink_inactive_list(): recent_scanned += nr_taken;
+        // recent_rotated += stat.nr_activate[type].
+        let t = file as usize;
+        lvs[lv].recent_scanned[t] += taken;
+        lvs[lv].recent_rotated[t] += activated;
+    }
+    fn note_active(&self, lvs: &mut [Lruvec], lv: usize, file: bool, taken: u64, rotated: u64) {
+        let t = file as usize;
+        lvs[lv].recent_scanned[t] += taken;
+        lvs[lv].recent_rotated[t] += rotated;
+    }
+    fn note_workingset_refault(&self, _lvs: &mut [Lruvec], _lv: usize, _file: bool, _nr: u64) {}
+    fn note_access_activate(&self, lvs: &mut [Lruvec], lv: usize, file: bool, nr: u64) {
+        // v5.7 __activate_page() -> update_page_reclaim_stat(lruvec, file, rotated = 1).
+        let t = file as usize;
+        lvs[lv].recent_scanned[t] += nr;
+        lvs[lv].recent_rotated[t] += nr;
+    }
+    fn workingset_size(&self, file: bool, s: WsSizes, _swap_available: bool) -> u64 {
+        // v5.7 workingset_refault(): refault_distance <= active_file (file only).
+        if file {
+            s.active_file
+        } else {
+            0
+        }
+    }
+    fn anon_shadows(&self) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refault_cost_fraction_worked_example() {
+        assert_eq!(refault_cost_fractions(100, 300, 60), [143, 239]);
+        // Equal costs, swappiness 100: equal pressure.
+        let [a, f] = refault_cost_fractions(50, 50, 100);
+        assert_eq!(a, f);
+        // swappiness 0: no anon pressure.
+        assert_eq!(refault_cost_fractions(10, 10, 0)[0], 0);
+        // No cost at all: a = f = 0 → ap = 60 * 1 / 1, fp = 140.
+        assert_eq!(refault_cost_fractions(0, 0, 60), [60, 140]);
+    }
+
+    #[test]
+    fn legacy_fractions_and_decay() {
+        let mut lv = Lruvec {
+            recent_scanned: [100, 1000],
+            recent_rotated: [90, 10],
+            ..Default::default()
+        };
+        // anon list 1000 pages: 100 <= 250, no decay; file list 2000: 1000 > 500 → halve.
+        let f = legacy_fractions(&mut lv, 60, [1000, 2000]);
+        assert_eq!(lv.recent_scanned, [100, 500]);
+        assert_eq!(lv.recent_rotated, [90, 5]);
+        // ap = 60 * 101 / 91 = 66; fp = 140 * 501 / 6 = 11690.
+        assert_eq!(f, [66, 11690]);
+    }
+
+    #[test]
+    fn note_cost_weights_io_and_decays_up_the_hierarchy() {
+        let mut lvs = vec![Lruvec::default(), Lruvec::default()];
+        lvs[1].nr[0] = 400; // 400 LRU pages in the child; root sees the same 400.
+        lru_note_cost(&mut lvs, 1, true, 2, 5, hier_lru_pages);
+        // cost = 2 * 32 + 5 = 69 ≤ 100: no decay.
+        assert_eq!((lvs[1].file_cost, lvs[0].file_cost), (69, 69));
+        lru_note_cost(&mut lvs, 1, false, 1, 0, hier_lru_pages);
+        // anon 32, file 69: sum 101 > 100 → halve both at both levels.
+        assert_eq!((lvs[1].anon_cost, lvs[1].file_cost), (16, 34));
+        assert_eq!((lvs[0].anon_cost, lvs[0].file_cost), (16, 34));
+    }
+
+    #[test]
+    fn workingset_sizes_by_model() {
+        let s = WsSizes {
+            active_file: 10,
+            inactive_file: 20,
+            active_anon: 30,
+            inactive_anon: 40,
+        };
+        let rc = RefaultCost;
+        assert_eq!(rc.workingset_size(true, s, true), 10 + 30 + 40);
+        assert_eq!(rc.workingset_size(false, s, true), 10 + 20 + 30);
+        assert_eq!(rc.workingset_size(true, s, false), 10);
+        assert_eq!(Legacy.workingset_size(true, s, true), 10);
+    }
+}

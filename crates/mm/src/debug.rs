@@ -1,0 +1,201 @@
+//! Invariant checks: the model's `VM_BUG_ON`. Run in debug builds by the tests and by
+//! `refault run --check` every `model.check_interval` events.
+//!
+//! Checked: every frame is in exactly one place (a buddy free block or an allocated folio);
+//! free counts match the free lists; every folio is on the LRU list its flags name, in its
+//! memcg's lruvec, and list sizes match the lists (per lruvec and per zone); every page-table,
+//! page-cache and swap-cache entry points at a folio that points back; memcg usage equals the
+//! pages charged to it; free swap slots are counted right.
+
+use crate::filemap::CACHE_PRESENT;
+use crate::memory::*;
+use crate::page::pg;
+use crate::swap::{SLOT_CACHE, SLOT_USED};
+use crate::types::*;
+use crate::{Mm, ObjKind};
+
+/// A violated invariant, with the state of the folio involved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invariant(pub String);
+
+impl std::fmt::Display for Invariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invariant violated: {}", self.0)
+    }
+}
+
+impl Mm {
+    /// `dump_folio()`: a one-line description of a folio's state.
+    pub fn dump_folio(&self, pfn: Pfn) -> String {
+        let i = pfn as usize;
+        let f = self.pages.flags[i];
+        let names = [
+            (pg::LRU, "lru"),
+            (pg::ACTIVE, "active"),
+            (pg::REFERENCED, "referenced"),
+            (pg::WORKINGSET, "workingset"),
+            (pg::SWAPBACKED, "swapbacked"),
+            (pg::DIRTY, "dirty"),
+            (pg::WRITEBACK, "writeback"),
+            (pg::RECLAIM, "reclaim"),
+            (pg::READAHEAD, "readahead"),
+            (pg::SWAPCACHE, "swapcache"),
+            (pg::HEAD, "head"),
+            (pg::BUDDY, "buddy"),
+            (pg::ISOLATED, "isolated"),
+        ];
+        let fl: Vec<&str> = names.iter().filter(|(b, _)| f & b != 0).map(|(_, n)| *n).collect();
+        format!(
+            "pfn {pfn}: order {} flags [{}] obj {} index {} memcg {} swap {}:{}",
+            self.pages.order[i],
+            fl.join(","),
+            self.pages.obj[i] as i64,
+            self.pages.index[i],
+            self.pages.memcg[i],
+            self.pages.swap_area[i],
+            self.pages.swap_slot[i]
+        )
+    }
+
+    pub fn check_invariants(&self) -> Result<(), Invariant> {
+        let bad = |msg: String| Err(Invariant(msg));
+        let n = self.pages.len();
+        // 1. Walk the buddy free lists.
+        let mut owner = vec![0u8; n]; // 1 = free, 2 = folio
+        for (zi, z) in self.zones.iter().enumerate() {
+            let mut free = 0u64;
+            for (order, l) in z.free_area.iter().enumerate() {
+                let mut p = l.head;
+                let mut cnt = 0;
+                while p != NIL {
+                    if !self.pages.test(p, pg::BUDDY) || self.pages.order[p as usize] as usize != order {
+                        return bad(format!("free list {order} of zone {zi} holds {}", self.dump_folio(p)));
+                    }
+                    for k in p..p + (1 << order) {
+                        if owner[k as usize] != 0 {
+                            return bad(format!("pfn {k} free twice"));
+                        }
+                        owner[k as usize] = 1;
+                    }
+                    free += 1 << order;
+                    cnt += 1;
+                    p = self.pages.next[p as usize];
+                }
+                if cnt != l.len {
+                    return bad(format!("zone {zi} order {order}: list len {} != {cnt}", l.len));
+                }
+            }
+            if free != z.free {
+                return bad(format!("zone {zi}: free {} but free lists hold {free}", z.free));
+            }
+        }
+        // 2. Walk the LRU lists.
+        let mut lru_pages = vec![[0u64; NR_LRU_LISTS]; self.lruvecs.len()];
+        let mut zone_pages = vec![[0u64; NR_LRU_LISTS]; self.zones.len()];
+        for (lv, v) in self.lruvecs.iter().enumerate() {
+            for lru in EVICTABLE_LRUS {
+                let mut p = v.lists[lru.idx()].head;
+                let mut cnt = 0;
+                let mut prev = NIL;
+                while p != NIL {
+                    if self.pages.prev[p as usize] != prev {
+                        return bad(format!("broken prev link at {}", self.dump_folio(p)));
+                    }
+                    if !self.pages.test(p, pg::LRU) || self.folio_lru(p) != lru || self.pages.memcg[p as usize] as usize != lv {
+                        return bad(format!("{} on lruvec {lv} list {}", self.dump_folio(p), lru.name()));
+                    }
+                    let nr = self.pages.nr_pages(p);
+                    lru_pages[lv][lru.idx()] += nr;
+                    zone_pages[self.zone_of(p)][lru.idx()] += nr;
+                    cnt += 1;
+                    prev = p;
+                    p = self.pages.next[p as usize];
+                }
+                if cnt != v.lists[lru.idx()].len {
+                    return bad(format!("lruvec {lv} {}: len {} but {cnt} linked", lru.name(), v.lists[lru.idx()].len));
+                }
+                if lru_pages[lv][lru.idx()] != v.nr[lru.idx()] {
+                    return bad(format!("lruvec {lv} {}: nr {} but {} pages linked", lru.name(), v.nr[lru.idx()], lru_pages[lv][lru.idx()]));
+                }
+            }
+        }
+        for (zi, z) in self.zones.iter().enumerate() {
+            if z.nr_lru != zone_pages[zi] {
+                return bad(format!("zone {zi} LRU counts {:?} but lists hold {:?}", z.nr_lru, zone_pages[zi]));
+            }
+        }
+        // 3. Every allocated folio: on an LRU, owned, charged.
+        let mut charged = vec![0u64; self.memcgs.len()];
+        let mut p = 0usize;
+        while p < n {
+            if owner[p] == 1 {
+                p += 1;
+                continue;
+            }
+            let pfn = p as Pfn;
+            if !self.pages.test(pfn, pg::HEAD) {
+                return bad(format!("pfn {p} neither free nor a folio head: {}", self.dump_folio(pfn)));
+            }
+            if !self.pages.test(pfn, pg::LRU) || self.pages.test(pfn, pg::ISOLATED) {
+                return bad(format!("folio not on an LRU: {}", self.dump_folio(pfn)));
+            }
+            let nr = self.pages.nr_pages(pfn) as usize;
+            for k in p..p + nr {
+                if owner[k] != 0 {
+                    return bad(format!("pfn {k} in a folio and free"));
+                }
+                owner[k] = 2;
+            }
+            charged[self.pages.memcg[p] as usize] += nr as u64;
+            // Back-pointer from its mapping.
+            let o = self.pages.owner(pfn);
+            let obj = &self.objects[o.obj as usize];
+            let ok = if self.pages.test(pfn, pg::SWAPCACHE) {
+                let a = self.pages.swap_area[p] as usize;
+                let s = self.swap[a].slots[self.pages.swap_slot[p] as usize];
+                s & SLOT_CACHE != 0 && s as u32 == pfn
+            } else {
+                match obj.kind {
+                    ObjKind::Anon | ObjKind::Shmem => {
+                        let e = obj.ent[o.index as usize];
+                        pte_present(e) && pte_pfn(e) == pfn
+                    }
+                    ObjKind::File => (o.index as usize..o.index as usize + nr)
+                        .all(|k| obj.ent[k] == CACHE_PRESENT | pfn as u64),
+                }
+            };
+            if !ok {
+                return bad(format!("no mapping points back at {}", self.dump_folio(pfn)));
+            }
+            p += nr;
+        }
+        for (m, c) in charged.iter().enumerate() {
+            if *c != self.memcgs[m].usage {
+                return bad(format!("memcg {m}: usage {} but {c} pages charged", self.memcgs[m].usage));
+            }
+        }
+        // 4. Mapping entries point at folios that point back.
+        for (oi, obj) in self.objects.iter().enumerate() {
+            for (idx, &e) in obj.ent.iter().enumerate() {
+                let pfn = match obj.kind {
+                    ObjKind::File if e & CACHE_PRESENT != 0 => e as u32,
+                    ObjKind::Anon | ObjKind::Shmem if pte_present(e) => pte_pfn(e),
+                    _ => continue,
+                };
+                let o = self.pages.owner(pfn);
+                let nr = self.pages.nr_pages(pfn) as usize;
+                if o.obj as usize != oi || idx < o.index as usize || idx >= o.index as usize + nr {
+                    return bad(format!("object {oi} index {idx} points at {}", self.dump_folio(pfn)));
+                }
+            }
+        }
+        // 5. Swap slots.
+        for (a, area) in self.swap.iter().enumerate() {
+            let used = area.slots.iter().filter(|&&s| s & SLOT_USED != 0).count() as u64;
+            if area.size_pages - used != area.nr_free {
+                return bad(format!("swap area {a}: nr_free {} but {} slots free", area.nr_free, area.size_pages - used));
+            }
+        }
+        Ok(())
+    }
+}

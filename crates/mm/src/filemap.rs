@@ -1,0 +1,585 @@
+//! The page cache: lookups, readahead into (large) folios, read()/write() through a file
+//! descriptor, dirty pages, writeback by the flusher, and fsync.
+//!
+//! # Page-cache entries
+//! One u64 per page index of a file: `0` empty, `CACHE_PRESENT | head pfn` for every index a
+//! resident folio covers (large folios are index- and pfn-aligned, so the page's pfn is
+//! `head + (index - folio index)`), or `CACHE_SHADOW | shadow` left by reclaim.
+//!
+//! # Readahead (mm/readahead.c, `page_cache_sync_ra()`, `page_cache_async_ra()`,
+//! `page_cache_ra_order()`)
+//! A miss at the start of a file or right after the previous read starts a window of
+//! `get_init_ra_size(request, ra_pages)` pages (4x a tiny request, 2x a medium one, else the
+//! maximum); the folio at `start + size - async_size` is marked PG_readahead, and a later hit
+//! on it pushes the next window (`get_next_ra_size`: 4x, 2x, then the maximum) asynchronously.
+//! Folio order grows by 2 per window from the order of the folio that triggered it, up to
+//! `min(model.max_file_folio_order, ilog2(window))`, reduced at unaligned indices and at the
+//! window's end. Worked example with ra_pages = 32 and 1-page reads from index 0: window
+//! 4 pages in one order-2 folio (async mark at index 3 → actually index 0+4-3 = 1, rounded
+//! down to the folio: index 0), then 8 pages of order 3, 16 of order 4, 32 of order 5.
+//! A miss elsewhere reads just the request; `POSIX_FADV_RANDOM` disables readahead (order-0
+//! folios of exactly the request); `POSIX_FADV_SEQUENTIAL` doubles the window.
+//! Page faults on a mapping read around the fault (`do_sync_mmap_readahead()`): a window of
+//! ra_pages centred on the fault, unless the hint is random.
+//!
+//! # Dirty pages and writeback (mm/page-writeback.c, fs/fs-writeback.c)
+//! write() dirties folios without marking them accessed (FGP_WRITEBEGIN has no FGP_ACCESSED).
+//! Thresholds come from `vm.dirty_ratio`/`vm.dirty_background_ratio` of the dirtyable memory
+//! (free + file LRU). Above the background threshold the flusher writes back; above the
+//! midpoint between the two (`freerun`) the writer is throttled: it waits for writeback of as
+//! many pages as it dirtied (rate-matching the device, as `balance_dirty_pages()` aims to).
+//! The flusher also writes inodes dirty for longer than `vm.dirty_expire_centisecs`.
+//! fsync() writes the file's dirty pages, adds one journal-commit write, and waits.
+//!
+//! # Where we differ from the kernel (v6.18)
+//! - One readahead state per file (not per open file); no `page_cache_prev_miss()` context
+//!   readahead; mmap `mmap_miss` accounting is not modelled.
+//! - write() allocates order-0 folios.
+//! - `balance_dirty_pages()`'s position-ratio control is replaced by the rate matching above.
+//! - Writes go to the device at `dev_base + index` (files laid out contiguously).
+
+use crate::page::pg;
+use crate::types::*;
+use crate::vmstat::Ev;
+use crate::workingset::Shadow;
+use crate::{Ctx, Mm};
+
+pub const CACHE_PRESENT: u64 = 1 << 63;
+pub const CACHE_SHADOW: u64 = 1 << 62;
+const CACHE_PAYLOAD: u64 = (1 << 62) - 1;
+/// Device page offset of the journal (fsync commit records).
+const JOURNAL_SECTOR: u64 = 1 << 40;
+/// Kernel: `MAX_WRITEBACK_PAGES` — pages the flusher writes per inode per pass.
+pub const MAX_WRITEBACK_PAGES: u64 = 1024;
+
+/// Access hint of a file (`POSIX_FADV_*` / `MADV_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Hint {
+    #[default]
+    Normal,
+    Random,
+    Sequential,
+}
+
+/// Kernel: `struct file_ra_state`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RaState {
+    pub start: u64,
+    pub size: u64,
+    pub async_size: u64,
+    /// Index of the last page read (`prev_pos >> PAGE_SHIFT`), +1; 0 = none.
+    pub prev_index: u64,
+    /// Lowest and highest+1 dirty index (bounding box for writeback scans).
+    pub dirty_lo: u64,
+    pub dirty_hi: u64,
+}
+
+/// Kernel: `get_init_ra_size()`.
+pub fn get_init_ra_size(size: u64, max: u64) -> u64 {
+    let newsize = roundup_pow_of_two(size);
+    if newsize <= max / 32 {
+        newsize * 4
+    } else if newsize <= max / 4 {
+        newsize * 2
+    } else {
+        max
+    }
+}
+
+/// Kernel: `get_next_ra_size()`.
+pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
+    if cur < max / 16 {
+        4 * cur
+    } else if cur <= max / 2 {
+        2 * cur
+    } else {
+        max
+    }
+}
+
+impl Mm {
+    /// Resident folio (head pfn) at `index`, if any.
+    #[inline]
+    pub fn cache_lookup(&self, obj: u32, index: u32) -> Option<Pfn> {
+        let e = self.objects[obj as usize].ent[index as usize];
+        if e & CACHE_PRESENT != 0 {
+            Some(e as u32)
+        } else {
+            None
+        }
+    }
+
+    fn ra_pages(&self, obj: u32) -> u64 {
+        let base = self.cfg.readahead_max_pages as u64;
+        match self.objects[obj as usize].hint {
+            Hint::Sequential => base * 2,
+            _ => base,
+        }
+    }
+
+    pub fn set_hint(&mut self, obj: u32, hint: Hint) {
+        self.objects[obj as usize].hint = hint;
+    }
+
+    /// Kernel: `page_cache_sync_ra()` for a miss at `index` of a read of `req` pages.
+    fn page_cache_sync_ra(&mut self, ctx: &mut Ctx, obj: u32, index: u64, req: u64) {
+        let o = &self.objects[obj as usize];
+        let eof = o.file_pages;
+        if o.hint == Hint::Random || self.cfg.readahead_max_pages == 0 {
+            // force_page_cache_ra(): exactly the request, order-0 folios.
+            self.ra_read(ctx, obj, index, req.min(eof - index), u64::MAX, 0, true);
+            return;
+        }
+        let max = self.ra_pages(obj);
+        let prev = o.ra.prev_index;
+        let sequential = index == 0 || req > max || (prev > 0 && index <= prev);
+        if !sequential {
+            // A random miss: read what was asked (do_page_cache_ra of req_count).
+            self.ra_read(ctx, obj, index, req.min(eof - index), u64::MAX, 0, true);
+            return;
+        }
+        let size = get_init_ra_size(req, max);
+        let async_size = if size > req { size - req } else { size >> 1 };
+        let ra = &mut self.objects[obj as usize].ra;
+        ra.start = index;
+        ra.size = size;
+        ra.async_size = async_size;
+        self.page_cache_ra_order(ctx, obj, 0);
+    }
+
+    /// Kernel: `page_cache_async_ra()`: a hit on the PG_readahead folio `pfn` at `index`.
+    pub(crate) fn page_cache_async_ra(&mut self, ctx: &mut Ctx, obj: u32, index: u32, pfn: Pfn) {
+        self.pages.clear(pfn, pg::READAHEAD);
+        if self.objects[obj as usize].hint == Hint::Random {
+            return;
+        }
+        let max = self.ra_pages(obj);
+        let order = self.pages.order[pfn as usize] as u32;
+        let folio_end = (index as u64 & !((1u64 << order) - 1)) + (1 << order);
+        let ra = self.objects[obj as usize].ra;
+        let expected = ra.start + ra.size - ra.async_size;
+        let ra = &mut self.objects[obj as usize].ra;
+        if expected >= index as u64 & !((1u64 << order) - 1) && expected < folio_end {
+            ra.start += ra.size;
+        } else {
+            // Lost the window (interleaved readers, seeks): restart after this folio.
+            ra.start = folio_end;
+        }
+        ra.size = get_next_ra_size(ra.size.max(1), max);
+        ra.async_size = ra.size;
+        self.page_cache_ra_order(ctx, obj, order);
+    }
+
+    /// Kernel: `page_cache_ra_order()`: read the window in `ra` into folios whose order grows
+    /// from `prev_order`.
+    fn page_cache_ra_order(&mut self, ctx: &mut Ctx, obj: u32, prev_order: u32) {
+        let ra = self.objects[obj as usize].ra;
+        let eof = self.objects[obj as usize].file_pages;
+        if ra.start >= eof {
+            return;
+        }
+        let size = ra.size.min(eof - ra.start);
+        let mark = ra.start + ra.size - ra.async_size;
+        let max_order = self.cfg.max_file_folio_order;
+        let mut new_order = if ra.size < 4 || max_order == 0 {
+            0
+        } else {
+            let mut o = prev_order;
+            if o < max_order {
+                o += 2;
+            }
+            o.min(max_order).min(ilog2(ra.size))
+        };
+        new_order = new_order.min(MAX_PAGE_ORDER);
+        self.ra_read(ctx, obj, ra.start, size, mark, new_order, false);
+    }
+
+    /// Allocate and read folios for the missing pages of [start, start + nr), with folio
+    /// order up to `order`, marking the folio containing `mark` PG_readahead. Contiguous
+    /// new folios are read with one request.
+    #[allow(clippy::too_many_arguments)]
+    fn ra_read(&mut self, ctx: &mut Ctx, obj: u32, start: u64, nr: u64, mark: u64, order: u32, exact: bool) {
+        let end = start + nr;
+        let mut index = start;
+        let mut run_start = u64::MAX;
+        let mut run_pfns = std::mem::take(&mut self.io_buf);
+        run_pfns.clear();
+        let dev = self.cfg.fs_dev;
+        while index < end {
+            if let Some(p) = self.cache_lookup(obj, index as u32) {
+                self.submit_read_run(ctx, obj, run_start, &mut run_pfns, dev);
+                run_start = u64::MAX;
+                index = self.pages.index[p as usize] as u64 + self.pages.nr_pages(p);
+                continue;
+            }
+            let mut o = if exact { 0 } else { order };
+            if index & ((1 << o) - 1) != 0 {
+                o = (index.trailing_zeros()).min(o);
+            }
+            while o > 0 && index + (1 << o) > end {
+                o -= 1;
+            }
+            while o > 0 && (index..index + (1 << o)).any(|k| self.cache_lookup(obj, k as u32).is_some()) {
+                o -= 1;
+            }
+            let pfn = loop {
+                match self.alloc_folio(ctx, o, ctx.memcg) {
+                    Some(p) => break Some(p),
+                    None if o > 0 && !ctx.oom => o -= 1,
+                    None => break None,
+                }
+            };
+            let Some(pfn) = pfn else { break };
+            self.add_to_page_cache(obj, index, pfn);
+            if mark >= index && mark < index + (1 << o) {
+                self.pages.set(pfn, pg::READAHEAD);
+            }
+            if run_start == u64::MAX {
+                run_start = index;
+            }
+            run_pfns.push(pfn);
+            index += 1 << o;
+        }
+        self.submit_read_run(ctx, obj, run_start, &mut run_pfns, dev);
+        self.io_buf = run_pfns;
+    }
+
+    fn submit_read_run(&mut self, ctx: &mut Ctx, obj: u32, run_start: u64, pfns: &mut Vec<u32>, dev: u32) {
+        if pfns.is_empty() {
+            return;
+        }
+        let nr: u64 = pfns.iter().map(|&p| self.pages.nr_pages(p)).sum();
+        let base = self.objects[obj as usize].dev_base;
+        let (done, cpu) = ctx.io.submit(dev, ctx.now, false, base + run_start, nr as u32);
+        ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
+        self.ev.add(Ev::PgpgIn, nr * 4);
+        for &p in pfns.iter() {
+            self.pages.io_done_ns[p as usize] = done;
+        }
+        pfns.clear();
+    }
+
+    /// Kernel: `filemap_add_folio()`: insert a new folio, checking a shadow it replaces
+    /// (`workingset_refault()`), then `folio_add_lru()`.
+    fn add_to_page_cache(&mut self, obj: u32, index: u64, pfn: Pfn) {
+        let nr = self.pages.nr_pages(pfn);
+        let i = pfn as usize;
+        self.pages.obj[i] = obj;
+        self.pages.index[i] = index as u32;
+        let o = &mut self.objects[obj as usize];
+        let mut shadow = None;
+        for k in index..index + nr {
+            let e = o.ent[k as usize];
+            if e & CACHE_SHADOW != 0 && shadow.is_none() {
+                shadow = Some(Shadow(e & CACHE_PAYLOAD));
+            }
+            o.ent[k as usize] = CACHE_PRESENT | pfn as u64;
+        }
+        o.nr_resident += nr;
+        if nr >= 512 {
+            self.ev.add(Ev::ThpFileAlloc, 1);
+        }
+        if let Some(s) = shadow {
+            self.workingset_refault(pfn, s);
+        }
+        self.folio_add_lru(pfn);
+    }
+
+    /// Kernel: `do_sync_mmap_readahead()`: read around a faulting index.
+    pub(crate) fn do_sync_mmap_readahead(&mut self, ctx: &mut Ctx, obj: u32, index: u32) {
+        let o = &self.objects[obj as usize];
+        let eof = o.file_pages;
+        let idx = index as u64;
+        if o.hint == Hint::Random || self.cfg.readahead_max_pages == 0 {
+            self.ra_read(ctx, obj, idx, 1, u64::MAX, 0, true);
+            return;
+        }
+        if o.hint == Hint::Sequential {
+            self.page_cache_sync_ra(ctx, obj, idx, 1);
+            return;
+        }
+        let ra_pages = self.ra_pages(obj);
+        let start = idx.saturating_sub(ra_pages / 2);
+        let size = ra_pages.min(eof - start);
+        let ra = &mut self.objects[obj as usize].ra;
+        ra.start = start;
+        ra.size = size;
+        ra.async_size = ra_pages / 4;
+        // read-around starts with order-0 folios in the kernel's mmap path unless the VMA
+        // is VM_HUGEPAGE; the window's folios follow page_cache_ra_order().
+        self.page_cache_ra_order(ctx, obj, 0);
+        if self.cache_lookup(obj, index).is_none() {
+            self.ra_read(ctx, obj, idx, 1, u64::MAX, 0, true);
+        }
+    }
+
+    /// read() of pages [page, page + nr) (`filemap_read()`).
+    pub fn file_read(&mut self, ctx: &mut Ctx, obj: u32, page: u32, nr: u32) {
+        let eof = self.objects[obj as usize].file_pages;
+        let start = page as u64;
+        let end = (start + nr as u64).min(eof);
+        let prev_end = self.objects[obj as usize].prev_read_end;
+        let mut index = start;
+        let mut first = true;
+        while index < end {
+            let pfn = match self.cache_lookup(obj, index as u32) {
+                Some(p) => {
+                    if self.pages.test(p, pg::READAHEAD) {
+                        self.page_cache_async_ra(ctx, obj, index as u32, p);
+                    }
+                    p
+                }
+                None => {
+                    ctx.major = true;
+                    self.page_cache_sync_ra(ctx, obj, index, end - index);
+                    match self.cache_lookup(obj, index as u32) {
+                        Some(p) => p,
+                        None => return,
+                    }
+                }
+            };
+            ctx.wait(self.pages.io_done_ns[pfn as usize]);
+            let fstart = self.pages.index[pfn as usize] as u64;
+            let fend = fstart + self.pages.nr_pages(pfn);
+            // filemap_read(): the folio the previous read ended in is not marked again.
+            let same_as_prev = first && prev_end > 0 && prev_end - 1 >= fstart && prev_end - 1 < fend;
+            if !same_as_prev {
+                self.folio_mark_accessed(pfn);
+            }
+            first = false;
+            let upto = fend.min(end);
+            ctx.cpu_ns += self.cfg.costs.pagecache_hit_ns * (upto - index);
+            index = upto;
+        }
+        let o = &mut self.objects[obj as usize];
+        o.prev_read_end = end;
+        o.ra.prev_index = end;
+    }
+
+    /// Mark a page-cache folio dirty (`folio_mark_dirty()` → `__folio_mark_dirty()`).
+    pub(crate) fn mark_dirty(&mut self, now: u64, obj: u32, pfn: Pfn) {
+        if self.pages.test(pfn, pg::DIRTY) {
+            return;
+        }
+        let nr = self.pages.nr_pages(pfn);
+        self.pages.set(pfn, pg::DIRTY);
+        self.node.nr_dirty += nr;
+        self.ev.add(Ev::NrDirtied, nr);
+        let idx = self.pages.index[pfn as usize] as u64;
+        let o = &mut self.objects[obj as usize];
+        if o.nr_dirty == 0 {
+            o.ra.dirty_lo = idx;
+            o.ra.dirty_hi = idx + nr;
+            if o.dirtied_when == 0 {
+                o.dirtied_when = now.max(1);
+            }
+        } else {
+            o.ra.dirty_lo = o.ra.dirty_lo.min(idx);
+            o.ra.dirty_hi = o.ra.dirty_hi.max(idx + nr);
+        }
+        o.nr_dirty += nr;
+    }
+
+    /// write() of pages [page, page + nr) (`generic_perform_write()`), then
+    /// `balance_dirty_pages_ratelimited()`.
+    pub fn file_write(&mut self, ctx: &mut Ctx, obj: u32, page: u32, nr: u32) {
+        let end = page as u64 + nr as u64;
+        let mut dirtied = 0;
+        for index in page as u64..end {
+            let pfn = match self.cache_lookup(obj, index as u32) {
+                Some(p) => p,
+                None => {
+                    let Some(p) = self.alloc_folio(ctx, 0, ctx.memcg) else {
+                        return;
+                    };
+                    // A write does not check the shadow (__GFP_WRITE): it is overwritten.
+                    self.objects[obj as usize].ent[index as usize] = 0;
+                    self.add_to_page_cache(obj, index, p);
+                    p
+                }
+            };
+            if !self.pages.test(pfn, pg::DIRTY) {
+                dirtied += self.pages.nr_pages(pfn);
+            }
+            self.mark_dirty(ctx.now, obj, pfn);
+            ctx.cpu_ns += self.cfg.costs.pagecache_hit_ns;
+        }
+        let o = &mut self.objects[obj as usize];
+        o.file_pages = o.file_pages.max(end);
+        self.balance_dirty_pages(ctx, obj, dirtied);
+    }
+
+    /// (background threshold, hard threshold) in pages (`domain_dirty_limits()`).
+    pub fn dirty_limits(&self) -> (u64, u64) {
+        let dirtyable = self.nr_free()
+            + self.node_lru(LruList::InactiveFile)
+            + self.node_lru(LruList::ActiveFile)
+            + 1;
+        let thresh = dirtyable * self.cfg.dirty_ratio / 100;
+        let mut bg = dirtyable * self.cfg.dirty_background_ratio / 100;
+        if bg >= thresh {
+            bg = thresh / 2;
+        }
+        (bg, thresh)
+    }
+
+    /// Kernel: `balance_dirty_pages()`, approximated (see the module doc).
+    fn balance_dirty_pages(&mut self, ctx: &mut Ctx, obj: u32, dirtied: u64) {
+        let (bg, thresh) = self.dirty_limits();
+        let dirty = self.node.nr_dirty + self.node.nr_writeback;
+        if self.node.nr_dirty > bg {
+            self.flusher_wanted = true;
+        }
+        let freerun = (bg + thresh) / 2;
+        if dirty > freerun && dirtied > 0 {
+            let done = self.writeback_file(ctx, obj, dirtied.max(SWAP_CLUSTER_MAX));
+            ctx.wait(done);
+        }
+    }
+
+    /// Write back up to `max` dirty pages of `obj` from its writeback cursor
+    /// (`writeback_single_inode()` → `write_cache_pages()`). Returns the latest completion.
+    pub fn writeback_file(&mut self, ctx: &mut Ctx, obj: u32, max: u64) -> u64 {
+        let mut done_max = 0;
+        if self.objects[obj as usize].nr_dirty == 0 {
+            return 0;
+        }
+        let dev = self.cfg.fs_dev;
+        let (lo, hi) = {
+            let r = &self.objects[obj as usize].ra;
+            (r.dirty_lo, r.dirty_hi)
+        };
+        let base = self.objects[obj as usize].dev_base;
+        let mut written = 0u64;
+        let mut index = self.objects[obj as usize].wb_index.clamp(lo, hi);
+        let mut wrapped = false;
+        let mut run_start = u64::MAX;
+        let mut run_len = 0u64;
+        let mut run_pfns = std::mem::take(&mut self.io_buf);
+        run_pfns.clear();
+        loop {
+            if index >= hi {
+                if wrapped || lo >= hi {
+                    break;
+                }
+                wrapped = true;
+                index = lo;
+            }
+            if written >= max || self.objects[obj as usize].nr_dirty == 0 {
+                break;
+            }
+            let Some(pfn) = self.cache_lookup(obj, index as u32) else {
+                if run_len > 0 {
+                    done_max = done_max.max(self.submit_write_run(ctx, dev, base + run_start, run_len, &mut run_pfns));
+                    run_len = 0;
+                }
+                index += 1;
+                continue;
+            };
+            let nr = self.pages.nr_pages(pfn);
+            let fidx = self.pages.index[pfn as usize] as u64;
+            if self.pages.test(pfn, pg::DIRTY) && !self.pages.test(pfn, pg::WRITEBACK) {
+                if run_len > 0 && run_start + run_len != fidx {
+                    done_max = done_max.max(self.submit_write_run(ctx, dev, base + run_start, run_len, &mut run_pfns));
+                    run_len = 0;
+                }
+                if run_len == 0 {
+                    run_start = fidx;
+                }
+                self.pages.clear(pfn, pg::DIRTY);
+                self.pages.set(pfn, pg::WRITEBACK);
+                self.node.nr_dirty -= nr;
+                self.node.nr_writeback += nr;
+                self.objects[obj as usize].nr_dirty -= nr;
+                run_pfns.push(pfn);
+                run_len += nr;
+                written += nr;
+            } else if run_len > 0 {
+                done_max = done_max.max(self.submit_write_run(ctx, dev, base + run_start, run_len, &mut run_pfns));
+                run_len = 0;
+            }
+            index = fidx + nr;
+        }
+        if run_len > 0 {
+            done_max = done_max.max(self.submit_write_run(ctx, dev, base + run_start, run_len, &mut run_pfns));
+        }
+        self.io_buf = run_pfns;
+        let o = &mut self.objects[obj as usize];
+        o.wb_index = index;
+        if o.nr_dirty == 0 {
+            o.dirtied_when = 0;
+        }
+        o.wb_done_max = o.wb_done_max.max(done_max);
+        done_max
+    }
+
+    fn submit_write_run(&mut self, ctx: &mut Ctx, dev: u32, sector: u64, nr: u64, pfns: &mut Vec<u32>) -> u64 {
+        let (done, cpu) = ctx.io.submit(dev, ctx.now, true, sector, nr as u32);
+        ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
+        self.ev.add(Ev::PgpgOut, nr * 4);
+        for &p in pfns.iter() {
+            if done <= ctx.now {
+                self.end_writeback(p);
+            } else {
+                self.completions.push(std::cmp::Reverse((done, p)));
+            }
+        }
+        pfns.clear();
+        done
+    }
+
+    /// fsync(): write back every dirty page of the file, commit the journal, wait.
+    pub fn fsync(&mut self, ctx: &mut Ctx, obj: u32) {
+        let had_dirty = self.objects[obj as usize].nr_dirty > 0;
+        let done = self.writeback_file(ctx, obj, u64::MAX);
+        let mut wait = done.max(self.objects[obj as usize].wb_done_max);
+        if had_dirty {
+            let (j, cpu) = ctx.io.submit(self.cfg.fs_dev, ctx.now.max(done), true, JOURNAL_SECTOR, 1);
+            ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
+            wait = wait.max(j);
+        }
+        ctx.wait(wait);
+    }
+
+    /// One pass of the flusher (`wb_workfn()`): background writeback while dirty pages exceed
+    /// the background threshold (or reclaim asked for it), and expired inodes (kupdate).
+    /// Returns true when more work remains.
+    pub fn flusher_run(&mut self, ctx: &mut Ctx, expire_ns: u64) -> bool {
+        let (bg, _) = self.dirty_limits();
+        let vmscan = std::mem::replace(&mut self.flusher_wanted, false);
+        let mut budget = MAX_WRITEBACK_PAGES * 4;
+        for obj in 0..self.objects.len() as u32 {
+            if budget == 0 {
+                break;
+            }
+            let o = &self.objects[obj as usize];
+            if o.nr_dirty == 0 {
+                continue;
+            }
+            let expired = o.dirtied_when > 0 && o.dirtied_when + expire_ns <= ctx.now;
+            if vmscan || expired || self.node.nr_dirty > bg {
+                let n = self.writeback_file(ctx, obj, MAX_WRITEBACK_PAGES.min(budget));
+                let _ = n;
+                budget = budget.saturating_sub(MAX_WRITEBACK_PAGES);
+            }
+        }
+        self.node.nr_dirty > bg
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn readahead_window_sizes() {
+        // ra_pages 32: a 1-page request → 4 pages; 4 → 16 (<= max/4 → x2); 16 → 32.
+        assert_eq!(get_init_ra_size(1, 32), 4);
+        assert_eq!(get_init_ra_size(4, 32), 8);
+        assert_eq!(get_init_ra_size(8, 32), 16);
+        assert_eq!(get_init_ra_size(16, 32), 32);
+        // next: 4 → 8 (4 >= 32/16 = 2, <= 16 → x2), 1 → 4 (1 < 2 → x4), 32 → 32.
+        assert_eq!(get_next_ra_size(4, 32), 8);
+        assert_eq!(get_next_ra_size(1, 32), 4);
+        assert_eq!(get_next_ra_size(32, 32), 32);
+    }
+}

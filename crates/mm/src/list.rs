@@ -1,0 +1,108 @@
+//! Intrusive doubly linked lists of pfns (the model's `list_head`), using the frame table's
+//! `prev`/`next` arrays. Insertion at the head, scanners take from the tail, as in the kernel.
+
+use crate::types::{Pfn, NIL};
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ListHead {
+    pub head: u32,
+    pub tail: u32,
+    /// Number of entries (folios, not pages).
+    pub len: u32,
+}
+
+impl ListHead {
+    pub const fn new() -> Self {
+        ListHead {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+}
+
+/// Link storage: the two link arrays of the frame table.
+pub struct Links<'a> {
+    pub prev: &'a mut [u32],
+    pub next: &'a mut [u32],
+}
+
+impl Links<'_> {
+    /// `list_add()`: insert at the head.
+    #[inline]
+    pub fn add_head(&mut self, l: &mut ListHead, pfn: Pfn) {
+        let p = pfn as usize;
+        self.prev[p] = NIL;
+        self.next[p] = l.head;
+        if l.head != NIL {
+            self.prev[l.head as usize] = pfn;
+        } else {
+            l.tail = pfn;
+        }
+        l.head = pfn;
+        l.len += 1;
+    }
+    /// `list_add_tail()`.
+    #[inline]
+    pub fn add_tail(&mut self, l: &mut ListHead, pfn: Pfn) {
+        let p = pfn as usize;
+        self.next[p] = NIL;
+        self.prev[p] = l.tail;
+        if l.tail != NIL {
+            self.next[l.tail as usize] = pfn;
+        } else {
+            l.head = pfn;
+        }
+        l.tail = pfn;
+        l.len += 1;
+    }
+    /// `list_del()`.
+    #[inline]
+    pub fn del(&mut self, l: &mut ListHead, pfn: Pfn) {
+        let p = pfn as usize;
+        let (pr, nx) = (self.prev[p], self.next[p]);
+        if pr != NIL {
+            self.next[pr as usize] = nx;
+        } else {
+            l.head = nx;
+        }
+        if nx != NIL {
+            self.prev[nx as usize] = pr;
+        } else {
+            l.tail = pr;
+        }
+        self.prev[p] = NIL;
+        self.next[p] = NIL;
+        l.len -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn add_del_order() {
+        let mut prev = vec![NIL; 8];
+        let mut next = vec![NIL; 8];
+        let mut l = ListHead::new();
+        let mut k = Links {
+            prev: &mut prev,
+            next: &mut next,
+        };
+        k.add_head(&mut l, 1);
+        k.add_head(&mut l, 2);
+        k.add_tail(&mut l, 3);
+        // head [2 1 3] tail
+        assert_eq!((l.head, l.tail, l.len), (2, 3, 3));
+        k.del(&mut l, 1);
+        assert_eq!(k.next[2], 3);
+        assert_eq!(k.prev[3], 2);
+        k.del(&mut l, 2);
+        k.del(&mut l, 3);
+        assert!(l.is_empty());
+        assert_eq!(l.tail, NIL);
+    }
+}

@@ -1,0 +1,128 @@
+//! LRU bookkeeping (the LRU half of the kernel's mm/swap.c and include/linux/mm_inline.h):
+//! adding folios to their lruvec, moving them between lists, `folio_mark_accessed()`, and the
+//! writeback-completion rotation.
+//!
+//! # Where we differ from the kernel (v6.18)
+//! - No per-CPU `folio_batch`es: every LRU operation takes effect immediately (batch size 1),
+//!   so a new folio is on its list at once and `folio_mark_accessed()` on it activates it
+//!   through the list rather than by setting PG_active inside a pending batch.
+
+use crate::list::Links;
+use crate::page::pg;
+use crate::types::*;
+use crate::vmstat::Ev;
+use crate::Mm;
+
+impl Mm {
+    #[inline]
+    pub(crate) fn folio_lru(&self, pfn: Pfn) -> LruList {
+        LruList::of(
+            self.pages.is_file_lru(pfn),
+            self.pages.test(pfn, pg::ACTIVE),
+        )
+    }
+
+    /// Kernel: `lruvec_add_folio()` / `lruvec_add_folio_tail()`: put the folio on the list its
+    /// flags say, in the lruvec of its memcg, and account its pages.
+    pub fn lru_add(&mut self, pfn: Pfn, tail: bool) {
+        let lru = self.folio_lru(pfn);
+        let lv = self.pages.memcg[pfn as usize] as usize;
+        let nr = self.pages.nr_pages(pfn);
+        let zone = self.zone_of(pfn);
+        let mut l = Links {
+            prev: &mut self.pages.prev,
+            next: &mut self.pages.next,
+        };
+        let list = &mut self.lruvecs[lv].lists[lru.idx()];
+        if tail {
+            l.add_tail(list, pfn);
+        } else {
+            l.add_head(list, pfn);
+        }
+        let v = &mut self.lruvecs[lv];
+        v.nr[lru.idx()] += nr;
+        v.nr_zone[zone][lru.idx()] += nr;
+        self.zones[zone].nr_lru[lru.idx()] += nr;
+        self.pages.set(pfn, pg::LRU);
+    }
+
+    /// Kernel: `lruvec_del_folio()`.
+    pub fn lru_del(&mut self, pfn: Pfn) {
+        debug_assert!(self.pages.test(pfn, pg::LRU), "lru_del of pfn {pfn} not on an LRU");
+        let lru = self.folio_lru(pfn);
+        let lv = self.pages.memcg[pfn as usize] as usize;
+        let nr = self.pages.nr_pages(pfn);
+        let zone = self.zone_of(pfn);
+        let mut l = Links {
+            prev: &mut self.pages.prev,
+            next: &mut self.pages.next,
+        };
+        l.del(&mut self.lruvecs[lv].lists[lru.idx()], pfn);
+        let v = &mut self.lruvecs[lv];
+        v.nr[lru.idx()] -= nr;
+        v.nr_zone[zone][lru.idx()] -= nr;
+        self.zones[zone].nr_lru[lru.idx()] -= nr;
+        self.pages.clear(pfn, pg::LRU);
+    }
+
+    /// Kernel: `folio_add_lru()`: a new folio lands at the head of the inactive list of its
+    /// type, or the active list if PG_active was set (refault activation).
+    pub fn folio_add_lru(&mut self, pfn: Pfn) {
+        self.lru_add(pfn, false);
+    }
+
+    /// Kernel: `folio_mark_accessed()` (classic LRU): inactive,unreferenced →
+    /// inactive,referenced → active,unreferenced → active,referenced.
+    pub fn folio_mark_accessed(&mut self, pfn: Pfn) {
+        let f = self.pages.flags[pfn as usize];
+        if f & pg::REFERENCED == 0 {
+            self.pages.set(pfn, pg::REFERENCED);
+        } else if f & pg::UNEVICTABLE != 0 {
+        } else if f & pg::ACTIVE == 0 {
+            if f & pg::LRU != 0 {
+                self.folio_activate(pfn);
+            } else {
+                self.pages.set(pfn, pg::ACTIVE);
+            }
+            self.pages.clear(pfn, pg::REFERENCED);
+            // workingset_activation(): the activation ages the non-resident clock.
+            let nr = self.pages.nr_pages(pfn);
+            let lv = self.pages.memcg[pfn as usize] as usize;
+            self.workingset_age_nonresident(lv, nr);
+        }
+    }
+
+    /// Kernel: `folio_activate()` → `lru_activate()`: move to the active head, PGACTIVATE.
+    pub fn folio_activate(&mut self, pfn: Pfn) {
+        let nr = self.pages.nr_pages(pfn);
+        let file = self.pages.is_file_lru(pfn);
+        let lv = self.pages.memcg[pfn as usize] as usize;
+        self.lru_del(pfn);
+        self.pages.set(pfn, pg::ACTIVE);
+        self.lru_add(pfn, false);
+        self.ev.add(Ev::PgActivate, nr);
+        self.balance
+            .note_access_activate(&mut self.lruvecs, lv, file, nr);
+    }
+
+    /// Kernel: `folio_end_writeback()` → `folio_rotate_reclaimable()`: a folio reclaim asked
+    /// to be written (PG_reclaim) goes to the tail of the inactive list once clean, so the
+    /// next scan frees it (PGROTATED).
+    pub(crate) fn end_writeback(&mut self, pfn: Pfn) {
+        if !self.pages.test_clear(pfn, pg::WRITEBACK) {
+            return;
+        }
+        let nr = self.pages.nr_pages(pfn);
+        self.node.nr_writeback -= nr;
+        self.ev.add(crate::vmstat::Ev::NrWritten, nr);
+        if self.pages.test_clear(pfn, pg::RECLAIM) {
+            let f = self.pages.flags[pfn as usize];
+            if f & pg::LRU != 0 && f & (pg::DIRTY | pg::UNEVICTABLE) == 0 {
+                self.lru_del(pfn);
+                self.pages.clear(pfn, pg::ACTIVE);
+                self.lru_add(pfn, true);
+                self.ev.add(Ev::PgRotated, nr);
+            }
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! Faults and page-table accesses (mm/memory.c): what a load or store to a mapping does.
+//!
+//! # Page-table entries
+//! Anonymous and shmem regions keep one u64 per page:
+//! - `0`: none (never touched);
+//! - `PTE_ZERO`: mapped to the shared zero page (read of never-written private anon memory);
+//! - `PTE_PRESENT | [PTE_YOUNG] | [PTE_DIRTY] | pfn`: mapped folio;
+//! - `PTE_SWAP | area << 32 | slot`: swapped out.
+//!
+//! The young bit is set by every access, as the MMU does, and only observed (and cleared) by
+//! reclaim's rmap walk. A mapped file keeps a byte per page: bit 0 present, bit 1 young.
+//!
+//! # Where we differ from the kernel (v6.18)
+//! - Shmem regions are modelled as a shared anonymous mapping with one page table (all tasks
+//!   share the PTEs): one mapping per folio for the rmap walk.
+//! - A mapped file has one shared mapping (all tasks' VMAs collapsed into one).
+//! - No fault-around for file mappings, no THP for anon, no COW between processes.
+//!
+//! # Kernel references
+//! mm/memory.c `handle_mm_fault()`, `do_anonymous_page()`, `do_swap_page()`,
+//! `do_wp_page()`, `filemap_fault()` (mm/filemap.c).
+
+use crate::page::pg;
+use crate::types::*;
+use crate::vmstat::Ev;
+use crate::{Ctx, Mm, ObjKind};
+
+pub const PTE_PRESENT: u64 = 1 << 63;
+pub const PTE_SWAP: u64 = 1 << 62;
+pub const PTE_ZERO: u64 = 1 << 61;
+pub const PTE_YOUNG: u64 = 1 << 40;
+pub const PTE_DIRTY: u64 = 1 << 41;
+
+#[inline]
+pub fn pte_present(e: u64) -> bool {
+    e & PTE_PRESENT != 0
+}
+#[inline]
+pub fn pte_swap(e: u64) -> bool {
+    e & PTE_SWAP != 0
+}
+#[inline]
+pub fn pte_pfn(e: u64) -> Pfn {
+    e as u32
+}
+#[inline]
+pub fn swp_area(e: u64) -> u8 {
+    (e >> 32) as u8
+}
+#[inline]
+pub fn swp_slot(e: u64) -> u32 {
+    e as u32
+}
+#[inline]
+pub fn make_swap_pte(area: u8, slot: u32) -> u64 {
+    PTE_SWAP | (area as u64) << 32 | slot as u64
+}
+#[inline]
+pub fn make_present_pte(pfn: Pfn, write: bool) -> u64 {
+    PTE_PRESENT | PTE_YOUNG | if write { PTE_DIRTY } else { 0 } | pfn as u64
+}
+
+impl Mm {
+    /// A load or store to page `index` of object `obj` through its mapping.
+    /// Kernel: the MMU sets the young bit; a missing translation enters `handle_mm_fault()`.
+    pub fn touch(&mut self, ctx: &mut Ctx, obj: u32, index: u32, write: bool) {
+        let kind = self.objects[obj as usize].kind;
+        if kind == ObjKind::File {
+            return self.touch_file(ctx, obj, index, write);
+        }
+        let e = self.objects[obj as usize].ent[index as usize];
+        if pte_present(e) {
+            // Fast path: present, set young (and dirty on a store).
+            let pfn = pte_pfn(e);
+            let o = &mut self.objects[obj as usize];
+            o.ent[index as usize] = e | PTE_YOUNG | if write { PTE_DIRTY } else { 0 };
+            ctx.cpu_ns += self.cfg.costs.touch_ns;
+            if write && self.pages.test(pfn, pg::SWAPCACHE) {
+                // do_wp_page() reuse of an exclusive swap-cache folio frees its slot.
+                if !self.pages.test(pfn, pg::WRITEBACK) {
+                    self.folio_free_swap(pfn);
+                }
+                self.ev.add(Ev::PgFault, 1);
+                self.ev.add(Ev::PgReuse, 1);
+            }
+            let t = self.pages.io_done_ns[pfn as usize];
+            if t > ctx.now {
+                ctx.wait(t);
+            }
+            return;
+        }
+        self.ev.add(Ev::PgFault, 1);
+        if pte_swap(e) {
+            self.do_swap_page(ctx, obj, index, e, write);
+            return;
+        }
+        if e & PTE_ZERO != 0 && !write {
+            ctx.cpu_ns += self.cfg.costs.touch_ns;
+            return;
+        }
+        if kind == ObjKind::Anon && !write {
+            // Read fault of never-written private anon memory maps the zero page.
+            self.objects[obj as usize].ent[index as usize] = PTE_ZERO;
+            ctx.cpu_ns += self.cfg.costs.minor_fault_ns;
+            return;
+        }
+        self.do_anonymous_page(ctx, obj, index, write);
+    }
+
+    /// Kernel: `do_anonymous_page()` (and `shmem_fault()` allocation): allocate, zero, map
+    /// young (+dirty), add to the inactive anon list (v5.9+).
+    fn do_anonymous_page(&mut self, ctx: &mut Ctx, obj: u32, index: u32, write: bool) {
+        ctx.cpu_ns += self.cfg.costs.minor_fault_ns;
+        let Some(pfn) = self.alloc_folio(ctx, 0, ctx.memcg) else {
+            return;
+        };
+        let i = pfn as usize;
+        self.pages.flags[i] |= pg::SWAPBACKED;
+        self.pages.obj[i] = obj;
+        self.pages.index[i] = index;
+        let o = &mut self.objects[obj as usize];
+        o.nr_resident += 1;
+        // A shmem page is dirty from creation (it has no backing store but swap).
+        let dirty = write || o.kind == ObjKind::Shmem;
+        o.ent[index as usize] = make_present_pte(pfn, dirty);
+        self.folio_add_lru(pfn);
+    }
+
+    /// A load or store through a shared file mapping: `filemap_fault()` on a missing PTE.
+    fn touch_file(&mut self, ctx: &mut Ctx, obj: u32, index: u32, write: bool) {
+        let o = &mut self.objects[obj as usize];
+        if o.mapped.is_empty() {
+            o.mapped = vec![0; o.size_pages as usize];
+        }
+        let m = o.mapped[index as usize];
+        if m & 1 != 0 {
+            o.mapped[index as usize] = m | 2;
+            ctx.cpu_ns += self.cfg.costs.touch_ns;
+            if write {
+                if let Some(pfn) = self.cache_lookup(obj, index) {
+                    self.mark_dirty(ctx.now, obj, pfn);
+                }
+            }
+            return;
+        }
+        self.ev.add(Ev::PgFault, 1);
+        if o.file_pages <= index as u64 {
+            // Mapping beyond EOF would SIGBUS; a mapped write extends the file first in our
+            // workloads (they only touch within the object's size).
+            o.file_pages = index as u64 + 1;
+        }
+        let pfn = match self.cache_lookup(obj, index) {
+            Some(pfn) => {
+                ctx.cpu_ns += self.cfg.costs.minor_fault_ns;
+                if self.pages.test(pfn, pg::READAHEAD) {
+                    self.page_cache_async_ra(ctx, obj, index, pfn);
+                }
+                pfn
+            }
+            None => {
+                ctx.major = true;
+                self.ev.add(Ev::PgMajFault, 1);
+                ctx.cpu_ns += self.cfg.costs.major_fault_ns;
+                self.do_sync_mmap_readahead(ctx, obj, index);
+                match self.cache_lookup(obj, index) {
+                    Some(p) => p,
+                    None => return,
+                }
+            }
+        };
+        ctx.wait(self.pages.io_done_ns[pfn as usize]);
+        self.objects[obj as usize].mapped[index as usize] = 3;
+        if write {
+            self.mark_dirty(ctx.now, obj, pfn);
+        }
+    }
+}

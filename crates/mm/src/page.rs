@@ -1,0 +1,123 @@
+//! The page-frame table: the model's `struct page`/`struct folio` array, indexed by pfn.
+//!
+//! Structure-of-arrays, one entry per 4 KiB frame, so that the state of a simulated page
+//! costs a few dozen bytes of host memory. A folio is a naturally aligned block of
+//! `1 << order` frames; its state lives at the head pfn (as the kernel keeps folio state in
+//! the head page). The LRU links double as buddy free-list links while a block is free, just
+//! as the kernel reuses `page->lru` for `free_area` lists.
+
+use crate::types::{Pfn, NIL};
+
+/// Folio flags (`enum pageflags` subset).
+pub mod pg {
+    pub const LRU: u32 = 1 << 0;
+    pub const ACTIVE: u32 = 1 << 1;
+    pub const REFERENCED: u32 = 1 << 2;
+    pub const WORKINGSET: u32 = 1 << 3;
+    /// Anon and shmem: reclaimed to swap, lives on the anon LRU.
+    pub const SWAPBACKED: u32 = 1 << 4;
+    pub const DIRTY: u32 = 1 << 5;
+    pub const WRITEBACK: u32 = 1 << 6;
+    /// Free me (rotate to the inactive tail) when writeback completes.
+    pub const RECLAIM: u32 = 1 << 7;
+    /// Marks the readahead trigger folio of a page-cache window (PG_readahead).
+    pub const READAHEAD: u32 = 1 << 8;
+    pub const SWAPCACHE: u32 = 1 << 9;
+    pub const UNEVICTABLE: u32 = 1 << 10;
+    /// Head page of an allocated folio (any order, including 0).
+    pub const HEAD: u32 = 1 << 11;
+    /// Free block head on a buddy free list (`PageBuddy`).
+    pub const BUDDY: u32 = 1 << 12;
+    /// Isolated from the LRU by a scanner (PG_lru clear, but owned by reclaim).
+    pub const ISOLATED: u32 = 1 << 13;
+    /// Swap cache folio read ahead and not yet hit (the swap-side use of PG_readahead).
+    pub const SWAP_RA: u32 = 1 << 14;
+}
+
+/// Who owns an allocated folio (the `mapping`/`index` pair of struct folio).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Owner {
+    /// Object (anon region, shmem region, file) index.
+    pub obj: u32,
+    /// Page index of the folio head within the object.
+    pub index: u32,
+}
+
+pub struct FrameTable {
+    pub flags: Vec<u32>,
+    pub prev: Vec<u32>,
+    pub next: Vec<u32>,
+    pub obj: Vec<u32>,
+    pub index: Vec<u32>,
+    /// Folio order at the head (for BUDDY heads: the free block's order).
+    pub order: Vec<u8>,
+    /// Memory cgroup the folio is charged to.
+    pub memcg: Vec<u16>,
+    /// Swap entry of a SWAPCACHE folio: (area << 32 | slot) compressed to area in `swap_area`.
+    pub swap_slot: Vec<u32>,
+    pub swap_area: Vec<u8>,
+    /// Simulated time at which the folio's IO (read or writeback) completes; 0 = none.
+    pub io_done_ns: Vec<u64>,
+}
+
+impl FrameTable {
+    pub fn new(nr: usize) -> Self {
+        FrameTable {
+            flags: vec![0; nr],
+            prev: vec![NIL; nr],
+            next: vec![NIL; nr],
+            obj: vec![NIL; nr],
+            index: vec![0; nr],
+            order: vec![0; nr],
+            memcg: vec![0; nr],
+            swap_slot: vec![0; nr],
+            swap_area: vec![0; nr],
+            io_done_ns: vec![0; nr],
+        }
+    }
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.flags.len()
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.flags.is_empty()
+    }
+    #[inline]
+    pub fn test(&self, pfn: Pfn, f: u32) -> bool {
+        self.flags[pfn as usize] & f != 0
+    }
+    #[inline]
+    pub fn set(&mut self, pfn: Pfn, f: u32) {
+        self.flags[pfn as usize] |= f;
+    }
+    #[inline]
+    pub fn clear(&mut self, pfn: Pfn, f: u32) {
+        self.flags[pfn as usize] &= !f;
+    }
+    /// Test and clear, returning the old state (`folio_test_clear_*`).
+    #[inline]
+    pub fn test_clear(&mut self, pfn: Pfn, f: u32) -> bool {
+        let old = self.flags[pfn as usize] & f != 0;
+        self.flags[pfn as usize] &= !f;
+        old
+    }
+    /// `folio_nr_pages()`.
+    #[inline]
+    pub fn nr_pages(&self, pfn: Pfn) -> u64 {
+        1u64 << self.order[pfn as usize]
+    }
+    #[inline]
+    pub fn is_file_lru(&self, pfn: Pfn) -> bool {
+        !self.test(pfn, pg::SWAPBACKED)
+    }
+    #[inline]
+    pub fn owner(&self, pfn: Pfn) -> Owner {
+        Owner {
+            obj: self.obj[pfn as usize],
+            index: self.index[pfn as usize],
+        }
+    }
+    /// Host bytes per simulated page used by this table.
+    pub const BYTES_PER_PAGE: usize = 4 * 5 + 1 + 2 + 4 + 1 + 8;
+}

@@ -1,0 +1,843 @@
+//! Classic (active/inactive) reclaim: `scan_control`, `shrink_node()`, `get_scan_count()`,
+//! `shrink_lruvec()`, `shrink_active_list()`, `shrink_inactive_list()`,
+//! `shrink_folio_list()` and `folio_check_references()`, direct reclaim and memcg limit
+//! reclaim.
+//!
+//! # The problem
+//! Free memory must be made from pages in use, at the lowest cost to the workload: pages that
+//! will not be used again soon, reclaimed in the cheapest way (clean cache before dirty cache,
+//! cache before swap unless the cache is the working set).
+//!
+//! # The idea
+//! Each lruvec keeps, per type (anon, file), an active and an inactive list. New pages start
+//! inactive; a second use promotes them (through `folio_mark_accessed()` for file reads, or
+//! the young bit found by `folio_check_references()` for mapped pages). Reclaim scans the
+//! tail of the inactive lists, refilling them from the active lists when they fall below
+//! `inactive_is_low()`'s ratio. `get_scan_count()` decides how much of each list to scan
+//! (`size >> priority`, weighted between anon and file by the balancing model), and the
+//! priority drops from DEF_PRIORITY (12) toward 0 until enough pages are freed.
+//!
+//! # In this model
+//! `ScanControl` carries the request; `Mm::shrink_node()` runs one pass over the lruvecs of
+//! the target; kswapd (`kswapd.rs`), direct reclaim (`try_to_free_pages`) and limit reclaim
+//! (`try_to_free_mem_cgroup_pages`) drive it. CPU time is charged per folio scanned, per
+//! mapping checked by the rmap walk, per folio reclaimed and per IO submitted, to the thread
+//! doing the reclaim, and broken down in `Mm::reclaim_cpu`.
+//!
+//! # Where we differ from the kernel (v6.18)
+//! - No `too_many_isolated()` throttling and no `reclaim_throttle()` for direct reclaim
+//!   (there is a single reclaimer at a time in one simulated step).
+//! - Folios are never skipped for `reclaim_idx` (all simulated allocations may use every
+//!   zone, so `reclaim_idx` is always the highest zone); `pgskip_*` stays 0.
+//! - No VM_EXEC mappings, mlock or unevictable folios: the VM_EXEC rotation rules never fire.
+//! - No slab shrinking yet (`shrink_slab`), no memory.low/min protection.
+//! - Dirty file folios reached by direct reclaim are activated with PG_reclaim and the flusher
+//!   is woken, as the kernel does; kswapd writes them itself only on the second encounter
+//!   with PGDAT_DIRTY set.
+//!
+//! # Kernel references
+//! mm/vmscan.c (v6.15): `prepare_scan_control()`, `get_scan_count()`, `shrink_lruvec()`,
+//! `shrink_list()`, `inactive_is_low()`, `isolate_lru_folios()`, `shrink_inactive_list()`,
+//! `shrink_folio_list()`, `folio_check_references()`, `shrink_active_list()`,
+//! `move_folios_to_lru()`, `do_try_to_free_pages()`, `try_to_free_pages()`,
+//! `try_to_free_mem_cgroup_pages()`, `snapshot_refaults()`.
+
+use crate::page::pg;
+use crate::types::*;
+use crate::vmstat::Ev;
+use crate::{Ctx, Mm, ObjKind};
+
+/// Kernel: `struct scan_control`.
+#[derive(Clone, Debug)]
+pub struct ScanControl {
+    /// How many pages reclaim should free before stopping.
+    pub nr_to_reclaim: u64,
+    /// Scan `size >> priority` of each list; DEF_PRIORITY down to 0.
+    pub priority: i32,
+    /// Allocation order reclaim works for (kswapd's `order`).
+    pub order: u32,
+    /// May write dirty pages (swap-out, kswapd file writeback).
+    pub may_writepage: bool,
+    /// May unmap mapped pages.
+    pub may_unmap: bool,
+    /// May swap anon pages.
+    pub may_swap: bool,
+    /// May deactivate active pages: bit 0 anon, bit 1 file.
+    pub may_deactivate: u8,
+    pub force_deactivate: bool,
+    /// An active list was not shrunk because `may_deactivate` forbade it.
+    pub skipped_deactivate: bool,
+    /// Enough inactive file to reclaim from the file list alone.
+    pub cache_trim_mode: bool,
+    /// The file LRU is too small to make the node balanced: scan anon.
+    pub file_is_tiny: bool,
+    /// `[anon_cost, file_cost]` snapshot of the target lruvec.
+    pub cost: [u64; 2],
+    /// Lruvec (= memcg id) of the reclaim target (root for global reclaim).
+    pub target: usize,
+    /// Memory-cgroup limit reclaim (`cgroup_reclaim()`).
+    pub cgroup_reclaim: bool,
+    /// Reclaim by kswapd (`current_is_kswapd()`).
+    pub kswapd: bool,
+    /// Pages scanned and reclaimed so far.
+    pub nr_scanned: u64,
+    pub nr_reclaimed: u64,
+    /// Per-pass statistics (`sc->nr`).
+    pub nr: PassStats,
+}
+
+/// Kernel: the `sc->nr` block accumulated by `shrink_inactive_list()`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PassStats {
+    pub dirty: u64,
+    pub unqueued_dirty: u64,
+    pub congested: u64,
+    pub writeback: u64,
+    pub immediate: u64,
+    pub file_taken: u64,
+    pub taken: u64,
+}
+
+/// Kernel: `struct reclaim_stat` filled by `shrink_folio_list()`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReclaimStat {
+    pub nr_dirty: u64,
+    pub nr_unqueued_dirty: u64,
+    pub nr_congested: u64,
+    pub nr_writeback: u64,
+    pub nr_immediate: u64,
+    pub nr_pageout: u64,
+    pub nr_activate: [u64; 2],
+    pub nr_ref_keep: u64,
+    pub nr_unmap_fail: u64,
+}
+
+/// Kernel: `enum folio_references`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FolioRef {
+    Activate,
+    Keep,
+    Reclaim,
+    ReclaimClean,
+}
+
+/// Kernel: `enum scan_balance`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanBalanceCase {
+    Equal,
+    Fract,
+    Anon,
+    File,
+}
+
+/// Kernel: `inactive_is_low()`: the inactive:active target ratio is `int_sqrt(10 * GiB)`
+/// (1 below 1 GiB). Worked example: 3 GiB of one type → ratio int_sqrt(30) = 5, so the
+/// inactive list is low while inactive * 5 < active.
+pub fn inactive_is_low_ratio(inactive: u64, active: u64) -> bool {
+    let gb = (inactive + active) >> (30 - 12);
+    let ratio = if gb > 0 { int_sqrt(10 * gb) } else { 1 };
+    inactive * ratio < active
+}
+
+/// Kernel: get_scan_count()'s per-list arithmetic, given the balance case, the SCAN_FRACT
+/// weights and the list sizes `[inactive_anon, active_anon, inactive_file, active_file]`.
+pub fn scan_targets(
+    case: ScanBalanceCase,
+    fraction: [u64; 2],
+    sizes: [u64; 4],
+    priority: i32,
+) -> [u64; 4] {
+    let denominator = fraction[0] + fraction[1];
+    let mut nr = [0u64; 4];
+    for (i, lru) in EVICTABLE_LRUS.iter().enumerate() {
+        let file = lru.is_file();
+        let scan = sizes[i] >> priority;
+        nr[i] = match case {
+            ScanBalanceCase::Equal => scan,
+            ScanBalanceCase::Fract => {
+                if denominator == 0 {
+                    0
+                } else {
+                    scan * fraction[file as usize] / denominator
+                }
+            }
+            ScanBalanceCase::File => {
+                if file {
+                    scan
+                } else {
+                    0
+                }
+            }
+            ScanBalanceCase::Anon => {
+                if file {
+                    0
+                } else {
+                    scan
+                }
+            }
+        };
+    }
+    nr
+}
+
+impl ScanControl {
+    pub fn new(nr_to_reclaim: u64, target: usize) -> Self {
+        ScanControl {
+            nr_to_reclaim,
+            priority: DEF_PRIORITY,
+            order: 0,
+            may_writepage: true,
+            may_unmap: true,
+            may_swap: true,
+            may_deactivate: 0,
+            force_deactivate: false,
+            skipped_deactivate: false,
+            cache_trim_mode: false,
+            file_is_tiny: false,
+            cost: [0; 2],
+            target,
+            cgroup_reclaim: false,
+            kswapd: false,
+            nr_scanned: 0,
+            nr_reclaimed: 0,
+            nr: PassStats::default(),
+        }
+    }
+}
+
+const DEACT_ANON: u8 = 1;
+const DEACT_FILE: u8 = 2;
+
+impl Mm {
+    /// Kernel: `inactive_is_low()` on hierarchical lruvec counts.
+    pub fn inactive_is_low(&self, lv: usize, file: bool) -> bool {
+        let inactive = self.lruvec_hier(lv, LruList::of(file, false));
+        let active = self.lruvec_hier(lv, LruList::of(file, true));
+        inactive_is_low_ratio(inactive, active)
+    }
+
+    /// Kernel: `prepare_scan_control()`.
+    fn prepare_scan_control(&mut self, sc: &mut ScanControl) {
+        let t = sc.target;
+        let tv = &self.lruvecs[t];
+        sc.cost = [tv.anon_cost, tv.file_cost];
+        if !sc.force_deactivate {
+            let mut bits = 0;
+            for (file, bit) in [(false, DEACT_ANON), (true, DEACT_FILE)] {
+                let tv = &self.lruvecs[t];
+                let refaults = tv.workingset_activate[file as usize];
+                if refaults != tv.refaults[file as usize] || self.inactive_is_low(t, file) {
+                    bits |= bit;
+                }
+            }
+            sc.may_deactivate = bits;
+        } else {
+            sc.may_deactivate = DEACT_ANON | DEACT_FILE;
+        }
+        let inactive_file = self.lruvec_hier(t, LruList::InactiveFile);
+        sc.cache_trim_mode =
+            (inactive_file >> sc.priority) != 0 && sc.may_deactivate & DEACT_FILE == 0;
+        sc.file_is_tiny = false;
+        if !sc.cgroup_reclaim {
+            let free = self.nr_free();
+            let file = self.node_lru(LruList::ActiveFile) + self.node_lru(LruList::InactiveFile);
+            let hw: u64 = self
+                .zones
+                .iter()
+                .map(|z| z.wmark_pages(crate::mmzone::Wmark::High))
+                .sum();
+            let anon = self.node_lru(LruList::InactiveAnon);
+            sc.file_is_tiny = file + free <= hw
+                && sc.may_deactivate & DEACT_ANON == 0
+                && (anon >> sc.priority) != 0;
+        }
+    }
+
+    /// Kernel: `get_scan_count()`.
+    pub fn get_scan_count(&mut self, lv: usize, sc: &ScanControl) -> [u64; 4] {
+        let swappiness = self.memcg_swappiness(lv);
+        let can_reclaim_anon = self.nr_swap_free() > 0;
+        let case = if !sc.may_swap || !can_reclaim_anon {
+            ScanBalanceCase::File
+        } else if sc.cgroup_reclaim && swappiness == 0 {
+            ScanBalanceCase::File
+        } else if sc.priority == 0 && swappiness != 0 {
+            ScanBalanceCase::Equal
+        } else if sc.file_is_tiny {
+            ScanBalanceCase::Anon
+        } else if sc.cache_trim_mode {
+            ScanBalanceCase::File
+        } else {
+            ScanBalanceCase::Fract
+        };
+        let v = &self.lruvecs[lv];
+        let sizes = [v.nr[0], v.nr[1], v.nr[2], v.nr[3]];
+        let fraction = if case == ScanBalanceCase::Fract {
+            let type_sizes = [sizes[0] + sizes[1], sizes[2] + sizes[3]];
+            self.balance
+                .fractions(&mut self.lruvecs, sc.cost, lv, swappiness, type_sizes)
+        } else {
+            [0, 0]
+        };
+        scan_targets(case, fraction, sizes, sc.priority)
+    }
+
+    /// Kernel: `shrink_node()` (classic LRU): one pass over the lruvecs under the target.
+    /// Returns the pages reclaimed in this pass.
+    pub fn shrink_node(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) -> u64 {
+        let before = sc.nr_reclaimed;
+        sc.nr = PassStats::default();
+        self.prepare_scan_control(sc);
+        if sc.cgroup_reclaim {
+            self.shrink_lruvec(ctx, sc.target, sc);
+        } else {
+            // shrink_node_memcgs(): kswapd walks every memcg; direct reclaim resumes the
+            // shared round-robin walk and stops once it has reclaimed enough.
+            let n = self.lruvecs.len();
+            let start = if sc.kswapd { 0 } else { self.node.memcg_cursor % n };
+            for k in 0..n {
+                let lv = (start + k) % n;
+                self.shrink_lruvec(ctx, lv, sc);
+                if !sc.kswapd && sc.nr_reclaimed >= sc.nr_to_reclaim {
+                    self.node.memcg_cursor = lv + 1;
+                    break;
+                }
+            }
+        }
+        let reclaimed = sc.nr_reclaimed - before;
+        if sc.kswapd {
+            if sc.nr.writeback > 0 && sc.nr.writeback == sc.nr.taken {
+                self.node.pgdat_writeback = true;
+            }
+            if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
+                self.node.pgdat_dirty = true;
+            }
+        }
+        if reclaimed > 0 {
+            self.node.kswapd_failures = 0;
+        }
+        reclaimed
+    }
+
+    /// Kernel: `shrink_lruvec()`.
+    fn shrink_lruvec(&mut self, ctx: &mut Ctx, lv: usize, sc: &mut ScanControl) {
+        let mut nr = self.get_scan_count(lv, sc);
+        let targets = nr;
+        let proportional = !sc.cgroup_reclaim && !sc.kswapd && sc.priority == DEF_PRIORITY;
+        let nr_to_reclaim = sc.nr_to_reclaim;
+        let mut reclaimed = 0u64;
+        let mut scan_adjusted = false;
+        while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
+            for (i, lru) in EVICTABLE_LRUS.iter().enumerate() {
+                if nr[i] > 0 {
+                    let n = nr[i].min(SWAP_CLUSTER_MAX);
+                    nr[i] -= n;
+                    reclaimed += self.shrink_list(ctx, *lru, n, lv, sc);
+                }
+            }
+            if reclaimed < nr_to_reclaim || scan_adjusted || proportional {
+                continue;
+            }
+            // Reclaimed enough: scale the remaining targets so both types end up scanned in
+            // proportion to their original targets, and stop scanning the smaller one.
+            let nr_file = nr[2] + nr[3];
+            let nr_anon = nr[0] + nr[1];
+            if nr_file == 0 || nr_anon == 0 {
+                break;
+            }
+            let (small, big, pct) = if nr_file > nr_anon {
+                (0usize, 2usize, nr_anon * 100 / (targets[0] + targets[1] + 1))
+            } else {
+                (2usize, 0usize, nr_file * 100 / (targets[2] + targets[3] + 1))
+            };
+            nr[small] = 0;
+            nr[small + 1] = 0;
+            for l in [big, big + 1] {
+                let done = targets[l] - nr[l];
+                let mut v = targets[l] * (100 - pct) / 100;
+                v -= v.min(done);
+                nr[l] = v;
+            }
+            scan_adjusted = true;
+        }
+        sc.nr_reclaimed += reclaimed;
+        // Age the active anon list even when only file was scanned, so the inactive anon list
+        // has candidates when pressure shifts (can_age_anon_pages: swap present).
+        if self.nr_swap_free() > 0 && self.inactive_is_low(lv, false) {
+            self.shrink_active_list(ctx, lv, LruList::ActiveAnon, SWAP_CLUSTER_MAX, sc);
+        }
+    }
+
+    /// Kernel: `shrink_list()`.
+    fn shrink_list(
+        &mut self,
+        ctx: &mut Ctx,
+        lru: LruList,
+        n: u64,
+        lv: usize,
+        sc: &mut ScanControl,
+    ) -> u64 {
+        if lru.is_active() {
+            let bit = if lru.is_file() { DEACT_FILE } else { DEACT_ANON };
+            if sc.may_deactivate & bit != 0 {
+                self.shrink_active_list(ctx, lv, lru, n, sc);
+            } else {
+                sc.skipped_deactivate = true;
+            }
+            return 0;
+        }
+        self.shrink_inactive_list(ctx, lv, lru, n, sc)
+    }
+
+    /// Kernel: `isolate_lru_folios()`: take folios from the tail until `nr_to_scan` pages
+    /// were scanned. Fills `self.scratch`; returns (pages taken, pages scanned).
+    fn isolate_lru_folios(&mut self, ctx: &mut Ctx, lv: usize, lru: LruList, nr_to_scan: u64) -> (u64, u64) {
+        self.scratch.clear();
+        let mut scanned = 0;
+        let mut taken = 0;
+        let file = lru.is_file() as usize;
+        while scanned < nr_to_scan {
+            let pfn = self.lruvecs[lv].lists[lru.idx()].tail;
+            if pfn == NIL {
+                break;
+            }
+            let nr = self.pages.nr_pages(pfn);
+            scanned += nr;
+            self.lru_del(pfn);
+            self.pages.set(pfn, pg::ISOLATED);
+            self.node.nr_isolated[file] += nr;
+            self.scratch.push(pfn);
+            taken += nr;
+        }
+        let cost = self.cfg.costs.scan_per_page_ns * self.scratch.len() as u64;
+        ctx.cpu_ns += cost;
+        self.reclaim_cpu.scan_ns += cost;
+        (taken, scanned)
+    }
+
+    /// Kernel: `move_folios_to_lru()`: put back what reclaim kept; activated folios age the
+    /// non-resident clock.
+    fn putback(&mut self, list_is_scratch2: bool) {
+        let list = if list_is_scratch2 {
+            std::mem::take(&mut self.scratch2)
+        } else {
+            std::mem::take(&mut self.scratch)
+        };
+        for &pfn in &list {
+            let nr = self.pages.nr_pages(pfn);
+            let file = self.pages.is_file_lru(pfn) as usize;
+            self.pages.clear(pfn, pg::ISOLATED);
+            self.node.nr_isolated[file] -= nr;
+            if self.pages.test(pfn, pg::ACTIVE) {
+                let lv = self.pages.memcg[pfn as usize] as usize;
+                self.workingset_age_nonresident(lv, nr);
+            }
+            self.lru_add(pfn, false);
+        }
+        if list_is_scratch2 {
+            self.scratch2 = list;
+            self.scratch2.clear();
+        } else {
+            self.scratch = list;
+            self.scratch.clear();
+        }
+    }
+
+    /// Kernel: `shrink_inactive_list()`.
+    fn shrink_inactive_list(
+        &mut self,
+        ctx: &mut Ctx,
+        lv: usize,
+        lru: LruList,
+        nr_to_scan: u64,
+        sc: &mut ScanControl,
+    ) -> u64 {
+        let file = lru.is_file();
+        let (taken, scanned) = self.isolate_lru_folios(ctx, lv, lru, nr_to_scan);
+        sc.nr_scanned += scanned;
+        if !sc.cgroup_reclaim {
+            self.ev.add(
+                if sc.kswapd {
+                    Ev::PgScanKswapd
+                } else {
+                    Ev::PgScanDirect
+                },
+                scanned,
+            );
+        } else {
+            self.memcgs[sc.target].events.pgscan += scanned;
+        }
+        self.ev
+            .add(if file { Ev::PgScanFile } else { Ev::PgScanAnon }, scanned);
+        if taken == 0 {
+            return 0;
+        }
+        let (reclaimed, stat) = self.shrink_folio_list(ctx, sc);
+        self.putback(true);
+        if !sc.cgroup_reclaim {
+            self.ev.add(
+                if sc.kswapd {
+                    Ev::PgStealKswapd
+                } else {
+                    Ev::PgStealDirect
+                },
+                reclaimed,
+            );
+        } else {
+            self.memcgs[sc.target].events.pgsteal += reclaimed;
+        }
+        self.ev
+            .add(if file { Ev::PgStealFile } else { Ev::PgStealAnon }, reclaimed);
+        self.balance.note_inactive(
+            &mut self.lruvecs,
+            lv,
+            file,
+            taken,
+            scanned,
+            reclaimed,
+            stat.nr_pageout,
+            stat.nr_activate[file as usize],
+        );
+        if stat.nr_unqueued_dirty == taken {
+            // wakeup_flusher_threads(WB_REASON_VMSCAN)
+            self.flusher_wanted = true;
+        }
+        sc.nr.dirty += stat.nr_dirty;
+        sc.nr.congested += stat.nr_congested;
+        sc.nr.unqueued_dirty += stat.nr_unqueued_dirty;
+        sc.nr.writeback += stat.nr_writeback;
+        sc.nr.immediate += stat.nr_immediate;
+        sc.nr.taken += taken;
+        if file {
+            sc.nr.file_taken += taken;
+        }
+        reclaimed
+    }
+
+    /// Kernel: `folio_referenced()`: test-and-clear the young bits of every mapping of the
+    /// folio; returns the number of mappings that were young. Charges one rmap step per
+    /// mapping visited.
+    pub(crate) fn folio_referenced(&mut self, ctx: &mut Ctx, pfn: Pfn) -> u32 {
+        let o = self.pages.owner(pfn);
+        let nr = self.pages.nr_pages(pfn);
+        let obj = &mut self.objects[o.obj as usize];
+        let (young, mapped) = match obj.kind {
+            ObjKind::Anon | ObjKind::Shmem => {
+                let e = &mut obj.ent[o.index as usize];
+                if crate::memory::pte_present(*e) && crate::memory::pte_pfn(*e) == pfn {
+                    let y = *e & crate::memory::PTE_YOUNG != 0;
+                    *e &= !crate::memory::PTE_YOUNG;
+                    (y, true)
+                } else {
+                    (false, false)
+                }
+            }
+            ObjKind::File => {
+                if obj.mapped.is_empty() {
+                    (false, false)
+                } else {
+                    let mut y = false;
+                    let mut m = false;
+                    for i in o.index as u64..o.index as u64 + nr {
+                        let b = &mut obj.mapped[i as usize];
+                        m |= *b & 1 != 0;
+                        y |= *b & 2 != 0;
+                        *b &= !2;
+                    }
+                    (y, m)
+                }
+            }
+        };
+        if mapped {
+            let c = self.cfg.costs.rmap_per_mapping_ns;
+            ctx.cpu_ns += c;
+            self.reclaim_cpu.rmap_ns += c;
+        }
+        young as u32
+    }
+
+    /// Kernel: `folio_check_references()`.
+    fn folio_check_references(&mut self, ctx: &mut Ctx, pfn: Pfn) -> FolioRef {
+        let ptes = self.folio_referenced(ctx, pfn);
+        let referenced = self.pages.test_clear(pfn, pg::REFERENCED);
+        if ptes > 0 {
+            self.pages.set(pfn, pg::REFERENCED);
+            if referenced || ptes > 1 {
+                return FolioRef::Activate;
+            }
+            return FolioRef::Keep;
+        }
+        if referenced && self.pages.is_file_lru(pfn) {
+            return FolioRef::ReclaimClean;
+        }
+        FolioRef::Reclaim
+    }
+
+    /// Kernel: `shrink_folio_list()`: decide the fate of each isolated folio in
+    /// `self.scratch`. Kept and activated folios go to `self.scratch2` for the putback.
+    fn shrink_folio_list(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) -> (u64, ReclaimStat) {
+        let mut stat = ReclaimStat::default();
+        let mut reclaimed = 0;
+        let list = std::mem::take(&mut self.scratch);
+        self.scratch2.clear();
+        for &pfn in &list {
+            let nr = self.pages.nr_pages(pfn);
+            let file = self.pages.is_file_lru(pfn);
+            let anon = !file;
+            let f = self.pages.flags[pfn as usize];
+            let dirty = file && f & pg::DIRTY != 0;
+            let writeback = f & pg::WRITEBACK != 0;
+            if dirty || writeback {
+                stat.nr_dirty += nr;
+            }
+            if dirty && !writeback {
+                stat.nr_unqueued_dirty += nr;
+            }
+            if writeback && f & pg::RECLAIM != 0 {
+                stat.nr_congested += nr;
+            }
+            if writeback {
+                if sc.kswapd && f & pg::RECLAIM != 0 && self.node.pgdat_writeback {
+                    stat.nr_immediate += nr;
+                } else {
+                    self.pages.set(pfn, pg::RECLAIM);
+                    stat.nr_writeback += nr;
+                }
+                self.activate_locked(pfn, &mut stat);
+                continue;
+            }
+            let refs = self.folio_check_references(ctx, pfn);
+            match refs {
+                FolioRef::Activate => {
+                    self.activate_locked(pfn, &mut stat);
+                    continue;
+                }
+                FolioRef::Keep => {
+                    stat.nr_ref_keep += nr;
+                    self.scratch2.push(pfn);
+                    continue;
+                }
+                _ => {}
+            }
+            if anon && !self.pages.test(pfn, pg::SWAPCACHE) {
+                if !sc.may_swap || !self.add_to_swap(pfn) {
+                    self.activate_locked(pfn, &mut stat);
+                    continue;
+                }
+            }
+            // try_to_unmap(): PTEs become swap entries (anon) or are cleared (file).
+            if self.folio_mapped(pfn) {
+                if !sc.may_unmap {
+                    self.scratch2.push(pfn);
+                    continue;
+                }
+                self.try_to_unmap(ctx, pfn);
+            }
+            if self.pages.test(pfn, pg::DIRTY) {
+                if file
+                    && (!sc.kswapd
+                        || !self.pages.test(pfn, pg::RECLAIM)
+                        || !self.node.pgdat_dirty)
+                {
+                    // Leave file writeback to the flushers; come back once it is clean.
+                    self.ev.add(Ev::NrVmscanImmediateReclaim, nr);
+                    self.pages.set(pfn, pg::RECLAIM);
+                    self.activate_locked(pfn, &mut stat);
+                    continue;
+                }
+                if refs == FolioRef::ReclaimClean || !sc.may_writepage {
+                    self.scratch2.push(pfn);
+                    continue;
+                }
+                // pageout()
+                let done = self.pageout(ctx, pfn);
+                stat.nr_pageout += nr;
+                if !done {
+                    // Async IO in flight: stays inactive, rotated when it completes.
+                    self.scratch2.push(pfn);
+                    continue;
+                }
+            }
+            // __remove_mapping() with a shadow entry, then free.
+            self.remove_mapping(pfn, sc.target);
+            let c = self.cfg.costs.reclaim_per_page_ns;
+            ctx.cpu_ns += c;
+            self.reclaim_cpu.reclaim_ns += c;
+            self.node.nr_isolated[file as usize] -= nr;
+            self.free_folio(pfn);
+            reclaimed += nr;
+        }
+        self.scratch = list;
+        self.scratch.clear();
+        let activated = stat.nr_activate[0] + stat.nr_activate[1];
+        self.ev.add(Ev::PgActivate, activated);
+        (reclaimed, stat)
+    }
+
+    /// The `activate_locked:` label of `shrink_folio_list()`.
+    fn activate_locked(&mut self, pfn: Pfn, stat: &mut ReclaimStat) {
+        if self.pages.test(pfn, pg::SWAPCACHE)
+            && !self.pages.test(pfn, pg::WRITEBACK)
+            && self.vm_swap_full()
+        {
+            self.folio_free_swap(pfn);
+        }
+        let nr = self.pages.nr_pages(pfn);
+        self.pages.set(pfn, pg::ACTIVE);
+        stat.nr_activate[self.pages.is_file_lru(pfn) as usize] += nr;
+        self.scratch2.push(pfn);
+    }
+
+    /// Kernel: `shrink_active_list()`: deactivate folios from the active tail (referenced
+    /// non-exec folios are deactivated too; their young bits are cleared).
+    fn shrink_active_list(
+        &mut self,
+        ctx: &mut Ctx,
+        lv: usize,
+        lru: LruList,
+        nr_to_scan: u64,
+        sc: &mut ScanControl,
+    ) {
+        let file = lru.is_file();
+        let (taken, scanned) = self.isolate_lru_folios(ctx, lv, lru, nr_to_scan);
+        if !sc.cgroup_reclaim {
+            self.ev.add(Ev::PgRefill, scanned);
+        }
+        let list = std::mem::take(&mut self.scratch);
+        let mut deactivated = 0;
+        for &pfn in &list {
+            self.folio_referenced(ctx, pfn);
+            self.pages.clear(pfn, pg::ACTIVE);
+            self.pages.set(pfn, pg::WORKINGSET);
+            deactivated += self.pages.nr_pages(pfn);
+        }
+        self.scratch = list;
+        self.putback(false);
+        self.ev.add(Ev::PgDeactivate, deactivated);
+        self.balance
+            .note_active(&mut self.lruvecs, lv, file, taken, 0);
+    }
+
+    /// Kernel: `snapshot_refaults()`.
+    fn snapshot_refaults(&mut self, target: usize) {
+        let v = &mut self.lruvecs[target];
+        v.refaults = v.workingset_activate;
+    }
+
+    /// Kernel: `do_try_to_free_pages()`.
+    fn do_try_to_free_pages(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) -> u64 {
+        loop {
+            if !sc.cgroup_reclaim {
+                let ev = if self.zones.len() > 1 {
+                    Ev::AllocStallNormal
+                } else if self.zones[0].name == "DMA32" {
+                    Ev::AllocStallDma32
+                } else {
+                    Ev::AllocStallNormal
+                };
+                self.ev.add(ev, 1);
+            }
+            loop {
+                sc.nr_scanned = 0;
+                self.shrink_node(ctx, sc);
+                if sc.nr_reclaimed >= sc.nr_to_reclaim {
+                    break;
+                }
+                if sc.priority < DEF_PRIORITY - 2 {
+                    sc.may_writepage = true;
+                }
+                sc.priority -= 1;
+                if sc.priority < 0 {
+                    break;
+                }
+            }
+            self.snapshot_refaults(sc.target);
+            if sc.nr_reclaimed > 0 {
+                return sc.nr_reclaimed;
+            }
+            if sc.skipped_deactivate && !sc.force_deactivate {
+                sc.priority = DEF_PRIORITY;
+                sc.force_deactivate = true;
+                sc.skipped_deactivate = false;
+                continue;
+            }
+            return 0;
+        }
+    }
+
+    /// Kernel: `try_to_free_pages()`: direct reclaim of SWAP_CLUSTER_MAX pages.
+    pub fn try_to_free_pages(&mut self, ctx: &mut Ctx, order: u32) -> u64 {
+        let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, 0);
+        sc.order = order;
+        sc.may_writepage = !self.cfg.laptop_mode;
+        self.do_try_to_free_pages(ctx, &mut sc)
+    }
+
+    /// Kernel: `try_to_free_mem_cgroup_pages()`: limit reclaim of memcg `memcg`.
+    pub fn try_to_free_mem_cgroup_pages(&mut self, ctx: &mut Ctx, memcg: usize, nr: u64) -> u64 {
+        let mut sc = ScanControl::new(nr.max(SWAP_CLUSTER_MAX), memcg);
+        sc.cgroup_reclaim = true;
+        sc.may_writepage = !self.cfg.laptop_mode;
+        self.do_try_to_free_pages(ctx, &mut sc)
+    }
+
+    /// kswapd_age_node() for the classic LRU: deactivate anon when the inactive anon list of a
+    /// memcg is low, so it has candidates (can_age_anon_pages: swap present).
+    pub(crate) fn kswapd_age_node(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) {
+        if self.nr_swap_free() == 0 {
+            return;
+        }
+        for lv in 0..self.lruvecs.len() {
+            if self.inactive_is_low(lv, false) {
+                self.shrink_active_list(ctx, lv, LruList::ActiveAnon, SWAP_CLUSTER_MAX, sc);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inactive_is_low_ratios() {
+        // < 1 GiB total: ratio 1.
+        assert!(inactive_is_low_ratio(100, 101));
+        assert!(!inactive_is_low_ratio(100, 100));
+        // 3 GiB total (786432 pages): ratio int_sqrt(30) = 5.
+        assert!(inactive_is_low_ratio(131_000, 655_432));
+        assert!(!inactive_is_low_ratio(131_072, 655_360));
+        // 10 GiB: ratio 10.
+        let ten_gib = 10 * 262_144;
+        assert!(inactive_is_low_ratio(ten_gib / 11 - 1, ten_gib - ten_gib / 11 + 1));
+    }
+
+    #[test]
+    fn scan_targets_in_every_balance_case() {
+        let sizes = [4096 * 10, 4096 * 20, 4096 * 30, 4096 * 40];
+        // priority 12: size >> 12 = [10, 20, 30, 40]
+        assert_eq!(
+            scan_targets(ScanBalanceCase::Equal, [0, 0], sizes, 12),
+            [10, 20, 30, 40]
+        );
+        assert_eq!(
+            scan_targets(ScanBalanceCase::File, [0, 0], sizes, 12),
+            [0, 0, 30, 40]
+        );
+        assert_eq!(
+            scan_targets(ScanBalanceCase::Anon, [0, 0], sizes, 12),
+            [10, 20, 0, 0]
+        );
+        // SCAN_FRACT with the worked-example fractions [143, 239]: denominator 382.
+        // anon: 10*143/382 = 3, 20*143/382 = 7; file: 30*239/382 = 18, 40*239/382 = 25.
+        assert_eq!(
+            scan_targets(ScanBalanceCase::Fract, [143, 239], sizes, 12),
+            [3, 7, 18, 25]
+        );
+        // priority 0 scans everything.
+        assert_eq!(
+            scan_targets(ScanBalanceCase::Equal, [0, 0], [5, 6, 7, 8], 0),
+            [5, 6, 7, 8]
+        );
+    }
+}

@@ -1,0 +1,109 @@
+//! Event counters under their /proc/vmstat names (the model's `vmstat_text[]`).
+//!
+//! Gauges (`nr_free_pages`, `nr_inactive_file`, ...) are computed from the model's state when
+//! a snapshot is taken (`Mm::vmstat_snapshot`); the event counters below are incremented where
+//! the kernel increments them, and the doc of each place names the kernel function.
+
+macro_rules! vm_events {
+    ($($variant:ident => $name:literal,)*) => {
+        /// One /proc/vmstat event counter.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[allow(non_camel_case_types)]
+        pub enum Ev { $($variant,)* }
+        pub const NR_EVENTS: usize = [$($name,)*].len();
+        /// /proc/vmstat names, indexed by `Ev as usize`.
+        pub const EVENT_NAMES: [&str; NR_EVENTS] = [$($name,)*];
+    };
+}
+
+vm_events! {
+    PgpgIn => "pgpgin",
+    PgpgOut => "pgpgout",
+    PswpIn => "pswpin",
+    PswpOut => "pswpout",
+    PgallocDma32 => "pgalloc_dma32",
+    PgallocNormal => "pgalloc_normal",
+    PgFree => "pgfree",
+    PgActivate => "pgactivate",
+    PgDeactivate => "pgdeactivate",
+    PgFault => "pgfault",
+    PgMajFault => "pgmajfault",
+    PgRefill => "pgrefill",
+    PgReuse => "pgreuse",
+    PgStealKswapd => "pgsteal_kswapd",
+    PgStealDirect => "pgsteal_direct",
+    PgScanKswapd => "pgscan_kswapd",
+    PgScanDirect => "pgscan_direct",
+    PgScanDirectThrottle => "pgscan_direct_throttle",
+    PgScanAnon => "pgscan_anon",
+    PgScanFile => "pgscan_file",
+    PgStealAnon => "pgsteal_anon",
+    PgStealFile => "pgsteal_file",
+    PgSkipDma32 => "pgskip_dma32",
+    PgSkipNormal => "pgskip_normal",
+    PgRotated => "pgrotated",
+    PageOutRun => "pageoutrun",
+    KswapdLowWmarkHitQuickly => "kswapd_low_wmark_hit_quickly",
+    KswapdHighWmarkHitQuickly => "kswapd_high_wmark_hit_quickly",
+    AllocStallDma32 => "allocstall_dma32",
+    AllocStallNormal => "allocstall_normal",
+    WorkingsetRefaultAnon => "workingset_refault_anon",
+    WorkingsetRefaultFile => "workingset_refault_file",
+    WorkingsetActivateAnon => "workingset_activate_anon",
+    WorkingsetActivateFile => "workingset_activate_file",
+    WorkingsetRestoreAnon => "workingset_restore_anon",
+    WorkingsetRestoreFile => "workingset_restore_file",
+    NrVmscanWrite => "nr_vmscan_write",
+    NrVmscanImmediateReclaim => "nr_vmscan_immediate_reclaim",
+    NrDirtied => "nr_dirtied",
+    NrWritten => "nr_written",
+    SwapRa => "swap_ra",
+    SwapRaHit => "swap_ra_hit",
+    OomKill => "oom_kill",
+    ThpFileAlloc => "thp_file_alloc",
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VmEvents(pub [u64; NR_EVENTS]);
+
+impl Default for VmEvents {
+    fn default() -> Self {
+        VmEvents([0; NR_EVENTS])
+    }
+}
+
+impl VmEvents {
+    #[inline]
+    pub fn add(&mut self, e: Ev, n: u64) {
+        self.0[e as usize] += n;
+    }
+    #[inline]
+    pub fn get(&self, e: Ev) -> u64 {
+        self.0[e as usize]
+    }
+}
+
+/// Per-memcg counters (`memory.stat` names) that limit reclaim updates instead of the global
+/// pgscan/pgsteal_{kswapd,direct}.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemcgEvents {
+    pub pgscan: u64,
+    pub pgsteal: u64,
+    pub pgrefill: u64,
+    pub max_events: u64,
+    pub oom_kill: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn names_are_unique_and_kernel_spelled() {
+        let mut v: Vec<&str> = EVENT_NAMES.to_vec();
+        v.sort();
+        v.dedup();
+        assert_eq!(v.len(), NR_EVENTS);
+        assert_eq!(EVENT_NAMES[Ev::WorkingsetRefaultFile as usize], "workingset_refault_file");
+        assert_eq!(EVENT_NAMES[Ev::PgScanKswapd as usize], "pgscan_kswapd");
+    }
+}

@@ -1,0 +1,186 @@
+//! Workingset detection: telling a page that comes back from a page seen once.
+//!
+//! # The problem
+//! The inactive list is the only place reclaim can see a page's use before evicting it. When
+//! the working set is larger than the inactive list but would fit in memory, pages are
+//! evicted before their second access and the active list never learns of them: the cache
+//! thrashes and nothing in the LRU notices. The workingset_refault_* counters are that IO.
+//!
+//! # The idea
+//! ```text
+//!    fault ─> [ inactive ] ─evict─> shadow entry in the page-cache / swap slot
+//!                  │  ↑                   │ (nonresident_age at eviction, memcg, workingset bit)
+//!          activate│  │deactivate         ▼
+//!             [ active ]        refault: distance = age(now) - age(eviction)
+//! ```
+//! The non-resident clock (`nonresident_age`) advances on every eviction and activation, so
+//! the distance between a page's eviction and its refault counts the slots that were taken
+//! from the inactive list meanwhile. Had the inactive list been `distance` pages longer, the
+//! page would have stayed. If that many pages could have been taken from the other lists
+//! (the "workingset size" — active file, plus anon when there is swap), the refault is a sign
+//! of thrashing, and the page is activated at once to compete with the active pages:
+//! ```text
+//!     activate  ⇔  distance ≤ workingset_size(lruvec, type, swap available)
+//! ```
+//! A refault of a page that was already PG_workingset (it had been active) is a *restore*:
+//! memory is too small for the working set, and the balancing model is told the IO cost.
+//!
+//! # Why this rule and what a wrong guess costs
+//! The activation is speculative. A wrongly activated page is deactivated by the next
+//! active-list scan like any other, so a wrong guess costs one trip around the active list.
+//!
+//! # In this model
+//! Shadows are packed into 57 bits: age (40 bits), memcg id (16), workingset (1). The
+//! eviction lruvec is the *reclaim target's* (root for global reclaim, the memcg for limit
+//! reclaim), as `workingset_eviction()` takes `target_memcg`. Counters:
+//! workingset_refault_*, workingset_activate_*, workingset_restore_*. Worked example (unit
+//! test `refault_distance_activation`): evicted at age 100, refault at age 150, distance 50;
+//! active file 40 + active anon 5 + inactive anon 10 with swap → 55 ≥ 50 → activate.
+//!
+//! # Where we differ from the kernel (v6.18)
+//! - No `bucket_order` coarsening (exact ages; the kernel is exact below 2^36 pages too).
+//! - Shadows are kept until the slot is reused; no shadow-node shrinker (its memory bound is
+//!   what `workingset_nodereclaim` measures; not modelled yet).
+//!
+//! # Kernel references
+//! mm/workingset.c `workingset_age_nonresident()`, `workingset_eviction()`,
+//! `workingset_test_recent()`, `workingset_refault()`; seed 000.
+
+use crate::balance::WsSizes;
+use crate::lruvec::ancestors;
+use crate::page::pg;
+use crate::types::*;
+use crate::vmstat::Ev;
+use crate::Mm;
+
+const AGE_BITS: u32 = 40;
+const AGE_MASK: u64 = (1 << AGE_BITS) - 1;
+
+/// A packed shadow entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shadow(pub u64);
+
+impl Shadow {
+    pub fn pack(age: u64, memcg: u16, workingset: bool) -> Shadow {
+        Shadow(((age & AGE_MASK) << 17) | ((memcg as u64) << 1) | workingset as u64)
+    }
+    pub fn age(self) -> u64 {
+        self.0 >> 17
+    }
+    pub fn memcg(self) -> u16 {
+        ((self.0 >> 1) & 0xffff) as u16
+    }
+    pub fn workingset(self) -> bool {
+        self.0 & 1 != 0
+    }
+}
+
+impl Mm {
+    /// Kernel: `workingset_age_nonresident()`: advance the clock of the lruvec and every
+    /// ancestor.
+    pub fn workingset_age_nonresident(&mut self, lv: usize, nr: u64) {
+        for l in ancestors(lv) {
+            self.lruvecs[l].nonresident_age += nr;
+        }
+    }
+
+    /// Kernel: `workingset_eviction()`: the shadow left behind by folio `pfn` evicted by
+    /// reclaim targeting `target_lv`. Reads the clock, then ages it.
+    pub fn workingset_eviction(&mut self, pfn: Pfn, target_lv: usize) -> Shadow {
+        let age = self.lruvecs[target_lv].nonresident_age;
+        self.workingset_age_nonresident(target_lv, self.pages.nr_pages(pfn));
+        Shadow::pack(age, target_lv as u16, self.pages.test(pfn, pg::WORKINGSET))
+    }
+
+    /// Kernel: `workingset_test_recent()`: is the refault distance within the workingset
+    /// size of the eviction lruvec?
+    pub fn workingset_test_recent(&self, shadow: Shadow, file: bool) -> bool {
+        let lv = shadow.memcg() as usize;
+        if lv >= self.lruvecs.len() {
+            return false;
+        }
+        let now = self.lruvecs[lv].nonresident_age & AGE_MASK;
+        let distance = now.wrapping_sub(shadow.age()) & AGE_MASK;
+        let s = WsSizes {
+            active_file: self.lruvec_hier(lv, LruList::ActiveFile),
+            inactive_file: self.lruvec_hier(lv, LruList::InactiveFile),
+            active_anon: self.lruvec_hier(lv, LruList::ActiveAnon),
+            inactive_anon: self.lruvec_hier(lv, LruList::InactiveAnon),
+        };
+        let swap_available = self.nr_swap_free() > 0;
+        distance <= self.balance.workingset_size(file, s, swap_available)
+    }
+
+    /// Kernel: `workingset_refault()`: folio `pfn` (not yet on an LRU) replaces `shadow`.
+    /// May set PG_active and PG_workingset; counts the refault events.
+    pub fn workingset_refault(&mut self, pfn: Pfn, shadow: Shadow) {
+        let file = self.pages.is_file_lru(pfn);
+        let nr = self.pages.nr_pages(pfn);
+        let lv = self.pages.memcg[pfn as usize] as usize;
+        let (refault, activate, restore) = if file {
+            (
+                Ev::WorkingsetRefaultFile,
+                Ev::WorkingsetActivateFile,
+                Ev::WorkingsetRestoreFile,
+            )
+        } else {
+            (
+                Ev::WorkingsetRefaultAnon,
+                Ev::WorkingsetActivateAnon,
+                Ev::WorkingsetRestoreAnon,
+            )
+        };
+        self.ev.add(refault, nr);
+        if !self.workingset_test_recent(shadow, file) {
+            return;
+        }
+        self.pages.set(pfn, pg::ACTIVE);
+        self.workingset_age_nonresident(lv, nr);
+        self.ev.add(activate, nr);
+        for l in ancestors(lv) {
+            self.lruvecs[l].workingset_activate[file as usize] += nr;
+        }
+        if shadow.workingset() {
+            self.pages.set(pfn, pg::WORKINGSET);
+            self.balance
+                .note_workingset_refault(&mut self.lruvecs, lv, file, nr);
+            self.ev.add(restore, nr);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::tiny_mm;
+
+    #[test]
+    fn shadow_packs_and_unpacks() {
+        let s = Shadow::pack(123_456_789, 7, true);
+        assert_eq!((s.age(), s.memcg(), s.workingset()), (123_456_789, 7, true));
+        assert!(s.0 < 1 << 57);
+    }
+
+    #[test]
+    fn refault_distance_activation() {
+        let mut mm = tiny_mm(crate::BalanceKind::RefaultCost, 64);
+        // Fake list sizes on the root lruvec through the zone counters.
+        mm.zones[0].nr_lru[LruList::ActiveFile.idx()] = 40;
+        mm.zones[0].nr_lru[LruList::ActiveAnon.idx()] = 5;
+        mm.zones[0].nr_lru[LruList::InactiveAnon.idx()] = 10;
+        mm.lruvecs[0].nonresident_age = 150;
+        // distance 50 <= 40 + 5 + 10 (swap available) → recent.
+        assert!(mm.workingset_test_recent(Shadow::pack(100, 0, false), true));
+        // distance 56 > 55 → not recent.
+        assert!(!mm.workingset_test_recent(Shadow::pack(94, 0, false), true));
+        // anon refault: active_file + inactive_file + active_anon = 45 < 50.
+        assert!(!mm.workingset_test_recent(Shadow::pack(100, 0, false), false));
+        // legacy: file distance compared with active_file only.
+        let mut legacy = tiny_mm(crate::BalanceKind::Legacy, 64);
+        legacy.zones[0].nr_lru[LruList::ActiveFile.idx()] = 40;
+        legacy.zones[0].nr_lru[LruList::InactiveAnon.idx()] = 10;
+        legacy.lruvecs[0].nonresident_age = 150;
+        assert!(!legacy.workingset_test_recent(Shadow::pack(100, 0, false), true));
+        assert!(legacy.workingset_test_recent(Shadow::pack(110, 0, false), true));
+    }
+}
