@@ -196,6 +196,7 @@ pub struct ObjectSpec {
     pub size_pages: u64,
     /// Files only: the file exists with this size when the run starts (not cached).
     /// false: it starts empty and grows by writes (size_pages is the maximum).
+    /// Always false for anon and shmem objects (they are created when first touched).
     pub exists: bool,
 }
 
@@ -249,7 +250,10 @@ pub enum Pattern {
     /// `scatter`, which permutes ranks over the range deterministically).
     Zipf { s: f64, scatter: bool },
     /// `hot_fraction` of the range (at its start) receives `hot_probability` of accesses.
-    HotCold { hot_fraction: f64, hot_probability: f64 },
+    HotCold {
+        hot_fraction: f64,
+        hot_probability: f64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -262,8 +266,8 @@ pub struct PhaseSpec {
     /// Page range [start, end) within the object.
     pub start_page: u64,
     pub end_page: u64,
-    /// Operations in this phase. Default: one pass over the range for sequential, the range
-    /// length for the others.
+    /// Operations in this phase. Default: ceil(range pages / pages_per_op), one pass over the
+    /// range's worth of pages whatever the pattern.
     pub ops: u64,
     /// Pages per operation (a read() of several pages, a touch of consecutive pages).
     pub pages_per_op: u32,

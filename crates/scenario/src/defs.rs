@@ -1,0 +1,1044 @@
+//! The schema of a scenario file: every table, every key, its default and its doc.
+//!
+//! One table drives four things, so they cannot disagree:
+//! - the defaults the resolver fills in ([`default`]),
+//! - the unknown-key check with its "did you mean" message ([`SectionDef::check_keys`]),
+//! - where a `--set` path lands (`crate::overrides`),
+//! - `scenarios/reference.toml` ([`reference_toml`]), the commented list of every key.
+//!
+//! The raw serde structs (`crate::raw`) mirror this table; a test compares their field lists
+//! with it.
+
+use crate::error::ErrorKind;
+use crate::presets;
+use crate::spans::{Located, Node, Seg};
+use crate::sysctl::{SysctlDefault, SYSCTLS};
+use serde::de::DeserializeOwned;
+use std::ops::Range;
+
+/// How a key gets its value when the file does not give one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Dflt {
+    /// This TOML literal. The reference file shows it as a live line.
+    Value(&'static str),
+    /// This TOML literal, but only where the key applies (for example `zipf_s` only with
+    /// `pattern = "zipf"`). The reference shows it commented out.
+    IfUsed(&'static str),
+    /// Computed from other keys; the doc says how. The reference shows the example
+    /// commented out.
+    Computed(&'static str),
+    /// Must be given. The reference shows the example as a live line.
+    Required(&'static str),
+}
+
+#[derive(Debug)]
+pub(crate) struct KeyDef {
+    pub key: &'static str,
+    pub dflt: Dflt,
+    pub doc: &'static str,
+}
+
+#[derive(Debug)]
+pub(crate) struct SectionDef {
+    /// Dotted path from the root, "" for the root.
+    pub path: &'static str,
+    /// An array of tables (`[[task]]`), whose elements `--set` selects by `select_by`.
+    pub array: bool,
+    pub select_by: &'static str,
+    /// The keys are the sysctls of [`SYSCTLS`] (the `[sysctl]` table).
+    pub sysctl: bool,
+    /// Written commented out in the reference (alternatives such as `[task.pgbench]`).
+    pub commented: bool,
+    pub doc: &'static str,
+    pub keys: &'static [KeyDef],
+    pub children: &'static [&'static SectionDef],
+}
+
+macro_rules! k {
+    ($key:expr, $dflt:ident($lit:expr), $doc:expr) => {
+        KeyDef {
+            key: $key,
+            dflt: Dflt::$dflt($lit),
+            doc: $doc,
+        }
+    };
+}
+
+const fn section(path: &'static str, doc: &'static str, keys: &'static [KeyDef]) -> SectionDef {
+    SectionDef {
+        path,
+        array: false,
+        select_by: "",
+        sysctl: false,
+        commented: false,
+        doc,
+        keys,
+        children: &[],
+    }
+}
+
+const fn array(path: &'static str, doc: &'static str, keys: &'static [KeyDef]) -> SectionDef {
+    SectionDef {
+        array: true,
+        select_by: "name",
+        ..section(path, doc, keys)
+    }
+}
+
+pub(crate) static ROOT: SectionDef =
+    SectionDef {
+        children: &[
+            &RUN, &MACHINE, &SYSCTL, &POLICY, &LRU_GEN, &SWAP, &FS, &DEVICE, &CGROUP, &OBJECT,
+            &TASK, &MODEL,
+        ],
+        ..section(
+            "",
+            "",
+            &[
+                k!("name", Computed("\"my-scenario\""),
+               "Scenario name, shown in reports. Default: the file name without its extension."),
+                k!(
+                    "description",
+                    Value("\"\""),
+                    "Free text: what the scenario models and how it was scaled."
+                ),
+                k!(
+                    "seed",
+                    Value("1"),
+                    "Seed of every random generator of the run (`--seed` overrides it). Never the \
+                clock: the same scenario and seed give the same result."
+                ),
+            ],
+        )
+    };
+
+static RUN: SectionDef = section(
+    "run",
+    "How long to simulate and how to sample. Durations take a unit: ns, us, ms, s, m, h.",
+    &[
+        k!(
+            "duration",
+            Value("\"0s\""),
+            "Stop at this simulated time; 0 = run until every task has finished."
+        ),
+        k!(
+            "warmup",
+            Value("\"0s\""),
+            "Statistics are reset at this time, so the warm-up is left out of the results; \
+            must be shorter than the duration."
+        ),
+        k!(
+            "sample_interval",
+            Value("\"1s\""),
+            "Interval of the time-series samples."
+        ),
+    ],
+);
+
+static MACHINE: SectionDef = section(
+    "machine",
+    "The simulated machine: one NUMA node. Sizes are bytes or take a 1024-based unit: \
+     K, M, G, T (or KiB, MiB, GiB, TiB); \"1.5G\" is allowed.",
+    &[
+        k!(
+            "memory",
+            Required("\"1G\""),
+            "Total memory, rounded down to 4 KiB pages. Required."
+        ),
+        k!(
+            "cpus",
+            Value("4"),
+            "Simulated CPUs shared by the tasks and kernel threads."
+        ),
+        k!(
+            "dma32",
+            Computed("\"256M\""),
+            "Size of the DMA32 zone, the first zone in pfn order; the Normal zone holds the \
+            rest and must not be empty. \"0\" = no DMA32 zone. Default: no DMA32 zone up to \
+            1 GiB of memory (a scaled-down machine is almost all Normal), above that a \
+            quarter of memory, at most 4 GiB. (On a real x86-64 machine DMA32 is the memory \
+            below 4 GiB: everything on small machines, ~3 GiB on large ones.)"
+        ),
+    ],
+);
+
+static SYSCTL: SectionDef = SectionDef {
+    sysctl: true,
+    ..section(
+        "sysctl",
+        "vm.* sysctls under their /proc/sys names; values are integers, as the kernel \
+         writes them. `--set vm.NAME=VALUE` sets them from the command line. See \
+         docs/sysctls.md.",
+        &[],
+    )
+};
+
+static POLICY: SectionDef = section(
+    "policy",
+    "Reclaim policies: the model's swappable parts.",
+    &[
+        k!(
+            "lru",
+            Computed("\"classic\""),
+            "LRU implementation: \"classic\" (active/inactive lists) or \"mglru\" (multi-gen \
+            LRU). Default: classic, or mglru when lru_gen.enabled = true."
+        ),
+        k!(
+            "balance",
+            Value("\"refault-cost\""),
+            "Anon/file scan balance: \"refault-cost\" (lru_note_cost(): rotations are CPU \
+            cost, refaults and writes IO cost; v5.8 and later) or \"legacy\" \
+            (recent_scanned/recent_rotated; before v5.8)."
+        ),
+    ],
+);
+
+static LRU_GEN: SectionDef = section(
+    "lru_gen",
+    "Multi-gen LRU knobs (/sys/kernel/mm/lru_gen/).",
+    &[
+        k!(
+            "enabled",
+            Computed("false"),
+            "true selects the multi-gen LRU, like policy.lru = \"mglru\"; contradicting \
+            policy.lru is an error. Default: whether policy.lru is \"mglru\"."
+        ),
+        k!(
+            "min_ttl_ms",
+            Value("0"),
+            "Protect generations younger than this many milliseconds from eviction (0 = off). \
+            Used by the multi-gen LRU only."
+        ),
+    ],
+);
+
+static SWAP: SectionDef = SectionDef {
+    children: &[&SWAP_AREA],
+    ..section(
+        "swap",
+        "Swap-in readahead. The swap areas themselves are the [[swap.area]] entries; \
+         without any, there is no swap.",
+        &[
+            k!(
+                "vma_ra_enabled",
+                Value("true"),
+                "/sys/kernel/mm/swap/vma_ra_enabled: allow VMA-based swap readahead."
+            ),
+            k!(
+                "readahead",
+                Computed("\"vma\""),
+                "\"cluster\" (swap_cluster_readahead(), physical-offset window) or \"vma\" \
+                (swap_vma_readahead(), virtual-address window). Default: the kernel's choice, \
+                vma unless vma_ra_enabled = false or a swap area is on a rotational device. \
+                \"vma\" with vma_ra_enabled = false is an error."
+            ),
+        ],
+    )
+};
+
+static SWAP_AREA: SectionDef = SectionDef {
+    select_by: "device",
+    ..array(
+        "swap.area",
+        "A swap area (swapon) on a [[device]]; one per device. `--set` selects it by device \
+         name: swap.area.zram0.size=\"1G\".",
+        &[
+            k!(
+                "device",
+                Required("\"disk\""),
+                "Name of the [[device]] holding it. Required."
+            ),
+            k!(
+                "size",
+                Required("\"512M\""),
+                "Size, rounded down to pages. Required."
+            ),
+            k!(
+                "priority",
+                Computed("-2"),
+                "swapon -p priority, 0..=32767; higher is used first. Default: -2, -3, ... in \
+                file order, as swapon without -p assigns them."
+            ),
+        ],
+    )
+};
+
+static FS: SectionDef = section(
+    "fs",
+    "The file system that holds every file object.",
+    &[k!(
+        "device",
+        Computed("\"disk\""),
+        "Name of its [[device]]. Default: the first device that is not zram; when there is \
+          none, a device \"disk\" with preset \"sata-ssd\" is added."
+    )],
+);
+
+static DEVICE: SectionDef =
+    array(
+        "device",
+        "A block device for files or swap. The preset gives every figure; any key below \
+     overrides it. Bandwidths are bytes per second, written as sizes (\"500M\", \
+     \"500M/s\") or integers.",
+        &[
+            k!(
+                "name",
+                Required("\"disk\""),
+                "Unique device name. Required."
+            ),
+            k!(
+                "preset",
+                Value("\"sata-ssd\""),
+                "One of hdd, sata-ssd, nvme, zram, ramdisk, or \"custom\" (then read_bw and \
+            write_bw are required; the rest defaults to 0/false and queue depth 1)."
+            ),
+            k!(
+                "latency",
+                Computed("\"80us\""),
+                "Fixed per-request latency. Default: the preset's."
+            ),
+            k!(
+                "seek",
+                Computed("\"0s\""),
+                "Extra latency when a request does not continue where the previous one ended \
+            (HDD seek). Default: the preset's."
+            ),
+            k!(
+                "read_bw",
+                Computed("500000000"),
+                "Read transfer rate. Default: the preset's."
+            ),
+            k!(
+                "write_bw",
+                Computed("450000000"),
+                "Write transfer rate. Default: the preset's."
+            ),
+            k!(
+                "queue_depth",
+                Computed("32"),
+                "Requests served in parallel (1 for an HDD). Default: the preset's."
+            ),
+            k!("rotational", Computed("false"),
+           "Rotational device: makes swap readahead default to cluster. Default: the preset's."),
+            k!(
+                "synchronous",
+                Computed("false"),
+                "Synchronous device (SWP_SYNCHRONOUS_IO, zram): swap-in bypasses the swap cache. \
+            Default: the preset's."
+            ),
+            k!(
+                "cpu_per_page",
+                Computed("\"0s\""),
+                "CPU time the submitting task spends per page (zram compression). Default: the \
+            preset's."
+            ),
+        ],
+    );
+
+static CGROUP: SectionDef = array(
+    "cgroup",
+    "A memory cgroup below the root. Tasks without a cgroup run in the root cgroup.",
+    &[
+        k!(
+            "name",
+            Required("\"workload\""),
+            "Unique cgroup name. Required."
+        ),
+        k!(
+            "memory.max",
+            Value("\"max\""),
+            "Hard limit (memory.max in v2, memory.limit_in_bytes in v1), or \"max\" for none; \
+            rounded down to pages, at most machine.memory."
+        ),
+        k!(
+            "memory.swappiness",
+            Computed("60"),
+            "Per-cgroup swappiness (cgroup v1), 0..=200. Default: vm.swappiness."
+        ),
+    ],
+);
+
+static OBJECT: SectionDef = array(
+    "object",
+    "Memory the tasks access: an anonymous region, a shared-memory region or a file.",
+    &[
+        k!(
+            "name",
+            Required("\"data\""),
+            "Unique object name. Required."
+        ),
+        k!(
+            "kind",
+            Required("\"file\""),
+            "\"anon\" (private anonymous memory), \"shmem\" (tmpfs / shared anonymous: \
+            swap-backed) or \"file\" (a file on the [fs] device). Required."
+        ),
+        k!(
+            "size",
+            Required("\"512M\""),
+            "Size, rounded up to pages; at most 2^32 pages (16 TiB). Required."
+        ),
+        k!(
+            "exists",
+            Computed("true"),
+            "Files only: the file exists with this size when the run starts (not cached); \
+            false = it starts empty and grows by writes up to size. Default: true for files."
+        ),
+    ],
+);
+
+static TASK: SectionDef = SectionDef {
+    children: &[&PHASE, &PGBENCH, &MEMCACHED, &COPY],
+    ..array(
+        "task",
+        "A group of identical tasks. The workload is a list of [[task.phase]] entries, or \
+         one of the emulations, configured by its own table ([task.pgbench], \
+         [task.memcached], [task.copy]).",
+        &[
+            k!(
+                "name",
+                Required("\"reader\""),
+                "Unique task name. Required."
+            ),
+            k!(
+                "cgroup",
+                Computed("\"workload\""),
+                "Name of the [[cgroup]] the tasks run in. Default: the root cgroup."
+            ),
+            k!(
+                "instances",
+                Value("1"),
+                "Copies of this task, each with its own random stream."
+            ),
+            k!("start", Value("\"0s\""), "Start delay."),
+            k!(
+                "workload",
+                Computed("\"phases\""),
+                "\"phases\", \"pgbench\", \"memcached\" or \"copy\". Default: the emulation \
+                whose table is present, else phases."
+            ),
+            k!(
+                "repeat",
+                Value("1"),
+                "phases only: run the phase list this many times; 0 = until the run's \
+                duration."
+            ),
+        ],
+    )
+};
+
+static PHASE: SectionDef = array(
+    "task.phase",
+    "One phase of a phases workload; phases run in order.",
+    &[
+        k!(
+            "name",
+            Computed("\"phase0\""),
+            "Phase name in reports. Default: phase<N>, N counted from 0."
+        ),
+        k!(
+            "access",
+            Required("\"read\""),
+            "\"touch\" / \"touch-write\" (page-table access through a mapping: anon, shmem or \
+            mmap of a file), \"read\" / \"write\" (read()/write() on a file). Required."
+        ),
+        k!(
+            "object",
+            Required("\"data\""),
+            "Name of the [[object]] accessed. Required."
+        ),
+        k!(
+            "pattern",
+            Value("\"sequential\""),
+            "\"sequential\" (the range in order), \"random\" (uniform), \"zipf\" or \
+            \"hot-cold\"."
+        ),
+        k!(
+            "zipf_s",
+            IfUsed("0.99"),
+            "zipf only: the Zipf exponent, 0 or more."
+        ),
+        k!(
+            "scatter",
+            IfUsed("false"),
+            "zipf only: spread the popular pages over the range (a fixed permutation) \
+            instead of putting them at its start."
+        ),
+        k!(
+            "hot_fraction",
+            IfUsed("0.2"),
+            "hot-cold only: the fraction of the range (at its start) that is hot, in (0, 1)."
+        ),
+        k!(
+            "hot_probability",
+            IfUsed("0.8"),
+            "hot-cold only: the fraction of accesses that go to the hot part, in [0, 1]."
+        ),
+        k!(
+            "range",
+            Computed("[\"0\", \"512M\"]"),
+            "Byte range [start, end) within the object, as two sizes; start rounds down and \
+            end rounds up to pages. Default: the whole object."
+        ),
+        k!(
+            "ops",
+            Computed("131072"),
+            "Operations in the phase. Default: one pass, the range's pages / pages_per_op \
+            (rounded up)."
+        ),
+        k!(
+            "pages_per_op",
+            Value("1"),
+            "Consecutive pages per operation (one read() of several pages, or touches of \
+            consecutive pages)."
+        ),
+        k!(
+            "write_fraction",
+            IfUsed("0.0"),
+            "touch only: fraction of the accesses that are writes, in [0, 1]."
+        ),
+        k!("think", Value("\"0s\""), "CPU time between operations."),
+        k!(
+            "advice",
+            Computed("\"normal\""),
+            "fadvise/madvise hint for the phase: \"normal\", \"random\" or \"sequential\". \
+            Default: random for the random, zipf and hot-cold patterns, normal for \
+            sequential."
+        ),
+        k!(
+            "fsync",
+            Value("false"),
+            "fsync the file at the end of the phase (files only)."
+        ),
+    ],
+);
+
+static PGBENCH: SectionDef = SectionDef {
+    commented: true,
+    ..section(
+        "task.pgbench",
+        "pgbench TPC-B-like client (workload = \"pgbench\").",
+        &[
+            k!(
+                "shared_buffers",
+                Required("\"shared_buffers\""),
+                "The shared buffers: a shmem [[object]]. Required."
+            ),
+            k!(
+                "database",
+                Required("\"database\""),
+                "The database: a file [[object]]. Required."
+            ),
+            k!(
+                "wal",
+                Required("\"wal\""),
+                "The write-ahead log: a file [[object]], written sequentially with an fsync \
+                per transaction. Required."
+            ),
+            k!(
+                "transactions",
+                Value("0"),
+                "Transactions per client; 0 = until the run's duration."
+            ),
+            k!(
+                "zipf_s",
+                Value("0.8"),
+                "Zipf exponent of page popularity in the database."
+            ),
+            k!(
+                "think",
+                Value("\"100us\""),
+                "Client think time between transactions (network round trip, parsing)."
+            ),
+        ],
+    )
+};
+
+static MEMCACHED: SectionDef = SectionDef {
+    commented: true,
+    ..section(
+        "task.memcached",
+        "memcached-like key-value server (workload = \"memcached\").",
+        &[
+            k!(
+                "items",
+                Required("\"items\""),
+                "The item memory: an anon [[object]]. Required."
+            ),
+            k!(
+                "fill",
+                Value("true"),
+                "Fill the item memory sequentially before serving."
+            ),
+            k!(
+                "requests",
+                Value("0"),
+                "Requests per instance after the fill; 0 = until the run's duration."
+            ),
+            k!(
+                "set_fraction",
+                Value("0.1"),
+                "Fraction of requests that are sets, in [0, 1]."
+            ),
+            k!(
+                "zipf_s",
+                Value("0.0"),
+                "Key popularity: 0 = uniform, else the Zipf exponent."
+            ),
+            k!(
+                "pages_per_request",
+                Value("1"),
+                "Pages touched per request."
+            ),
+            k!("think", Value("\"20us\""), "CPU time between requests."),
+        ],
+    )
+};
+
+static COPY: SectionDef = SectionDef {
+    commented: true,
+    ..section(
+        "task.copy",
+        "Large-file copy, the background IO load of parallel-IO tests (workload = \"copy\").",
+        &[
+            k!(
+                "src",
+                Required("\"data\""),
+                "The file [[object]] read. Required."
+            ),
+            k!(
+                "dst",
+                Required("\"copy\""),
+                "The file [[object]] written; at least as large as src. Required."
+            ),
+            k!(
+                "chunk_pages",
+                Value("32"),
+                "Pages per read()/write() (cp uses 128 KiB)."
+            ),
+            k!(
+                "passes",
+                Value("1"),
+                "Copies of the whole file; 0 = until the run's duration."
+            ),
+            k!(
+                "fsync",
+                Value("true"),
+                "fsync the destination at the end of each pass."
+            ),
+            k!("think", Value("\"0s\""), "CPU time between chunks."),
+        ],
+    )
+};
+
+static MODEL: SectionDef = SectionDef {
+    children: &[&COST],
+    ..section(
+        "model",
+        "Model-only knobs: things the kernel fixes or the hardware decides.",
+        &[
+            k!(
+                "readahead_kb",
+                Value("128"),
+                "read_ahead_kb of the file-system device: largest file readahead window, in \
+                KiB (rounded down to pages)."
+            ),
+            k!(
+                "max_file_folio_order",
+                Value("9"),
+                "Largest page-cache folio order readahead may build (ext4: 9 = 2 MiB); 0 = \
+                order-0 pages only. At most 10."
+            ),
+            k!(
+                "check_interval",
+                Value("0"),
+                "Run the invariant checks every N events; 0 = never (`refault run --check` \
+                sets 1)."
+            ),
+        ],
+    )
+};
+
+static COST: SectionDef = section(
+    "model.cost",
+    "CPU cost of kernel work, as durations: order-of-magnitude figures for a current x86-64 \
+     server core.",
+    &[
+        k!(
+            "touch",
+            Value("\"5ns\""),
+            "A page-table access that hits a present page (TLB miss amortised)."
+        ),
+        k!(
+            "minor_fault",
+            Value("\"500ns\""),
+            "Minor fault: anon zero-fill or page-cache hit through a mapping."
+        ),
+        k!(
+            "major_fault",
+            Value("\"2us\""),
+            "Major fault bookkeeping, excluding the IO wait."
+        ),
+        k!(
+            "pagecache_hit",
+            Value("\"200ns\""),
+            "read()/write() of one cached page."
+        ),
+        k!(
+            "page_alloc",
+            Value("\"150ns\""),
+            "Allocating a page (buddy, zeroing for anon)."
+        ),
+        k!(
+            "scan_per_page",
+            Value("\"40ns\""),
+            "Isolating and examining one folio on an LRU list."
+        ),
+        k!(
+            "rmap_per_mapping",
+            Value("\"150ns\""),
+            "One rmap step: checking one mapping of a folio for the young bit."
+        ),
+        k!(
+            "reclaim_per_page",
+            Value("\"150ns\""),
+            "Unmapping and freeing one reclaimed page."
+        ),
+        k!("io_submit", Value("\"2us\""), "Submitting one IO request."),
+    ],
+);
+
+impl SectionDef {
+    /// Name relative to the parent (`phase` for `task.phase`).
+    pub fn name(&self) -> &'static str {
+        self.path.rsplit('.').next().unwrap_or("")
+    }
+
+    pub fn key(&self, key: &str) -> Option<&'static KeyDef>
+    where
+        Self: 'static,
+    {
+        self.keys.iter().find(|k| k.key == key)
+    }
+
+    pub fn child(&self, name: &str) -> Option<&'static SectionDef> {
+        self.children.iter().copied().find(|c| c.name() == name)
+    }
+
+    /// `[machine]`, `[[task.phase]]`, or "the top level".
+    pub fn header(&self) -> String {
+        match (self.path, self.array) {
+            ("", _) => "the top-level table".to_string(),
+            (p, true) => format!("[[{p}]]"),
+            (p, false) => format!("[{p}]"),
+        }
+    }
+
+    /// Every name allowed in this table: keys, then sub-tables.
+    pub fn known(&self) -> Vec<&'static str>
+    where
+        Self: 'static,
+    {
+        if self.sysctl {
+            return SYSCTLS.iter().map(|d| d.name).collect();
+        }
+        self.keys
+            .iter()
+            .map(|k| k.key)
+            .chain(self.children.iter().map(|c| c.name()))
+            .collect()
+    }
+
+    /// Checks every key of `table` (and below) against the schema. Returns the first
+    /// unknown key in document order: its path, span and message.
+    pub fn check_keys(
+        &'static self,
+        table: &Located,
+        path: &mut Vec<Seg>,
+    ) -> Result<(), (ErrorKind, Option<Range<usize>>, String)> {
+        for entry in table.entries() {
+            path.push(Seg::Key(entry.key.clone()));
+            if let Some(child) = (!self.sysctl).then(|| self.child(&entry.key)).flatten() {
+                match (&entry.value.node, child.array) {
+                    (Node::Array(items), true) => {
+                        for (i, item) in items.iter().enumerate() {
+                            path.push(Seg::Index(i));
+                            child.check_keys(item, path)?;
+                            path.pop();
+                        }
+                    }
+                    (Node::Table(_), false) => child.check_keys(&entry.value, path)?,
+                    (Node::Table(_), true) => {
+                        return Err((
+                            ErrorKind::InvalidValue,
+                            entry.key_span.clone(),
+                            format!(
+                                "`{}` is a list of tables: write [[{}]] for each entry",
+                                entry.key, child.path
+                            ),
+                        ))
+                    }
+                    // Other wrong shapes are type errors: serde reports them with their
+                    // position.
+                    _ => {}
+                }
+            } else if self.sysctl && crate::sysctl::lookup(&entry.key).is_none() {
+                return Err((
+                    ErrorKind::UnknownKey,
+                    entry.key_span.clone(),
+                    unknown_sysctl_message(&entry.key),
+                ));
+            } else if !self.sysctl && self.key(&entry.key).is_none() {
+                return Err((
+                    ErrorKind::UnknownKey,
+                    entry.key_span.clone(),
+                    self.unknown_key_message(&entry.key),
+                ));
+            }
+            path.pop();
+        }
+        Ok(())
+    }
+
+    pub fn unknown_key_message(&'static self, key: &str) -> String {
+        let known = self.known();
+        let hint = did_you_mean(key, &known)
+            .map(|s| format!(" (did you mean `{s}`?)"))
+            .unwrap_or_default();
+        format!(
+            "unknown key `{key}` in {}{hint}; known keys: {}",
+            self.header(),
+            known.join(", ")
+        )
+    }
+}
+
+pub(crate) fn unknown_sysctl_message(name: &str) -> String {
+    let known: Vec<&str> = SYSCTLS.iter().map(|d| d.name).collect();
+    let hint = did_you_mean(name, &known)
+        .map(|s| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default();
+    format!(
+        "unknown sysctl `{name}`{hint}; known: {}",
+        crate::sysctl::known_names()
+    )
+}
+
+/// The closest known name that looks like a typo of `word` (at most 2 edits, and at most a
+/// third of the longer word), if any.
+pub(crate) fn did_you_mean<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|k| (edit_distance(word, k), *k))
+        .filter(|&(d, k)| d <= 2 && d * 3 <= word.chars().count().max(k.chars().count()))
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The section at a dotted path ("task.phase").
+pub(crate) fn section_at(path: &str) -> Option<&'static SectionDef> {
+    if path.is_empty() {
+        return Some(&ROOT);
+    }
+    let mut here: &'static SectionDef = &ROOT;
+    let mut prefix = String::new();
+    for part in path.split('.') {
+        if !prefix.is_empty() {
+            prefix.push('.');
+        }
+        prefix.push_str(part);
+        here = here.children.iter().copied().find(|c| c.path == prefix)?;
+    }
+    Some(here)
+}
+
+/// The default of `key` in section `path`, deserialised from its literal. Panics when the
+/// key has no literal default: that is a bug in this table or its caller, and the tests
+/// exercise every default.
+pub(crate) fn default<T: DeserializeOwned>(path: &str, key: &str) -> T {
+    let def = section_at(path)
+        .and_then(|s| s.keys.iter().find(|k| k.key == key))
+        .unwrap_or_else(|| panic!("no key {key} in section [{path}]"));
+    let lit = match def.dflt {
+        Dflt::Value(lit) | Dflt::IfUsed(lit) => lit,
+        other => panic!("{path}.{key} has no literal default: {other:?}"),
+    };
+    let table: toml::Table = toml::from_str(&format!("v = {lit}"))
+        .unwrap_or_else(|e| panic!("default of {path}.{key} is not TOML: {e}"));
+    let value = table.get("v").cloned().expect("the literal parsed");
+    value
+        .try_into()
+        .unwrap_or_else(|e| panic!("default of {path}.{key} has the wrong type: {e}"))
+}
+
+// ---------------------------------------------------------------------------------------
+// The reference file.
+
+const WIDTH: usize = 92;
+
+fn wrap(out: &mut String, prefix: &str, text: &str) {
+    let mut line = String::from(prefix);
+    for word in text.split_whitespace() {
+        if line.len() > prefix.len() && line.len() + 1 + word.len() > WIDTH {
+            out.push_str(line.trim_end());
+            out.push('\n');
+            line = String::from(prefix);
+        }
+        if line.len() > prefix.len() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if line.len() > prefix.len() {
+        out.push_str(&line);
+        out.push('\n');
+    }
+}
+
+fn toml_key(key: &str) -> String {
+    if key
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        key.to_string()
+    } else {
+        format!("\"{key}\"")
+    }
+}
+
+fn write_section(out: &mut String, s: &'static SectionDef, commented: bool) {
+    let commented = commented || s.commented;
+    let c = if commented { "# " } else { "" };
+    if !s.path.is_empty() {
+        out.push('\n');
+        wrap(out, "# ", s.doc);
+        if s.array {
+            out.push_str(&format!("{c}[[{}]]\n", s.path));
+        } else {
+            out.push_str(&format!("{c}[{}]\n", s.path));
+        }
+    }
+    if s.sysctl {
+        for def in SYSCTLS {
+            let (dflt, live) = match def.default {
+                SysctlDefault::Value(v) => (v, true),
+                SysctlDefault::Computed { example, .. } => (example, false),
+            };
+            let range = format!("Range {}{}.", def.range_text(), unit_suffix(def.unit));
+            let default = match def.default {
+                SysctlDefault::Value(_) => String::new(),
+                SysctlDefault::Computed { how, .. } => format!(" Default: {how}."),
+            };
+            wrap(out, "# ", &format!("{} {range}{default}", def.doc));
+            let lc = if live && !commented { "" } else { "# " };
+            out.push_str(&format!("{lc}\"{}\" = {dflt}\n", def.name));
+        }
+    }
+    for key in s.keys {
+        wrap(out, &format!("{c}# "), key.doc);
+        let (lit, live) = match key.dflt {
+            Dflt::Value(l) | Dflt::Required(l) => (l, true),
+            Dflt::IfUsed(l) | Dflt::Computed(l) => (l, false),
+        };
+        let lc = if live && !commented { "" } else { "# " };
+        out.push_str(&format!("{lc}{} = {lit}\n", toml_key(key.key)));
+    }
+    for child in s.children {
+        write_section(out, child, commented);
+    }
+}
+
+fn unit_suffix(unit: &str) -> String {
+    if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" ({unit})")
+    }
+}
+
+/// `scenarios/reference.toml`: every key with its default and doc.
+pub fn reference_toml() -> String {
+    let mut out = String::new();
+    out.push_str(
+        "# refault scenario reference: every key, its default and what it means.\n\
+         #\n\
+         # Generated from crates/scenario/src/{defs,sysctl}.rs by\n\
+         # `REFAULT_BLESS=1 cargo test -p refault-scenario`; do not edit.\n\
+         #\n\
+         # Live lines show defaults (or, for required keys, an example); commented-out lines\n\
+         # are keys whose default is computed from other keys or that apply only in some\n\
+         # cases. Unknown keys are errors. Any key can be set from the command line with\n\
+         # `--set KEY=VALUE`: dotted paths such as machine.memory=2G or\n\
+         # model.cost.scan_per_page=50ns, vm.* for sysctls, and the element of an array of\n\
+         # tables by its name: cgroup.workload.memory.max=1G, task.reader.phase.phase0.ops=10.\n\
+         #\n",
+    );
+    out.push_str(&format!(
+        "# Device presets: {}.\n",
+        presets::PRESETS
+            .iter()
+            .map(|p| p.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    for p in presets::PRESETS {
+        wrap(&mut out, "#   ", &format!("{}: {}.", p.name, p.doc));
+    }
+    out.push_str("#\n");
+    write_section(&mut out, &ROOT, false);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_finds_typos() {
+        assert_eq!(edit_distance("memroy", "memory"), 2);
+        assert_eq!(edit_distance("cpu", "cpus"), 1);
+        assert_eq!(did_you_mean("memroy", &["memory", "cpus"]), Some("memory"));
+        assert_eq!(did_you_mean("zzzzzz", &["memory", "cpus"]), None);
+        assert_eq!(did_you_mean("x", &["fs", "run"]), None);
+    }
+
+    #[test]
+    fn every_literal_default_is_toml() {
+        fn walk(s: &'static SectionDef) {
+            for k in s.keys {
+                let (Dflt::Value(l) | Dflt::IfUsed(l) | Dflt::Computed(l) | Dflt::Required(l)) =
+                    k.dflt;
+                let parsed: Result<toml::Table, _> = toml::from_str(&format!("v = {l}"));
+                assert!(parsed.is_ok(), "{}.{}: {l}", s.path, k.key);
+            }
+            for c in s.children {
+                assert!(c.path.starts_with(s.path), "{} under {}", c.path, s.path);
+                walk(c);
+            }
+        }
+        walk(&ROOT);
+    }
+
+    #[test]
+    fn sections_are_found_by_path() {
+        assert_eq!(section_at("task.phase").unwrap().path, "task.phase");
+        assert_eq!(section_at("model.cost").unwrap().path, "model.cost");
+        assert!(section_at("task.nope").is_none());
+        let d: u32 = default("machine", "cpus");
+        assert_eq!(d, 4);
+    }
+}

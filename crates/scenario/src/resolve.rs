@@ -1,0 +1,1320 @@
+//! Raw scenario → resolved [`Scenario`]: defaults filled in, names turned into indices, sizes
+//! into pages and times into nanoseconds, and everything checked.
+//!
+//! Each check reports the path it is about; [`Ctx::err`] turns the path into a file position
+//! (or into "--set KEY=VALUE" when an override set it).
+
+use crate::defs;
+use crate::error::{ErrorKind, ScenarioError};
+use crate::model::*;
+use crate::presets::{self, Preset};
+use crate::raw::*;
+use crate::size::{format_bytes, format_duration};
+use crate::spans::{path, Located, Seg};
+use crate::sysctl;
+use std::collections::BTreeMap;
+
+/// Page indices and pfns are u32 in the model: at most 2^32 pages (16 TiB) per object, per
+/// swap area and per machine.
+pub(crate) const MAX_PAGES: u64 = 1 << 32;
+
+/// MAX_PAGE_ORDER of the buddy allocator (include/linux/mmzone.h, default config).
+const MAX_PAGE_ORDER: u32 = 10;
+
+/// Up to this much memory, the default zone layout is a single Normal zone.
+const SINGLE_ZONE_MAX_BYTES: u64 = 1 << 30;
+
+/// The DMA32 zone ends at 4 GiB of physical address space.
+const DMA32_MAX_BYTES: u64 = 4 << 30;
+
+/// Highest priority `swapon -p` accepts (SWAP_FLAG_PRIO_MASK).
+const MAX_SWAP_PRIO: i32 = 0x7fff;
+
+/// Where errors are reported: the file, its positions, and the paths set by overrides.
+pub(crate) struct Ctx<'a> {
+    pub origin: &'a str,
+    pub text: &'a str,
+    pub doc: &'a Located,
+    /// Paths set by `--set`, with the `KEY=VALUE` text.
+    pub overrides: &'a [(Vec<Seg>, String)],
+}
+
+type Result<T> = std::result::Result<T, ScenarioError>;
+
+impl Ctx<'_> {
+    pub fn err(&self, kind: ErrorKind, path: &[Seg], msg: impl Into<String>) -> ScenarioError {
+        let msg = msg.into();
+        if let Some((_, set)) = self
+            .overrides
+            .iter()
+            .rev()
+            .find(|(p, _)| path.starts_with(p))
+        {
+            return ScenarioError::new(kind, self.origin, format!("--set {set}: {msg}"));
+        }
+        match self.doc.locate(path) {
+            Some(span) => ScenarioError::at(kind, self.origin, self.text, span.start, msg),
+            None => ScenarioError::new(kind, self.origin, msg),
+        }
+    }
+
+    fn required<T>(&self, v: Option<T>, path: &[Seg], what: &str) -> Result<T> {
+        v.ok_or_else(|| self.err(ErrorKind::InvalidValue, path, format!("{what} is required")))
+    }
+
+    fn fraction(&self, v: f64, path: &[Seg], what: &str) -> Result<f64> {
+        if (0.0..=1.0).contains(&v) {
+            Ok(v)
+        } else {
+            Err(self.err(
+                ErrorKind::InvalidValue,
+                path,
+                format!("{what} = {v} is not in [0, 1]"),
+            ))
+        }
+    }
+
+    fn exponent(&self, v: f64, path: &[Seg], what: &str) -> Result<f64> {
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(self.err(
+                ErrorKind::InvalidValue,
+                path,
+                format!("{what} = {v} must be 0 or more"),
+            ))
+        }
+    }
+}
+
+fn list(names: impl IntoIterator<Item = impl AsRef<str>>) -> String {
+    let v: Vec<String> = names.into_iter().map(|n| n.as_ref().to_string()).collect();
+    if v.is_empty() {
+        "none defined".to_string()
+    } else {
+        v.join(", ")
+    }
+}
+
+/// Checks a name: non-empty, unique among `seen`.
+fn check_name(
+    cx: &Ctx,
+    name: Option<String>,
+    at: &[Seg],
+    what: &str,
+    seen: &mut BTreeMap<String, ()>,
+) -> Result<String> {
+    let name_path = [at, &path!["name"]].concat();
+    let name = cx.required(name, &name_path, &format!("the name of a {what}"))?;
+    if name.trim().is_empty() {
+        return Err(cx.err(
+            ErrorKind::InvalidValue,
+            &name_path,
+            format!("{what} name is empty"),
+        ));
+    }
+    if seen.insert(name.clone(), ()).is_some() {
+        return Err(cx.err(
+            ErrorKind::InvalidValue,
+            &name_path,
+            format!("{what} `{name}` is defined twice"),
+        ));
+    }
+    Ok(name)
+}
+
+pub(crate) fn resolve(raw: RawScenario, cx: &Ctx, seed: Option<u64>) -> Result<Scenario> {
+    let name = match raw.name {
+        Some(n) if n.trim().is_empty() => {
+            return Err(cx.err(ErrorKind::InvalidValue, &path!["name"], "name is empty"))
+        }
+        Some(n) => n,
+        None => std::path::Path::new(cx.origin)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "scenario".to_string()),
+    };
+    let description = raw
+        .description
+        .unwrap_or_else(|| defs::default("", "description"));
+    let seed = seed
+        .or(raw.seed)
+        .unwrap_or_else(|| defs::default("", "seed"));
+
+    let run = resolve_run(&raw.run, cx)?;
+    let machine = resolve_machine(&raw.machine, cx)?;
+    let sysctl = resolve_sysctl(&raw.sysctl, machine.memory_pages, cx)?;
+    let mut devices = resolve_devices(raw.device, cx)?;
+    let fs_device = resolve_fs(&raw.fs, &mut devices, cx)?;
+    let swap = resolve_swap(&raw.swap, &devices, cx)?;
+    let policy = resolve_policy(&raw.policy, &raw.lru_gen, &raw.swap, &devices, &swap, cx)?;
+    let cgroups = resolve_cgroups(raw.cgroup, machine.memory_pages, cx)?;
+    let objects = resolve_objects(raw.object, cx)?;
+    let tasks = resolve_tasks(raw.task, &cgroups, &objects, &run, cx)?;
+    let (costs, model) = resolve_model(&raw.model, cx)?;
+
+    Ok(Scenario {
+        name,
+        description,
+        seed,
+        run,
+        machine,
+        sysctl,
+        policy,
+        devices,
+        fs_device,
+        swap,
+        cgroups,
+        objects,
+        tasks,
+        costs,
+        model,
+    })
+}
+
+fn resolve_run(raw: &RawRun, cx: &Ctx) -> Result<RunSpec> {
+    let d = |v: Option<crate::size::Duration>, key: &str| -> u64 {
+        v.map_or_else(
+            || defs::default::<crate::size::Duration>("run", key).0,
+            |d| d.0,
+        )
+    };
+    let run = RunSpec {
+        duration_ns: d(raw.duration, "duration"),
+        warmup_ns: d(raw.warmup, "warmup"),
+        sample_interval_ns: d(raw.sample_interval, "sample_interval"),
+    };
+    if run.sample_interval_ns == 0 {
+        return Err(cx.err(
+            ErrorKind::InvalidValue,
+            &path!["run", "sample_interval"],
+            "run.sample_interval must be more than 0",
+        ));
+    }
+    if run.duration_ns > 0 && run.warmup_ns >= run.duration_ns {
+        return Err(cx.err(
+            ErrorKind::Impossible,
+            &path!["run", "warmup"],
+            format!(
+                "run.warmup ({}) is not shorter than run.duration ({}): nothing would be measured",
+                format_duration(run.warmup_ns),
+                format_duration(run.duration_ns)
+            ),
+        ));
+    }
+    Ok(run)
+}
+
+fn resolve_machine(raw: &RawMachine, cx: &Ctx) -> Result<MachineSpec> {
+    let at = path!["machine", "memory"];
+    let bytes = cx.required(raw.memory, &at, "machine.memory")?.0;
+    let memory_pages = bytes / PAGE_SIZE;
+    if memory_pages == 0 {
+        let msg = if bytes == 0 {
+            "machine.memory is 0: a machine needs memory".to_string()
+        } else {
+            format!("machine.memory ({bytes} bytes) is less than one page (4 KiB)")
+        };
+        return Err(cx.err(ErrorKind::Impossible, &at, msg));
+    }
+    if memory_pages > MAX_PAGES {
+        return Err(cx.err(
+            ErrorKind::Impossible,
+            &at,
+            format!(
+                "machine.memory ({}) is more than 2^32 pages (16 TiB): pfns are 32-bit",
+                format_bytes(bytes)
+            ),
+        ));
+    }
+    let cpus = raw.cpus.unwrap_or_else(|| defs::default("machine", "cpus"));
+    if cpus == 0 {
+        return Err(cx.err(
+            ErrorKind::Impossible,
+            &path!["machine", "cpus"],
+            "machine.cpus is 0: a machine needs at least one CPU",
+        ));
+    }
+    let dma32_pages = match raw.dma32 {
+        Some(size) => {
+            let pages = size.0 / PAGE_SIZE;
+            if pages >= memory_pages {
+                return Err(cx.err(
+                    ErrorKind::Impossible,
+                    &path!["machine", "dma32"],
+                    format!(
+                        "machine.dma32 ({}) must be smaller than machine.memory ({}): the \
+                         Normal zone would be empty",
+                        format_bytes(pages * PAGE_SIZE),
+                        format_bytes(memory_pages * PAGE_SIZE)
+                    ),
+                ));
+            }
+            pages
+        }
+        None if memory_pages * PAGE_SIZE <= SINGLE_ZONE_MAX_BYTES => 0,
+        None => (memory_pages / 4).min(DMA32_MAX_BYTES / PAGE_SIZE),
+    };
+    let mut zones = Vec::new();
+    if dma32_pages > 0 {
+        zones.push(ZoneSpec {
+            kind: ZoneKind::Dma32,
+            pages: dma32_pages,
+        });
+    }
+    zones.push(ZoneSpec {
+        kind: ZoneKind::Normal,
+        pages: memory_pages - dma32_pages,
+    });
+    Ok(MachineSpec {
+        memory_pages,
+        cpus,
+        zones,
+    })
+}
+
+fn resolve_sysctl(
+    raw: &BTreeMap<String, toml::Value>,
+    memory_pages: u64,
+    cx: &Ctx,
+) -> Result<Sysctl> {
+    let mut out = sysctl::defaults(memory_pages);
+    for (name, value) in raw {
+        let at = path!["sysctl", name.as_str()];
+        let Some(def) = sysctl::lookup(name) else {
+            let mut e = cx.err(
+                ErrorKind::UnknownKey,
+                &at,
+                defs::unknown_sysctl_message(name),
+            );
+            if let Some(span) = cx.doc.locate_key(&at) {
+                if !cx.overrides.iter().any(|(p, _)| at.starts_with(p)) {
+                    e = ScenarioError::at(e.kind(), cx.origin, cx.text, span.start, e.message());
+                }
+            }
+            return Err(e);
+        };
+        let Some(v) = value.as_integer() else {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &at,
+                format!("{name} must be an integer, not a {}", value.type_str()),
+            ));
+        };
+        def.check(v)
+            .map_err(|msg| cx.err(ErrorKind::InvalidValue, &at, msg))?;
+        def.apply(&mut out, v);
+    }
+    if let Some(kb) = out.min_free_kbytes {
+        if kb * 1024 >= memory_pages * PAGE_SIZE {
+            return Err(cx.err(
+                ErrorKind::Impossible,
+                &path!["sysctl", "vm.min_free_kbytes"],
+                format!(
+                    "vm.min_free_kbytes = {kb} reserves all of machine.memory ({})",
+                    format_bytes(memory_pages * PAGE_SIZE)
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn resolve_devices(raw: Vec<RawDevice>, cx: &Ctx) -> Result<Vec<DeviceSpec>> {
+    let mut seen = BTreeMap::new();
+    let mut out = Vec::new();
+    for (i, d) in raw.into_iter().enumerate() {
+        let at = path!["device", i];
+        let name = check_name(cx, d.name, &at, "device", &mut seen)?;
+        let preset_name = d
+            .preset
+            .unwrap_or_else(|| defs::default("device", "preset"));
+        let preset: &Preset = if preset_name == presets::CUSTOM.name {
+            &presets::CUSTOM
+        } else {
+            presets::lookup(&preset_name).ok_or_else(|| {
+                cx.err(
+                    ErrorKind::InvalidValue,
+                    &path!["device", i, "preset"],
+                    format!(
+                        "device `{name}`: unknown preset `{preset_name}` (known: {}, custom)",
+                        presets::names()
+                    ),
+                )
+            })?
+        };
+        let custom = preset.name == presets::CUSTOM.name;
+        let bw = |v: Option<crate::size::Bandwidth>, key: &str, dflt: u64| -> Result<u64> {
+            let at = path!["device", i, key];
+            let bytes = match v {
+                Some(b) => b.0,
+                None if custom => {
+                    return Err(cx.err(
+                        ErrorKind::InvalidValue,
+                        &at,
+                        format!("device `{name}` has preset = \"custom\": {key} is required"),
+                    ))
+                }
+                None => dflt,
+            };
+            if bytes == 0 {
+                return Err(cx.err(
+                    ErrorKind::Impossible,
+                    &at,
+                    format!("device `{name}`: {key} is 0, no IO could complete"),
+                ));
+            }
+            Ok(bytes)
+        };
+        let read_bytes_per_sec = bw(d.read_bw, "read_bw", preset.read_bytes_per_sec)?;
+        let write_bytes_per_sec = bw(d.write_bw, "write_bw", preset.write_bytes_per_sec)?;
+        let queue_depth = d.queue_depth.unwrap_or(preset.queue_depth);
+        if queue_depth == 0 {
+            return Err(cx.err(
+                ErrorKind::Impossible,
+                &path!["device", i, "queue_depth"],
+                format!("device `{name}`: queue_depth is 0, no IO could be issued"),
+            ));
+        }
+        out.push(DeviceSpec {
+            name,
+            preset: preset.name.to_string(),
+            latency_ns: d.latency.map_or(preset.latency_ns, |v| v.0),
+            seek_ns: d.seek.map_or(preset.seek_ns, |v| v.0),
+            read_bytes_per_sec,
+            write_bytes_per_sec,
+            queue_depth,
+            rotational: d.rotational.unwrap_or(preset.rotational),
+            synchronous: d.synchronous.unwrap_or(preset.synchronous),
+            cpu_ns_per_page: d.cpu_per_page.map_or(preset.cpu_ns_per_page, |v| v.0),
+        });
+    }
+    Ok(out)
+}
+
+fn device_from_preset(name: &str, preset: &Preset) -> DeviceSpec {
+    DeviceSpec {
+        name: name.to_string(),
+        preset: preset.name.to_string(),
+        latency_ns: preset.latency_ns,
+        seek_ns: preset.seek_ns,
+        read_bytes_per_sec: preset.read_bytes_per_sec,
+        write_bytes_per_sec: preset.write_bytes_per_sec,
+        queue_depth: preset.queue_depth,
+        rotational: preset.rotational,
+        synchronous: preset.synchronous,
+        cpu_ns_per_page: preset.cpu_ns_per_page,
+    }
+}
+
+fn find_device(devices: &[DeviceSpec], name: &str) -> Option<usize> {
+    devices.iter().position(|d| d.name == name)
+}
+
+fn resolve_fs(raw: &RawFs, devices: &mut Vec<DeviceSpec>, cx: &Ctx) -> Result<usize> {
+    if let Some(name) = &raw.device {
+        return find_device(devices, name).ok_or_else(|| {
+            cx.err(
+                ErrorKind::UnknownReference,
+                &path!["fs", "device"],
+                format!(
+                    "fs.device `{name}` is not a [[device]] (devices: {})",
+                    list(devices.iter().map(|d| &d.name))
+                ),
+            )
+        });
+    }
+    if let Some(i) = devices.iter().position(|d| d.preset != "zram") {
+        return Ok(i);
+    }
+    const DEFAULT_DISK: &str = "disk";
+    if find_device(devices, DEFAULT_DISK).is_some() {
+        return Err(cx.err(
+            ErrorKind::Impossible,
+            &path!["fs"],
+            "no device for the file system: every [[device]] is zram and the name `disk` is \
+             taken; add a device for the files and name it in [fs] device",
+        ));
+    }
+    let preset = presets::lookup("sata-ssd").expect("the sata-ssd preset exists");
+    devices.push(device_from_preset(DEFAULT_DISK, preset));
+    Ok(devices.len() - 1)
+}
+
+fn resolve_swap(raw: &RawSwap, devices: &[DeviceSpec], cx: &Ctx) -> Result<Vec<SwapSpec>> {
+    let mut out: Vec<SwapSpec> = Vec::new();
+    let mut next_default_prio = -2;
+    for (i, a) in raw.area.iter().enumerate() {
+        let at = path!["swap", "area", i];
+        let dev_at = [at.as_slice(), &path!["device"]].concat();
+        let name = cx.required(a.device.clone(), &dev_at, "swap.area device")?;
+        let device = find_device(devices, &name).ok_or_else(|| {
+            cx.err(
+                ErrorKind::UnknownReference,
+                &dev_at,
+                format!(
+                    "swap area on device `{name}`, which is not a [[device]] (devices: {})",
+                    list(devices.iter().map(|d| &d.name))
+                ),
+            )
+        })?;
+        if out.iter().any(|s| s.device == device) {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &dev_at,
+                format!("device `{name}` holds two swap areas; use one per device"),
+            ));
+        }
+        let size_at = [at.as_slice(), &path!["size"]].concat();
+        let bytes = cx.required(a.size, &size_at, "swap.area size")?.0;
+        let size_pages = bytes / PAGE_SIZE;
+        if size_pages == 0 {
+            return Err(cx.err(
+                ErrorKind::Impossible,
+                &size_at,
+                format!("swap area on `{name}` is smaller than one page"),
+            ));
+        }
+        if size_pages > MAX_PAGES {
+            return Err(cx.err(
+                ErrorKind::Impossible,
+                &size_at,
+                format!("swap area on `{name}` is larger than 2^32 pages: swap offsets are 32-bit"),
+            ));
+        }
+        let priority = match a.priority {
+            Some(p) if !(0..=MAX_SWAP_PRIO).contains(&p) => {
+                return Err(cx.err(
+                    ErrorKind::InvalidValue,
+                    &[at.as_slice(), &path!["priority"]].concat(),
+                    format!("swap priority {p} is not in 0..={MAX_SWAP_PRIO}"),
+                ))
+            }
+            Some(p) => p,
+            None => {
+                next_default_prio -= 1;
+                next_default_prio + 1
+            }
+        };
+        out.push(SwapSpec {
+            device,
+            size_pages,
+            priority,
+        });
+    }
+    // Highest priority first; equal priorities keep file order (stable sort).
+    out.sort_by_key(|s| std::cmp::Reverse(s.priority));
+    Ok(out)
+}
+
+fn resolve_policy(
+    policy: &RawPolicy,
+    lru_gen: &RawLruGen,
+    raw_swap: &RawSwap,
+    devices: &[DeviceSpec],
+    swap: &[SwapSpec],
+    cx: &Ctx,
+) -> Result<PolicySpec> {
+    let lru = match (policy.lru, lru_gen.enabled) {
+        (Some(LruKind::Classic), Some(true)) | (Some(LruKind::Mglru), Some(false)) => {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &path!["lru_gen", "enabled"],
+                format!(
+                    "lru_gen.enabled = {} contradicts policy.lru = \"{}\"",
+                    lru_gen.enabled.unwrap_or_default(),
+                    if policy.lru == Some(LruKind::Mglru) {
+                        "mglru"
+                    } else {
+                        "classic"
+                    }
+                ),
+            ))
+        }
+        (Some(lru), _) => lru,
+        (None, Some(true)) => LruKind::Mglru,
+        (None, _) => LruKind::Classic,
+    };
+    let balance = policy
+        .balance
+        .unwrap_or_else(|| defs::default("policy", "balance"));
+    let vma_ra_enabled: bool = raw_swap
+        .vma_ra_enabled
+        .unwrap_or_else(|| defs::default("swap", "vma_ra_enabled"));
+    let rotational_swap = swap.iter().any(|s| devices[s.device].rotational);
+    let swap_readahead = match raw_swap.readahead {
+        Some(SwapReadaheadKind::Vma) if !vma_ra_enabled => {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &path!["swap", "readahead"],
+                "swap.readahead = \"vma\" contradicts swap.vma_ra_enabled = false",
+            ))
+        }
+        Some(kind) => kind,
+        // swap_use_vma_readahead(): vma_ra_enabled && no rotational swap device.
+        None if vma_ra_enabled && !rotational_swap => SwapReadaheadKind::Vma,
+        None => SwapReadaheadKind::Cluster,
+    };
+    Ok(PolicySpec {
+        lru,
+        balance,
+        swap_readahead,
+        lru_gen_min_ttl_ms: lru_gen
+            .min_ttl_ms
+            .unwrap_or_else(|| defs::default("lru_gen", "min_ttl_ms")),
+    })
+}
+
+fn resolve_cgroups(raw: Vec<RawCgroup>, memory_pages: u64, cx: &Ctx) -> Result<Vec<CgroupSpec>> {
+    let mut seen = BTreeMap::new();
+    let mut out = Vec::new();
+    for (i, c) in raw.into_iter().enumerate() {
+        let at = path!["cgroup", i];
+        let name = check_name(cx, c.name, &at, "cgroup", &mut seen)?;
+        let max_at = path!["cgroup", i, "memory.max"];
+        let limit = c
+            .memory_max
+            .unwrap_or_else(|| defs::default("cgroup", "memory.max"));
+        let memory_max_pages = match limit {
+            Limit::Max => None,
+            Limit::Bytes(b) => {
+                let pages = b / PAGE_SIZE;
+                if pages == 0 {
+                    return Err(cx.err(
+                        ErrorKind::Impossible,
+                        &max_at,
+                        format!("cgroup `{name}`: memory.max is less than one page"),
+                    ));
+                }
+                if pages > memory_pages {
+                    return Err(cx.err(
+                        ErrorKind::Impossible,
+                        &max_at,
+                        format!(
+                            "cgroup `{name}`: memory.max ({}) is larger than machine.memory ({})",
+                            format_bytes(pages * PAGE_SIZE),
+                            format_bytes(memory_pages * PAGE_SIZE)
+                        ),
+                    ));
+                }
+                Some(pages)
+            }
+        };
+        if let Some(s) = c.memory_swappiness {
+            if s > 200 {
+                return Err(cx.err(
+                    ErrorKind::InvalidValue,
+                    &path!["cgroup", i, "memory.swappiness"],
+                    format!("cgroup `{name}`: memory.swappiness = {s} is out of range (0..=200)"),
+                ));
+            }
+        }
+        out.push(CgroupSpec {
+            name,
+            memory_max_pages,
+            swappiness: c.memory_swappiness,
+        });
+    }
+    Ok(out)
+}
+
+fn resolve_objects(raw: Vec<RawObject>, cx: &Ctx) -> Result<Vec<ObjectSpec>> {
+    let mut seen = BTreeMap::new();
+    let mut out = Vec::new();
+    for (i, o) in raw.into_iter().enumerate() {
+        let at = path!["object", i];
+        let name = check_name(cx, o.name, &at, "object", &mut seen)?;
+        let kind = cx.required(
+            o.kind,
+            &path!["object", i, "kind"],
+            &format!("object `{name}`: kind"),
+        )?;
+        let size_at = path!["object", i, "size"];
+        let bytes = cx
+            .required(o.size, &size_at, &format!("object `{name}`: size"))?
+            .0;
+        let size_pages = bytes.div_ceil(PAGE_SIZE);
+        if size_pages == 0 {
+            return Err(cx.err(
+                ErrorKind::Impossible,
+                &size_at,
+                format!("object `{name}` has size 0"),
+            ));
+        }
+        if size_pages > MAX_PAGES {
+            return Err(cx.err(
+                ErrorKind::Impossible,
+                &size_at,
+                format!(
+                    "object `{name}` ({}) is more than 2^32 pages: workload larger than address \
+                     space (page numbers are 32-bit)",
+                    format_bytes(bytes)
+                ),
+            ));
+        }
+        let exists = match (kind, o.exists) {
+            (ObjectKind::File, e) => e.unwrap_or(true),
+            (_, Some(_)) => {
+                return Err(cx.err(
+                    ErrorKind::InvalidValue,
+                    &path!["object", i, "exists"],
+                    format!("object `{name}`: exists applies to files only"),
+                ))
+            }
+            (_, None) => false,
+        };
+        out.push(ObjectSpec {
+            name,
+            kind,
+            size_pages,
+            exists,
+        });
+    }
+    Ok(out)
+}
+
+fn kind_name(kind: ObjectKind) -> &'static str {
+    match kind {
+        ObjectKind::Anon => "anon",
+        ObjectKind::Shmem => "shmem",
+        ObjectKind::File => "file",
+    }
+}
+
+fn access_name(access: Access) -> &'static str {
+    match access {
+        Access::Touch => "touch",
+        Access::TouchWrite => "touch-write",
+        Access::Read => "read",
+        Access::Write => "write",
+    }
+}
+
+/// Looks up an object by name for `who`, checking its kind is one of `kinds`.
+fn object_ref(
+    objects: &[ObjectSpec],
+    name: Option<String>,
+    at: &[Seg],
+    who: &str,
+    key: &str,
+    kinds: &[ObjectKind],
+    cx: &Ctx,
+) -> Result<usize> {
+    let name = cx.required(name, at, &format!("{who}: {key}"))?;
+    let index = objects.iter().position(|o| o.name == name).ok_or_else(|| {
+        cx.err(
+            ErrorKind::UnknownReference,
+            at,
+            format!(
+                "{who}: unknown object `{name}` (objects: {})",
+                list(objects.iter().map(|o| &o.name))
+            ),
+        )
+    })?;
+    let kind = objects[index].kind;
+    if !kinds.contains(&kind) {
+        return Err(cx.err(
+            ErrorKind::InvalidValue,
+            at,
+            format!(
+                "{who}: {key} must be a {} object, but `{name}` is {}",
+                kinds
+                    .iter()
+                    .map(|&k| kind_name(k))
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+                kind_name(kind)
+            ),
+        ));
+    }
+    Ok(index)
+}
+
+fn resolve_tasks(
+    raw: Vec<RawTask>,
+    cgroups: &[CgroupSpec],
+    objects: &[ObjectSpec],
+    run: &RunSpec,
+    cx: &Ctx,
+) -> Result<Vec<TaskSpec>> {
+    let mut seen = BTreeMap::new();
+    let mut out = Vec::new();
+    for (i, t) in raw.into_iter().enumerate() {
+        let at = path!["task", i];
+        let name = check_name(cx, t.name, &at, "task", &mut seen)?;
+        let who = format!("task `{name}`");
+        let cgroup = match &t.cgroup {
+            None => None,
+            Some(c) => Some(cgroups.iter().position(|g| &g.name == c).ok_or_else(|| {
+                cx.err(
+                    ErrorKind::UnknownReference,
+                    &path!["task", i, "cgroup"],
+                    format!(
+                        "{who}: unknown cgroup `{c}` (cgroups: {})",
+                        list(cgroups.iter().map(|g| &g.name))
+                    ),
+                )
+            })?),
+        };
+        let instances = t
+            .instances
+            .unwrap_or_else(|| defs::default("task", "instances"));
+        if instances == 0 {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &path!["task", i, "instances"],
+                format!("{who}: instances = 0; remove the task instead"),
+            ));
+        }
+        let start_ns = t.start.unwrap_or_else(|| defs::default("task", "start")).0;
+
+        let tables: Vec<WorkloadName> = [
+            (t.pgbench.is_some(), WorkloadName::Pgbench),
+            (t.memcached.is_some(), WorkloadName::Memcached),
+            (t.copy.is_some(), WorkloadName::Copy),
+        ]
+        .into_iter()
+        .filter_map(|(present, w)| present.then_some(w))
+        .collect();
+        let kind = match (t.workload, tables.as_slice()) {
+            (Some(w), _) => w,
+            (None, []) => WorkloadName::Phases,
+            (None, [w]) => *w,
+            (None, _) => {
+                return Err(cx.err(
+                    ErrorKind::InvalidValue,
+                    &at,
+                    format!(
+                        "{who} has tables for several workloads ({}); keep one",
+                        tables
+                            .iter()
+                            .map(|w| w.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ))
+            }
+        };
+        let workload_at = path!["task", i, "workload"];
+        if let Some(other) = tables.iter().find(|&&w| w != kind) {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &path!["task", i, other.as_str()],
+                format!(
+                    "{who}: [task.{}] does not apply to workload = \"{}\"",
+                    other.as_str(),
+                    kind.as_str()
+                ),
+            ));
+        }
+        if kind != WorkloadName::Phases {
+            if !t.phase.is_empty() {
+                return Err(cx.err(
+                    ErrorKind::InvalidValue,
+                    &path!["task", i, "phase"],
+                    format!(
+                        "{who}: [[task.phase]] does not apply to workload = \"{}\"",
+                        kind.as_str()
+                    ),
+                ));
+            }
+            if t.repeat.is_some() {
+                return Err(cx.err(
+                    ErrorKind::InvalidValue,
+                    &path!["task", i, "repeat"],
+                    format!("{who}: repeat applies to workload = \"phases\" only"),
+                ));
+            }
+        }
+        let forever = |what: &str| -> Result<()> {
+            if run.duration_ns == 0 {
+                return Err(cx.err(
+                    ErrorKind::Impossible,
+                    &at,
+                    format!(
+                        "{who} runs until the run's duration ({what} = 0) but run.duration is \
+                         0 (until every task has finished): the run would never end"
+                    ),
+                ));
+            }
+            Ok(())
+        };
+        let workload = match kind {
+            WorkloadName::Phases => {
+                if t.phase.is_empty() {
+                    return Err(cx.err(
+                        ErrorKind::InvalidValue,
+                        &workload_at,
+                        format!("{who} has no [[task.phase]] and no emulation table"),
+                    ));
+                }
+                let repeat = t.repeat.unwrap_or_else(|| defs::default("task", "repeat"));
+                if repeat == 0 {
+                    forever("repeat")?;
+                }
+                let mut phases = Vec::new();
+                let mut seen_phases = BTreeMap::new();
+                for (j, p) in t.phase.into_iter().enumerate() {
+                    let phase = resolve_phase(p, i, j, &who, objects, cx)?;
+                    if seen_phases.insert(phase.name.clone(), ()).is_some() {
+                        return Err(cx.err(
+                            ErrorKind::InvalidValue,
+                            &path!["task", i, "phase", j, "name"],
+                            format!("{who}: phase `{}` is defined twice", phase.name),
+                        ));
+                    }
+                    phases.push(phase);
+                }
+                Workload::Phases { phases, repeat }
+            }
+            WorkloadName::Pgbench => {
+                let p = t
+                    .pgbench
+                    .ok_or_else(|| missing_table(cx, &workload_at, &who, kind))?;
+                let sec = "task.pgbench";
+                let at = |k: &str| path!["task", i, "pgbench", k];
+                let spec = PgbenchSpec {
+                    shared_buffers: object_ref(
+                        objects,
+                        p.shared_buffers,
+                        &at("shared_buffers"),
+                        &who,
+                        "shared_buffers",
+                        &[ObjectKind::Shmem],
+                        cx,
+                    )?,
+                    database: object_ref(
+                        objects,
+                        p.database,
+                        &at("database"),
+                        &who,
+                        "database",
+                        &[ObjectKind::File],
+                        cx,
+                    )?,
+                    wal: object_ref(
+                        objects,
+                        p.wal,
+                        &at("wal"),
+                        &who,
+                        "wal",
+                        &[ObjectKind::File],
+                        cx,
+                    )?,
+                    transactions: p
+                        .transactions
+                        .unwrap_or_else(|| defs::default(sec, "transactions")),
+                    zipf_s: cx.exponent(
+                        p.zipf_s.unwrap_or_else(|| defs::default(sec, "zipf_s")),
+                        &at("zipf_s"),
+                        "zipf_s",
+                    )?,
+                    think_ns: p.think.unwrap_or_else(|| defs::default(sec, "think")).0,
+                };
+                if spec.database == spec.wal {
+                    return Err(cx.err(
+                        ErrorKind::InvalidValue,
+                        &at("wal"),
+                        format!("{who}: wal and database are the same file"),
+                    ));
+                }
+                if spec.transactions == 0 {
+                    forever("transactions")?;
+                }
+                Workload::Pgbench(spec)
+            }
+            WorkloadName::Memcached => {
+                let m = t
+                    .memcached
+                    .ok_or_else(|| missing_table(cx, &workload_at, &who, kind))?;
+                let sec = "task.memcached";
+                let at = |k: &str| path!["task", i, "memcached", k];
+                let spec = MemcachedSpec {
+                    items: object_ref(
+                        objects,
+                        m.items,
+                        &at("items"),
+                        &who,
+                        "items",
+                        &[ObjectKind::Anon],
+                        cx,
+                    )?,
+                    fill: m.fill.unwrap_or_else(|| defs::default(sec, "fill")),
+                    requests: m.requests.unwrap_or_else(|| defs::default(sec, "requests")),
+                    set_fraction: cx.fraction(
+                        m.set_fraction
+                            .unwrap_or_else(|| defs::default(sec, "set_fraction")),
+                        &at("set_fraction"),
+                        "set_fraction",
+                    )?,
+                    zipf_s: cx.exponent(
+                        m.zipf_s.unwrap_or_else(|| defs::default(sec, "zipf_s")),
+                        &at("zipf_s"),
+                        "zipf_s",
+                    )?,
+                    pages_per_request: m
+                        .pages_per_request
+                        .unwrap_or_else(|| defs::default(sec, "pages_per_request")),
+                    think_ns: m.think.unwrap_or_else(|| defs::default(sec, "think")).0,
+                };
+                if spec.pages_per_request == 0 {
+                    return Err(cx.err(
+                        ErrorKind::InvalidValue,
+                        &at("pages_per_request"),
+                        format!("{who}: pages_per_request must be at least 1"),
+                    ));
+                }
+                if u64::from(spec.pages_per_request) > objects[spec.items].size_pages {
+                    return Err(cx.err(
+                        ErrorKind::Impossible,
+                        &at("pages_per_request"),
+                        format!("{who}: pages_per_request is larger than the item memory"),
+                    ));
+                }
+                if spec.requests == 0 {
+                    forever("requests")?;
+                }
+                Workload::Memcached(spec)
+            }
+            WorkloadName::Copy => {
+                let c = t
+                    .copy
+                    .ok_or_else(|| missing_table(cx, &workload_at, &who, kind))?;
+                let sec = "task.copy";
+                let at = |k: &str| path!["task", i, "copy", k];
+                let spec = CopySpec {
+                    src: object_ref(
+                        objects,
+                        c.src,
+                        &at("src"),
+                        &who,
+                        "src",
+                        &[ObjectKind::File],
+                        cx,
+                    )?,
+                    dst: object_ref(
+                        objects,
+                        c.dst,
+                        &at("dst"),
+                        &who,
+                        "dst",
+                        &[ObjectKind::File],
+                        cx,
+                    )?,
+                    chunk_pages: c
+                        .chunk_pages
+                        .unwrap_or_else(|| defs::default(sec, "chunk_pages")),
+                    passes: c.passes.unwrap_or_else(|| defs::default(sec, "passes")),
+                    fsync: c.fsync.unwrap_or_else(|| defs::default(sec, "fsync")),
+                    think_ns: c.think.unwrap_or_else(|| defs::default(sec, "think")).0,
+                };
+                if spec.src == spec.dst {
+                    return Err(cx.err(
+                        ErrorKind::InvalidValue,
+                        &at("dst"),
+                        format!("{who}: src and dst are the same file"),
+                    ));
+                }
+                if objects[spec.dst].size_pages < objects[spec.src].size_pages {
+                    return Err(cx.err(
+                        ErrorKind::Impossible,
+                        &at("dst"),
+                        format!(
+                            "{who}: dst `{}` is smaller than src `{}`",
+                            objects[spec.dst].name, objects[spec.src].name
+                        ),
+                    ));
+                }
+                if spec.chunk_pages == 0 {
+                    return Err(cx.err(
+                        ErrorKind::InvalidValue,
+                        &at("chunk_pages"),
+                        format!("{who}: chunk_pages must be at least 1"),
+                    ));
+                }
+                if spec.passes == 0 {
+                    forever("passes")?;
+                }
+                Workload::Copy(spec)
+            }
+        };
+        out.push(TaskSpec {
+            name,
+            cgroup,
+            instances,
+            start_ns,
+            workload,
+        });
+    }
+    Ok(out)
+}
+
+fn missing_table(cx: &Ctx, at: &[Seg], who: &str, kind: WorkloadName) -> ScenarioError {
+    cx.err(
+        ErrorKind::InvalidValue,
+        at,
+        format!(
+            "{who} has workload = \"{0}\" but no [task.{0}] table",
+            kind.as_str()
+        ),
+    )
+}
+
+fn resolve_phase(
+    p: RawPhase,
+    i: usize,
+    j: usize,
+    task: &str,
+    objects: &[ObjectSpec],
+    cx: &Ctx,
+) -> Result<PhaseSpec> {
+    const SEC: &str = "task.phase";
+    let at = |k: &str| path!["task", i, "phase", j, k];
+    let name = p.name.unwrap_or_else(|| format!("phase{j}"));
+    let who = format!("{task} phase `{name}`");
+    let access = cx.required(p.access, &at("access"), &format!("{who}: access"))?;
+    let allowed: &[ObjectKind] = match access {
+        Access::Read | Access::Write => &[ObjectKind::File],
+        Access::Touch | Access::TouchWrite => {
+            &[ObjectKind::Anon, ObjectKind::Shmem, ObjectKind::File]
+        }
+    };
+    let object_name = p.object.clone();
+    let object = object_ref(
+        objects,
+        p.object,
+        &at("object"),
+        &who,
+        "object",
+        &[ObjectKind::Anon, ObjectKind::Shmem, ObjectKind::File],
+        cx,
+    )?;
+    let obj = &objects[object];
+    if !allowed.contains(&obj.kind) {
+        return Err(cx.err(
+            ErrorKind::InvalidValue,
+            &at("access"),
+            format!(
+                "{who}: access = \"{}\" is read()/write() on a file, but object `{}` is {}; use \
+                 \"touch\" or \"touch-write\"",
+                access_name(access),
+                object_name.unwrap_or_default(),
+                kind_name(obj.kind)
+            ),
+        ));
+    }
+
+    let pattern_name = p.pattern.unwrap_or_else(|| defs::default(SEC, "pattern"));
+    let only = |given: bool, key: &str, wanted: PatternName| -> Result<()> {
+        if given && pattern_name != wanted {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &at(key),
+                format!(
+                    "{who}: {key} applies to pattern = \"{}\" only, not \"{}\"",
+                    wanted.as_str(),
+                    pattern_name.as_str()
+                ),
+            ));
+        }
+        Ok(())
+    };
+    only(p.zipf_s.is_some(), "zipf_s", PatternName::Zipf)?;
+    only(p.scatter.is_some(), "scatter", PatternName::Zipf)?;
+    only(
+        p.hot_fraction.is_some(),
+        "hot_fraction",
+        PatternName::HotCold,
+    )?;
+    only(
+        p.hot_probability.is_some(),
+        "hot_probability",
+        PatternName::HotCold,
+    )?;
+    let pattern = match pattern_name {
+        PatternName::Sequential => Pattern::Sequential,
+        PatternName::Random => Pattern::Random,
+        PatternName::Zipf => Pattern::Zipf {
+            s: cx.exponent(
+                p.zipf_s.unwrap_or_else(|| defs::default(SEC, "zipf_s")),
+                &at("zipf_s"),
+                "zipf_s",
+            )?,
+            scatter: p.scatter.unwrap_or_else(|| defs::default(SEC, "scatter")),
+        },
+        PatternName::HotCold => {
+            let hot_fraction: f64 = p
+                .hot_fraction
+                .unwrap_or_else(|| defs::default(SEC, "hot_fraction"));
+            if !(hot_fraction > 0.0 && hot_fraction < 1.0) {
+                return Err(cx.err(
+                    ErrorKind::InvalidValue,
+                    &at("hot_fraction"),
+                    format!("{who}: hot_fraction = {hot_fraction} is not in (0, 1)"),
+                ));
+            }
+            Pattern::HotCold {
+                hot_fraction,
+                hot_probability: cx.fraction(
+                    p.hot_probability
+                        .unwrap_or_else(|| defs::default(SEC, "hot_probability")),
+                    &at("hot_probability"),
+                    "hot_probability",
+                )?,
+            }
+        }
+    };
+
+    let (start_page, end_page) = match p.range {
+        None => (0, obj.size_pages),
+        Some((start, end)) => {
+            let (s, e) = (start.0 / PAGE_SIZE, end.0.div_ceil(PAGE_SIZE));
+            if e <= s {
+                return Err(cx.err(
+                    ErrorKind::InvalidValue,
+                    &at("range"),
+                    format!(
+                        "{who}: range [{}, {}) is empty",
+                        format_bytes(start.0),
+                        format_bytes(end.0)
+                    ),
+                ));
+            }
+            if e > obj.size_pages {
+                return Err(cx.err(
+                    ErrorKind::Impossible,
+                    &at("range"),
+                    format!(
+                        "{who}: range [{}, {}) is outside object `{}` ({})",
+                        format_bytes(start.0),
+                        format_bytes(end.0),
+                        obj.name,
+                        format_bytes(obj.size_pages * PAGE_SIZE)
+                    ),
+                ));
+            }
+            (s, e)
+        }
+    };
+    let len = end_page - start_page;
+    let pages_per_op: u32 = p
+        .pages_per_op
+        .unwrap_or_else(|| defs::default(SEC, "pages_per_op"));
+    if pages_per_op == 0 {
+        return Err(cx.err(
+            ErrorKind::InvalidValue,
+            &at("pages_per_op"),
+            format!("{who}: pages_per_op must be at least 1"),
+        ));
+    }
+    if u64::from(pages_per_op) > len {
+        return Err(cx.err(
+            ErrorKind::Impossible,
+            &at("pages_per_op"),
+            format!(
+                "{who}: pages_per_op = {pages_per_op} is more than the {len} pages of the range"
+            ),
+        ));
+    }
+    let ops = match p.ops {
+        Some(0) => {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &at("ops"),
+                format!("{who}: ops = 0; remove the phase instead"),
+            ))
+        }
+        Some(n) => n,
+        None => len.div_ceil(u64::from(pages_per_op)),
+    };
+    if p.write_fraction.is_some() && access != Access::Touch {
+        return Err(cx.err(
+            ErrorKind::InvalidValue,
+            &at("write_fraction"),
+            format!("{who}: write_fraction applies to access = \"touch\" only"),
+        ));
+    }
+    let write_fraction = cx.fraction(
+        p.write_fraction
+            .unwrap_or_else(|| defs::default(SEC, "write_fraction")),
+        &at("write_fraction"),
+        "write_fraction",
+    )?;
+    let fsync = p.fsync.unwrap_or_else(|| defs::default(SEC, "fsync"));
+    if fsync && obj.kind != ObjectKind::File {
+        return Err(cx.err(
+            ErrorKind::InvalidValue,
+            &at("fsync"),
+            format!(
+                "{who}: fsync needs a file, but `{}` is {}",
+                obj.name,
+                kind_name(obj.kind)
+            ),
+        ));
+    }
+    let advice = p.advice.unwrap_or(match pattern_name {
+        PatternName::Sequential => Advice::Normal,
+        _ => Advice::Random,
+    });
+    Ok(PhaseSpec {
+        name,
+        access,
+        object,
+        pattern,
+        start_page,
+        end_page,
+        ops,
+        pages_per_op,
+        write_fraction,
+        think_ns: p.think.unwrap_or_else(|| defs::default(SEC, "think")).0,
+        advice,
+        fsync,
+    })
+}
+
+fn resolve_model(raw: &RawModel, cx: &Ctx) -> Result<(CostTable, ModelKnobs)> {
+    let readahead_kb: u64 = raw
+        .readahead_kb
+        .unwrap_or_else(|| defs::default("model", "readahead_kb"));
+    let readahead_max_pages = u32::try_from(readahead_kb / (PAGE_SIZE / 1024)).map_err(|_| {
+        cx.err(
+            ErrorKind::InvalidValue,
+            &path!["model", "readahead_kb"],
+            format!("model.readahead_kb = {readahead_kb} is too large"),
+        )
+    })?;
+    let max_file_folio_order: u32 = raw
+        .max_file_folio_order
+        .unwrap_or_else(|| defs::default("model", "max_file_folio_order"));
+    if max_file_folio_order > MAX_PAGE_ORDER {
+        return Err(cx.err(
+            ErrorKind::InvalidValue,
+            &path!["model", "max_file_folio_order"],
+            format!("model.max_file_folio_order = {max_file_folio_order} is above MAX_PAGE_ORDER ({MAX_PAGE_ORDER})"),
+        ));
+    }
+    let knobs = ModelKnobs {
+        readahead_max_pages,
+        max_file_folio_order,
+        check_interval: raw
+            .check_interval
+            .unwrap_or_else(|| defs::default("model", "check_interval")),
+    };
+    let c = &raw.cost;
+    let d = |v: Option<crate::size::Duration>, key: &str| -> u64 {
+        v.unwrap_or_else(|| defs::default("model.cost", key)).0
+    };
+    let costs = CostTable {
+        touch_ns: d(c.touch, "touch"),
+        minor_fault_ns: d(c.minor_fault, "minor_fault"),
+        major_fault_ns: d(c.major_fault, "major_fault"),
+        pagecache_hit_ns: d(c.pagecache_hit, "pagecache_hit"),
+        page_alloc_ns: d(c.page_alloc, "page_alloc"),
+        scan_per_page_ns: d(c.scan_per_page, "scan_per_page"),
+        rmap_per_mapping_ns: d(c.rmap_per_mapping, "rmap_per_mapping"),
+        reclaim_per_page_ns: d(c.reclaim_per_page, "reclaim_per_page"),
+        io_submit_ns: d(c.io_submit, "io_submit"),
+    };
+    Ok((costs, knobs))
+}

@@ -1,0 +1,1158 @@
+//! Whole-file tests: a full example resolved to exact values, one test per error class with
+//! its exact one-line message, overrides, the generated files and the bundled scenarios.
+//! Tests of one part live in that part's module (`size`, `sysctl`, `overrides`, ...).
+
+use super::*;
+use std::path::PathBuf;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn sets(pairs: &[&str]) -> Vec<(String, String)> {
+    pairs.iter().map(|s| parse_override(s).unwrap()).collect()
+}
+
+fn ok(text: &str) -> Scenario {
+    parse(text, "t.toml", &[], None).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn ok_with(text: &str, overrides: &[&str]) -> Scenario {
+    parse(text, "t.toml", &sets(overrides), None).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The error's kind and its one-line rendering.
+fn err(text: &str, overrides: &[&str]) -> (ErrorKind, String) {
+    let e = parse(text, "t.toml", &sets(overrides), None).expect_err("should fail");
+    (e.kind(), e.to_string())
+}
+
+const MINIMAL: &str = "[machine]\nmemory = \"1G\"\n";
+
+const FULL: &str = r#"name = "full"
+description = "every feature once"
+seed = 7
+
+[run]
+duration = "60s"
+warmup = "10s"
+sample_interval = "500ms"
+
+[machine]
+memory = "8G"
+cpus = 2
+
+[sysctl]
+"vm.swappiness" = 100
+"vm.min_free_kbytes" = 65536
+"vm.page-cluster" = 0
+"vm.laptop_mode" = 5
+
+[policy]
+balance = "legacy"
+
+[lru_gen]
+enabled = true
+min_ttl_ms = 1000
+
+[[device]]
+name = "zram0"
+preset = "zram"
+
+[[device]]
+name = "ssd"
+preset = "nvme"
+read_bw = "1G/s"
+latency = "25us"
+
+[[device]]
+name = "slow"
+preset = "hdd"
+
+[[swap.area]]
+device = "zram0"
+size = "2G"
+
+[[swap.area]]
+device = "slow"
+size = "1.5G"
+priority = 5
+
+[fs]
+device = "ssd"
+
+[[cgroup]]
+name = "workload"
+"memory.max" = "2G"
+"memory.swappiness" = 30
+
+[[cgroup]]
+name = "batch"
+
+[[object]]
+name = "db"
+kind = "file"
+size = "5G"
+
+[[object]]
+name = "heap"
+kind = "anon"
+size = "100M"
+
+[[object]]
+name = "shm"
+kind = "shmem"
+size = "256M"
+
+[[object]]
+name = "wal"
+kind = "file"
+size = "64M"
+exists = false
+
+[[object]]
+name = "items"
+kind = "anon"
+size = "1G"
+
+[[object]]
+name = "copy"
+kind = "file"
+size = "5G"
+exists = false
+
+[[task]]
+name = "scan"
+cgroup = "batch"
+instances = 2
+start = "1s"
+repeat = 0
+
+[[task.phase]]
+name = "read"
+access = "read"
+object = "db"
+range = ["1G", "1.5G"]
+pages_per_op = 32
+think = "1us"
+
+[[task.phase]]
+access = "touch"
+object = "heap"
+pattern = "zipf"
+scatter = true
+write_fraction = 0.25
+
+[[task.phase]]
+access = "touch-write"
+object = "heap"
+pattern = "hot-cold"
+hot_fraction = 0.1
+ops = 1000
+advice = "sequential"
+
+[[task.phase]]
+access = "write"
+object = "wal"
+pattern = "random"
+range = [0, 10000]
+fsync = true
+
+[[task]]
+name = "client"
+cgroup = "workload"
+instances = 8
+
+[task.pgbench]
+shared_buffers = "shm"
+database = "db"
+wal = "wal"
+transactions = 100
+
+[[task]]
+name = "cache"
+workload = "memcached"
+
+[task.memcached]
+items = "items"
+requests = 5000
+zipf_s = 0.9
+
+[[task]]
+name = "cp"
+
+[task.copy]
+src = "db"
+dst = "copy"
+
+[model]
+readahead_kb = 512
+
+[model.cost]
+scan_per_page = "50ns"
+"#;
+
+fn default_costs() -> CostTable {
+    CostTable {
+        touch_ns: 5,
+        minor_fault_ns: 500,
+        major_fault_ns: 2_000,
+        pagecache_hit_ns: 200,
+        page_alloc_ns: 150,
+        scan_per_page_ns: 40,
+        rmap_per_mapping_ns: 150,
+        reclaim_per_page_ns: 150,
+        io_submit_ns: 2_000,
+    }
+}
+
+fn default_sysctl() -> Sysctl {
+    Sysctl {
+        swappiness: 60,
+        min_free_kbytes: None,
+        watermark_scale_factor: 10,
+        watermark_boost_factor: 15000,
+        page_cluster: 3,
+        dirty_ratio: 20,
+        dirty_background_ratio: 10,
+        dirty_expire_centisecs: 3000,
+        dirty_writeback_centisecs: 500,
+        vfs_cache_pressure: 100,
+        laptop_mode: false,
+    }
+}
+
+fn sata_ssd(name: &str) -> DeviceSpec {
+    DeviceSpec {
+        name: name.into(),
+        preset: "sata-ssd".into(),
+        latency_ns: 80_000,
+        seek_ns: 0,
+        read_bytes_per_sec: 500_000_000,
+        write_bytes_per_sec: 450_000_000,
+        queue_depth: 32,
+        rotational: false,
+        synchronous: false,
+        cpu_ns_per_page: 0,
+    }
+}
+
+fn phase(name: &str, access: Access, object: usize, pattern: Pattern, end: u64) -> PhaseSpec {
+    PhaseSpec {
+        name: name.into(),
+        access,
+        object,
+        advice: if pattern == Pattern::Sequential {
+            Advice::Normal
+        } else {
+            Advice::Random
+        },
+        pattern,
+        start_page: 0,
+        end_page: end,
+        ops: end,
+        pages_per_op: 1,
+        write_fraction: 0.0,
+        think_ns: 0,
+        fsync: false,
+    }
+}
+
+#[test]
+fn full_example_resolves_to_exact_values() {
+    const G: u64 = 1 << 30;
+    const M: u64 = 1 << 20;
+    let pages = |bytes: u64| bytes / PAGE_SIZE;
+    let expected = Scenario {
+        name: "full".into(),
+        description: "every feature once".into(),
+        seed: 7,
+        run: RunSpec {
+            duration_ns: 60_000_000_000,
+            warmup_ns: 10_000_000_000,
+            sample_interval_ns: 500_000_000,
+        },
+        machine: MachineSpec {
+            memory_pages: pages(8 * G),
+            cpus: 2,
+            // Above 1 GiB: DMA32 is a quarter of memory (at most 4 GiB).
+            zones: vec![
+                ZoneSpec {
+                    kind: ZoneKind::Dma32,
+                    pages: pages(2 * G),
+                },
+                ZoneSpec {
+                    kind: ZoneKind::Normal,
+                    pages: pages(6 * G),
+                },
+            ],
+        },
+        sysctl: Sysctl {
+            swappiness: 100,
+            min_free_kbytes: Some(65536),
+            page_cluster: 0,
+            laptop_mode: true,
+            ..default_sysctl()
+        },
+        policy: PolicySpec {
+            lru: LruKind::Mglru,
+            balance: BalanceKind::Legacy,
+            // A swap area on a rotational device: swap_use_vma_readahead() is false.
+            swap_readahead: SwapReadaheadKind::Cluster,
+            lru_gen_min_ttl_ms: 1000,
+        },
+        devices: vec![
+            DeviceSpec {
+                name: "zram0".into(),
+                preset: "zram".into(),
+                latency_ns: 0,
+                seek_ns: 0,
+                read_bytes_per_sec: 8_000_000_000,
+                write_bytes_per_sec: 8_000_000_000,
+                queue_depth: 1024,
+                rotational: false,
+                synchronous: true,
+                cpu_ns_per_page: 3_000,
+            },
+            DeviceSpec {
+                name: "ssd".into(),
+                preset: "nvme".into(),
+                latency_ns: 25_000,
+                seek_ns: 0,
+                read_bytes_per_sec: G,
+                write_bytes_per_sec: 2_000_000_000,
+                queue_depth: 128,
+                rotational: false,
+                synchronous: false,
+                cpu_ns_per_page: 0,
+            },
+            DeviceSpec {
+                name: "slow".into(),
+                preset: "hdd".into(),
+                latency_ns: 500_000,
+                seek_ns: 8_000_000,
+                read_bytes_per_sec: 150_000_000,
+                write_bytes_per_sec: 150_000_000,
+                queue_depth: 1,
+                rotational: true,
+                synchronous: false,
+                cpu_ns_per_page: 0,
+            },
+        ],
+        fs_device: 1,
+        // Highest priority first; the area without one got -2.
+        swap: vec![
+            SwapSpec {
+                device: 2,
+                size_pages: pages(3 * G / 2),
+                priority: 5,
+            },
+            SwapSpec {
+                device: 0,
+                size_pages: pages(2 * G),
+                priority: -2,
+            },
+        ],
+        cgroups: vec![
+            CgroupSpec {
+                name: "workload".into(),
+                memory_max_pages: Some(pages(2 * G)),
+                swappiness: Some(30),
+            },
+            CgroupSpec {
+                name: "batch".into(),
+                memory_max_pages: None,
+                swappiness: None,
+            },
+        ],
+        objects: vec![
+            ObjectSpec {
+                name: "db".into(),
+                kind: ObjectKind::File,
+                size_pages: pages(5 * G),
+                exists: true,
+            },
+            ObjectSpec {
+                name: "heap".into(),
+                kind: ObjectKind::Anon,
+                size_pages: pages(100 * M),
+                exists: false,
+            },
+            ObjectSpec {
+                name: "shm".into(),
+                kind: ObjectKind::Shmem,
+                size_pages: pages(256 * M),
+                exists: false,
+            },
+            ObjectSpec {
+                name: "wal".into(),
+                kind: ObjectKind::File,
+                size_pages: pages(64 * M),
+                exists: false,
+            },
+            ObjectSpec {
+                name: "items".into(),
+                kind: ObjectKind::Anon,
+                size_pages: pages(G),
+                exists: false,
+            },
+            ObjectSpec {
+                name: "copy".into(),
+                kind: ObjectKind::File,
+                size_pages: pages(5 * G),
+                exists: false,
+            },
+        ],
+        tasks: vec![
+            TaskSpec {
+                name: "scan".into(),
+                cgroup: Some(1),
+                instances: 2,
+                start_ns: 1_000_000_000,
+                workload: Workload::Phases {
+                    repeat: 0,
+                    phases: vec![
+                        // [1 GiB, 1.5 GiB) of db in 32-page reads: 131072 pages, 4096 ops.
+                        PhaseSpec {
+                            start_page: pages(G),
+                            end_page: pages(3 * G / 2),
+                            ops: 4096,
+                            pages_per_op: 32,
+                            think_ns: 1_000,
+                            ..phase("read", Access::Read, 0, Pattern::Sequential, 0)
+                        },
+                        PhaseSpec {
+                            write_fraction: 0.25,
+                            ..phase(
+                                "phase1",
+                                Access::Touch,
+                                1,
+                                Pattern::Zipf {
+                                    s: 0.99,
+                                    scatter: true,
+                                },
+                                pages(100 * M),
+                            )
+                        },
+                        PhaseSpec {
+                            ops: 1000,
+                            advice: Advice::Sequential,
+                            ..phase(
+                                "phase2",
+                                Access::TouchWrite,
+                                1,
+                                Pattern::HotCold {
+                                    hot_fraction: 0.1,
+                                    hot_probability: 0.8,
+                                },
+                                pages(100 * M),
+                            )
+                        },
+                        // 10000 bytes: the end rounds up to 3 pages.
+                        PhaseSpec {
+                            fsync: true,
+                            ..phase("phase3", Access::Write, 3, Pattern::Random, 3)
+                        },
+                    ],
+                },
+            },
+            TaskSpec {
+                name: "client".into(),
+                cgroup: Some(0),
+                instances: 8,
+                start_ns: 0,
+                workload: Workload::Pgbench(PgbenchSpec {
+                    shared_buffers: 2,
+                    database: 0,
+                    wal: 3,
+                    transactions: 100,
+                    zipf_s: 0.8,
+                    think_ns: 100_000,
+                }),
+            },
+            TaskSpec {
+                name: "cache".into(),
+                cgroup: None,
+                instances: 1,
+                start_ns: 0,
+                workload: Workload::Memcached(MemcachedSpec {
+                    items: 4,
+                    fill: true,
+                    requests: 5000,
+                    set_fraction: 0.1,
+                    zipf_s: 0.9,
+                    pages_per_request: 1,
+                    think_ns: 20_000,
+                }),
+            },
+            TaskSpec {
+                name: "cp".into(),
+                cgroup: None,
+                instances: 1,
+                start_ns: 0,
+                workload: Workload::Copy(CopySpec {
+                    src: 0,
+                    dst: 5,
+                    chunk_pages: 32,
+                    passes: 1,
+                    fsync: true,
+                    think_ns: 0,
+                }),
+            },
+        ],
+        costs: CostTable {
+            scan_per_page_ns: 50,
+            ..default_costs()
+        },
+        model: ModelKnobs {
+            readahead_max_pages: 128,
+            max_file_folio_order: 9,
+            check_interval: 0,
+        },
+    };
+    assert_eq!(ok(FULL), expected);
+}
+
+#[test]
+fn minimal_scenario_gets_every_default() {
+    let s = parse(MINIMAL, "dir/small.toml", &[], None).unwrap();
+    let expected = Scenario {
+        name: "small".into(),
+        description: String::new(),
+        seed: 1,
+        run: RunSpec {
+            duration_ns: 0,
+            warmup_ns: 0,
+            sample_interval_ns: 1_000_000_000,
+        },
+        // Up to 1 GiB: one Normal zone.
+        machine: MachineSpec {
+            memory_pages: 262_144,
+            cpus: 4,
+            zones: vec![ZoneSpec {
+                kind: ZoneKind::Normal,
+                pages: 262_144,
+            }],
+        },
+        sysctl: default_sysctl(),
+        policy: PolicySpec {
+            lru: LruKind::Classic,
+            balance: BalanceKind::RefaultCost,
+            swap_readahead: SwapReadaheadKind::Vma,
+            lru_gen_min_ttl_ms: 0,
+        },
+        // No device at all: a default sata-ssd "disk" holds the files.
+        devices: vec![sata_ssd("disk")],
+        fs_device: 0,
+        swap: vec![],
+        cgroups: vec![],
+        objects: vec![],
+        tasks: vec![],
+        costs: default_costs(),
+        model: ModelKnobs {
+            readahead_max_pages: 32,
+            max_file_folio_order: 9,
+            check_interval: 0,
+        },
+    };
+    assert_eq!(s, expected);
+}
+
+#[test]
+fn zone_layout_and_explicit_dma32() {
+    let zones = |text: &str| ok(text).machine.zones;
+    // 16 GiB: a quarter is exactly the 4 GiB cap.
+    assert_eq!(
+        zones("[machine]\nmemory = \"16G\"\n"),
+        vec![
+            ZoneSpec {
+                kind: ZoneKind::Dma32,
+                pages: 1 << 20
+            },
+            ZoneSpec {
+                kind: ZoneKind::Normal,
+                pages: 3 << 20
+            },
+        ]
+    );
+    // 64 GiB: capped at 4 GiB.
+    assert_eq!(zones("[machine]\nmemory = \"64G\"\n")[0].pages, 1 << 20);
+    assert_eq!(
+        zones("[machine]\nmemory = \"512M\"\ndma32 = \"16M\"\n"),
+        vec![
+            ZoneSpec {
+                kind: ZoneKind::Dma32,
+                pages: 4096
+            },
+            ZoneSpec {
+                kind: ZoneKind::Normal,
+                pages: 126_976
+            },
+        ]
+    );
+    assert_eq!(zones("[machine]\nmemory = \"2G\"\ndma32 = 0\n").len(), 1);
+    // Memory rounds down to whole pages.
+    assert_eq!(ok("[machine]\nmemory = 10000\n").machine.memory_pages, 2);
+}
+
+#[test]
+fn swap_readahead_follows_the_kernel_choice() {
+    let ra = |extra: &str| ok(&format!("{MINIMAL}{extra}")).policy.swap_readahead;
+    let ssd_swap = "[[device]]\nname = \"ssd\"\n[[swap.area]]\ndevice = \"ssd\"\nsize = \"1G\"\n";
+    let hdd_swap =
+        "[[device]]\nname = \"hdd\"\npreset = \"hdd\"\n[[swap.area]]\ndevice = \"hdd\"\nsize = \"1G\"\n";
+    assert_eq!(ra(ssd_swap), SwapReadaheadKind::Vma);
+    assert_eq!(ra(hdd_swap), SwapReadaheadKind::Cluster);
+    assert_eq!(
+        ra(&format!("{ssd_swap}[swap]\nvma_ra_enabled = false\n")),
+        SwapReadaheadKind::Cluster
+    );
+    assert_eq!(
+        ra(&format!("{hdd_swap}[swap]\nreadahead = \"vma\"\n")),
+        SwapReadaheadKind::Vma
+    );
+    assert_eq!(
+        err(
+            &format!("{MINIMAL}[swap]\nvma_ra_enabled = false\nreadahead = \"vma\"\n"),
+            &[]
+        ),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml:5:13: swap.readahead = \"vma\" contradicts swap.vma_ra_enabled = false".into()
+        )
+    );
+}
+
+#[test]
+fn lru_gen_enabled_and_policy_lru_agree() {
+    assert_eq!(
+        ok(&format!("{MINIMAL}[lru_gen]\nenabled = true\n"))
+            .policy
+            .lru,
+        LruKind::Mglru
+    );
+    assert_eq!(
+        ok(&format!("{MINIMAL}[policy]\nlru = \"mglru\"\n"))
+            .policy
+            .lru,
+        LruKind::Mglru
+    );
+    assert_eq!(
+        err(
+            &format!("{MINIMAL}[policy]\nlru = \"classic\"\n[lru_gen]\nenabled = true\n"),
+            &[]
+        ),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml:6:11: lru_gen.enabled = true contradicts policy.lru = \"classic\"".into()
+        )
+    );
+}
+
+#[test]
+fn fs_device_defaults_to_the_first_non_zram_device() {
+    let s = ok(&format!(
+        "{MINIMAL}[[device]]\nname = \"z\"\npreset = \"zram\"\n[[device]]\nname = \"n\"\npreset = \"nvme\"\n"
+    ));
+    assert_eq!(s.fs_device, 1);
+    // Only zram: a default disk is added for the files.
+    let s = ok(&format!(
+        "{MINIMAL}[[device]]\nname = \"z\"\npreset = \"zram\"\n"
+    ));
+    assert_eq!(s.devices[s.fs_device], sata_ssd("disk"));
+}
+
+#[test]
+fn custom_devices_need_bandwidths() {
+    let s = ok(&format!(
+        "{MINIMAL}[[device]]\nname = \"d\"\npreset = \"custom\"\nread_bw = \"1G\"\nwrite_bw = 1000\n"
+    ));
+    assert_eq!(s.devices[0].read_bytes_per_sec, 1 << 30);
+    assert_eq!(s.devices[0].queue_depth, 1);
+    assert_eq!(
+        err(
+            &format!("{MINIMAL}[[device]]\nname = \"d\"\npreset = \"custom\"\nread_bw = \"1G\"\n"),
+            &[]
+        ),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml:3:1: device `d` has preset = \"custom\": write_bw is required".into()
+        )
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// One test per error class, with the exact one-line message.
+
+#[test]
+fn missing_file_names_the_path() {
+    let e = load(Path::new("/nonexistent/x.toml"), &[], None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Io);
+    assert_eq!(e.io_error_kind(), Some(std::io::ErrorKind::NotFound));
+    assert!(
+        e.to_string()
+            .starts_with("/nonexistent/x.toml: cannot read scenario: "),
+        "{e}"
+    );
+    assert!(std::error::Error::source(&e).is_some());
+}
+
+#[test]
+fn syntax_error_has_line_and_column() {
+    assert_eq!(
+        err("[machine\nmemory = \"1G\"\n", &[]),
+        (
+            ErrorKind::Syntax,
+            "t.toml:1:9: invalid table header; expected `.`, `]`".into()
+        )
+    );
+    let (kind, msg) = err("[machine]\nmemory = \n", &[]);
+    assert_eq!(kind, ErrorKind::Syntax);
+    assert!(msg.starts_with("t.toml:2:"), "{msg}");
+}
+
+#[test]
+fn unknown_key_names_it_and_its_line() {
+    assert_eq!(
+        err("[machine]\nmemory = \"1G\"\nmemroy = \"2G\"\n", &[]),
+        (
+            ErrorKind::UnknownKey,
+            "t.toml:3:1: unknown key `memroy` in [machine] (did you mean `memory`?); known keys: \
+             memory, cpus, dma32"
+                .into()
+        )
+    );
+    let text = format!(
+        "{MINIMAL}[[object]]\nname = \"a\"\nkind = \"anon\"\nsize = \"1M\"\n[[task]]\nname = \"t\"\n\
+         [[task.phase]]\naccess = \"touch\"\nobject = \"a\"\npatern = \"random\"\n"
+    );
+    assert_eq!(
+        err(&text, &[]),
+        (
+            ErrorKind::UnknownKey,
+            "t.toml:12:1: unknown key `patern` in [[task.phase]] (did you mean `pattern`?); known \
+             keys: name, access, object, pattern, zipf_s, scatter, hot_fraction, hot_probability, \
+             range, ops, pages_per_op, write_fraction, think, advice, fsync"
+                .into()
+        )
+    );
+    assert_eq!(err("[machin]\n", &[]).0, ErrorKind::UnknownKey);
+}
+
+#[test]
+fn invalid_values_name_the_key() {
+    assert_eq!(
+        err("[machine]\nmemory = \"1G\"\ncpus = \"four\"\n", &[]),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml:3:8: machine.cpus: invalid type: string \"four\", expected u32".into()
+        )
+    );
+    assert_eq!(
+        err("[machine]\nmemory = \"4X\"\n", &[]),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml:2:10: machine.memory: invalid size `4X`: unknown unit `X` (use bytes or K, \
+             M, G, T; KiB, MiB, GiB, TiB)"
+                .into()
+        )
+    );
+    assert_eq!(
+        err(&format!("{MINIMAL}[policy]\nlru = \"lfu\"\n"), &[]),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml:4:7: policy.lru: unknown variant `lfu`, expected `classic` or `mglru`".into()
+        )
+    );
+    assert_eq!(
+        err(&format!("{MINIMAL}[run]\nduration = 60\n"), &[]),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml:4:12: run.duration: a duration needs a unit: write \"60ns\", \"60us\", \
+             \"60ms\" or \"60s\""
+                .into()
+        )
+    );
+    assert_eq!(
+        err("[machine]\ncpus = 2\n", &[]),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml:1:1: machine.memory is required".into()
+        )
+    );
+    assert_eq!(
+        err("", &[]),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml: machine.memory is required".into()
+        )
+    );
+}
+
+const OBJECTS: &str = "[machine]\nmemory = \"1G\"\n\
+                       [[object]]\nname = \"heap\"\nkind = \"anon\"\nsize = \"64M\"\n\
+                       [[object]]\nname = \"db\"\nkind = \"file\"\nsize = \"1G\"\n\
+                       [[task]]\nname = \"t\"\n[[task.phase]]\n";
+
+#[test]
+fn impossible_machines_and_workloads() {
+    assert_eq!(
+        err("[machine]\nmemory = 0\n", &[]),
+        (
+            ErrorKind::Impossible,
+            "t.toml:2:10: machine.memory is 0: a machine needs memory".into()
+        )
+    );
+    assert_eq!(
+        err("[machine]\nmemory = \"1G\"\ndma32 = \"2G\"\n", &[]),
+        (
+            ErrorKind::Impossible,
+            "t.toml:3:9: machine.dma32 (2 GiB) must be smaller than machine.memory (1 GiB): the \
+             Normal zone would be empty"
+                .into()
+        )
+    );
+    assert_eq!(
+        err("[machine]\nmemory = \"1G\"\ncpus = 0\n", &[]).0,
+        ErrorKind::Impossible
+    );
+    assert_eq!(
+        err(
+            &format!("{MINIMAL}[[cgroup]]\nname = \"a\"\n\"memory.max\" = \"2G\"\n"),
+            &[]
+        ),
+        (
+            ErrorKind::Impossible,
+            "t.toml:5:16: cgroup `a`: memory.max (2 GiB) is larger than machine.memory (1 GiB)"
+                .into()
+        )
+    );
+    assert_eq!(
+        err(
+            &format!("{MINIMAL}[[object]]\nname = \"big\"\nkind = \"file\"\nsize = \"17T\"\n"),
+            &[]
+        ),
+        (
+            ErrorKind::Impossible,
+            "t.toml:6:8: object `big` (17 TiB) is more than 2^32 pages: workload larger than \
+             address space (page numbers are 32-bit)"
+                .into()
+        )
+    );
+    assert_eq!(
+        err(
+            &format!("{OBJECTS}access = \"read\"\nobject = \"db\"\nrange = [\"512M\", \"2G\"]\n"),
+            &[]
+        ),
+        (
+            ErrorKind::Impossible,
+            "t.toml:16:9: task `t` phase `phase0`: range [512 MiB, 2 GiB) is outside object `db` \
+             (1 GiB)"
+                .into()
+        )
+    );
+    assert_eq!(
+        err(
+            &format!("{MINIMAL}[sysctl]\n\"vm.min_free_kbytes\" = 1048576\n"),
+            &[]
+        )
+        .0,
+        ErrorKind::Impossible
+    );
+    assert_eq!(
+        err(
+            &format!("{MINIMAL}[run]\nduration = \"1s\"\nwarmup = \"1s\"\n"),
+            &[]
+        ),
+        (
+            ErrorKind::Impossible,
+            "t.toml:5:10: run.warmup (1s) is not shorter than run.duration (1s): nothing would \
+             be measured"
+                .into()
+        )
+    );
+    // A phase list repeated forever needs a duration to end.
+    assert_eq!(
+        err(
+            &format!("{OBJECTS}access = \"touch\"\nobject = \"heap\"\n")
+                .replace("name = \"t\"\n", "name = \"t\"\nrepeat = 0\n"),
+            &[]
+        )
+        .0,
+        ErrorKind::Impossible
+    );
+}
+
+#[test]
+fn access_must_fit_the_object() {
+    assert_eq!(
+        err(
+            &format!("{OBJECTS}access = \"read\"\nobject = \"heap\"\n"),
+            &[]
+        ),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml:14:10: task `t` phase `phase0`: access = \"read\" is read()/write() on a \
+             file, but object `heap` is anon; use \"touch\" or \"touch-write\""
+                .into()
+        )
+    );
+    // Touching a file is an mmap access: allowed.
+    ok(&format!("{OBJECTS}access = \"touch\"\nobject = \"db\"\n"));
+    assert_eq!(
+        err(
+            &format!("{OBJECTS}access = \"read\"\nobject = \"db\"\nzipf_s = 1.2\n"),
+            &[]
+        ),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml:16:10: task `t` phase `phase0`: zipf_s applies to pattern = \"zipf\" only, \
+             not \"sequential\""
+                .into()
+        )
+    );
+    assert_eq!(
+        err(
+            &format!("{OBJECTS}access = \"read\"\nobject = \"db\"\nwrite_fraction = 0.5\n"),
+            &[]
+        )
+        .0,
+        ErrorKind::InvalidValue
+    );
+    assert_eq!(
+        err(
+            &format!("{OBJECTS}access = \"touch\"\nobject = \"heap\"\nfsync = true\n"),
+            &[]
+        )
+        .0,
+        ErrorKind::InvalidValue
+    );
+}
+
+#[test]
+fn unknown_references_are_named() {
+    assert_eq!(
+        err(
+            &format!("{OBJECTS}access = \"touch\"\nobject = \"dbx\"\n"),
+            &[]
+        ),
+        (
+            ErrorKind::UnknownReference,
+            "t.toml:15:10: task `t` phase `phase0`: unknown object `dbx` (objects: heap, db)"
+                .into()
+        )
+    );
+    assert_eq!(
+        err(
+            &format!("{OBJECTS}access = \"touch\"\nobject = \"heap\"\n")
+                .replace("name = \"t\"\n", "name = \"t\"\ncgroup = \"web\"\n"),
+            &[]
+        ),
+        (
+            ErrorKind::UnknownReference,
+            "t.toml:13:10: task `t`: unknown cgroup `web` (cgroups: none defined)".into()
+        )
+    );
+    assert_eq!(
+        err(
+            &format!("{MINIMAL}[[swap.area]]\ndevice = \"zram0\"\nsize = \"1G\"\n"),
+            &[]
+        ),
+        (
+            ErrorKind::UnknownReference,
+            "t.toml:4:10: swap area on device `zram0`, which is not a [[device]] (devices: disk)"
+                .into()
+        )
+    );
+    assert_eq!(
+        err(&format!("{MINIMAL}[fs]\ndevice = \"nvme0\"\n"), &[]),
+        (
+            ErrorKind::UnknownReference,
+            "t.toml:4:10: fs.device `nvme0` is not a [[device]] (devices: none defined)".into()
+        )
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Overrides.
+
+#[test]
+fn overrides_set_sysctls_policies_sizes_and_cgroups() {
+    let base = format!("{MINIMAL}[[cgroup]]\nname = \"workload\"\n\"memory.max\" = \"512M\"\n");
+    let s = ok_with(
+        &base,
+        &[
+            "vm.swappiness=150",
+            "policy.balance=legacy",
+            "machine.memory=2G",
+            "cgroup.workload.memory.max=1.5G",
+            "model.cost.scan_per_page=50ns",
+            "lru_gen.enabled=true",
+            "run.duration=10s",
+        ],
+    );
+    assert_eq!(s.sysctl.swappiness, 150);
+    assert_eq!(s.policy.balance, BalanceKind::Legacy);
+    assert_eq!(s.policy.lru, LruKind::Mglru);
+    assert_eq!(s.machine.memory_pages, 524_288);
+    assert_eq!(s.cgroups[0].memory_max_pages, Some(393_216));
+    assert_eq!(s.costs.scan_per_page_ns, 50);
+    assert_eq!(s.run.duration_ns, 10_000_000_000);
+    // "max" lifts the limit.
+    assert_eq!(
+        ok_with(&base, &["cgroup.workload.memory.max=max"]).cgroups[0].memory_max_pages,
+        None
+    );
+}
+
+#[test]
+fn overrides_select_tasks_and_phases_by_name() {
+    let text = format!("{OBJECTS}name = \"scan\"\naccess = \"read\"\nobject = \"db\"\n");
+    let s = ok_with(
+        &text,
+        &["task.t.instances=4", "task.t.phase.scan.ops=10", "seed=9"],
+    );
+    assert_eq!(s.tasks[0].instances, 4);
+    let Workload::Phases { phases, .. } = &s.tasks[0].workload else {
+        panic!()
+    };
+    assert_eq!(phases[0].ops, 10);
+    assert_eq!(s.seed, 9);
+    // The seed argument wins over the file and --set.
+    let s = parse(&text, "t.toml", &sets(&["seed=9"]), Some(3)).unwrap();
+    assert_eq!(s.seed, 3);
+}
+
+#[test]
+fn unknown_override_keys_fail_naming_the_set() {
+    assert_eq!(
+        err(MINIMAL, &["machine.cpu=4"]),
+        (
+            ErrorKind::BadOverride,
+            "t.toml: --set machine.cpu=4: unknown key `cpu` in [machine] (did you mean `cpus`?); \
+             known keys: memory, cpus, dma32"
+                .into()
+        )
+    );
+    assert_eq!(
+        err(MINIMAL, &["vm.swapiness=10"]).1,
+        format!(
+            "t.toml: --set vm.swapiness=10: unknown sysctl `vm.swapiness` (did you mean \
+             `vm.swappiness`?); known: {}",
+            sysctl::known_names()
+        )
+    );
+    assert_eq!(
+        err(MINIMAL, &["cgroup.web.memory.max=1G"]),
+        (
+            ErrorKind::BadOverride,
+            "t.toml: --set cgroup.web.memory.max=1G: the file has no [[cgroup]] entries".into()
+        )
+    );
+    assert_eq!(err(MINIMAL, &["nosuchtable.x=1"]).0, ErrorKind::BadOverride);
+}
+
+#[test]
+fn bad_override_values_name_the_set() {
+    assert_eq!(
+        err(MINIMAL, &["vm.swappiness=300"]),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml: --set vm.swappiness=300: vm.swappiness = 300 is out of range (0..=200)".into()
+        )
+    );
+    assert_eq!(
+        err(MINIMAL, &["machine.cpus=2", "machine.cpus=four"]),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml: --set machine.cpus=four: invalid type: string \"four\", expected u32".into()
+        )
+    );
+    assert_eq!(
+        err(MINIMAL, &["policy.balance=fair"]),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml: --set policy.balance=fair: unknown variant `fair`, expected `refault-cost` \
+             or `legacy`"
+                .into()
+        )
+    );
+    assert_eq!(
+        err(MINIMAL, &["machine.memory=0"]),
+        (
+            ErrorKind::Impossible,
+            "t.toml: --set machine.memory=0: machine.memory is 0: a machine needs memory".into()
+        )
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Serialisation, determinism, generated files, bundled scenarios.
+
+#[test]
+fn scenario_round_trips_through_json() {
+    let s = ok(FULL);
+    let json = serde_json::to_string(&s).unwrap();
+    let back: Scenario = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, s);
+    // Same input, same bytes.
+    assert_eq!(serde_json::to_string(&ok(FULL)).unwrap(), json);
+}
+
+#[test]
+fn reference_toml_parses_itself_back() {
+    let s = parse(&reference_toml(), "reference.toml", &[], None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.name, "reference");
+    assert_eq!(s.sysctl, default_sysctl());
+    assert_eq!(s.costs, default_costs());
+    assert_eq!(s.tasks.len(), 1);
+}
+
+/// The committed generated files equal the generator's output. `REFAULT_BLESS=1` rewrites
+/// them.
+#[test]
+fn committed_reference_and_docs_match_generation() {
+    let files = [
+        (
+            repo_root().join("scenarios/reference.toml"),
+            reference_toml(),
+        ),
+        (repo_root().join("docs/sysctls.md"), sysctl_docs_markdown()),
+    ];
+    for (path, generated) in files {
+        if std::env::var_os("REFAULT_BLESS").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "{} is stale: run `REFAULT_BLESS=1 cargo test -p refault-scenario`",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn every_bundled_scenario_parses() {
+    let dir = repo_root().join("scenarios");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    paths.sort();
+    assert!(paths.iter().any(|p| p.ends_with("quickstart.toml")));
+    for path in paths {
+        load(&path, &[], None).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[test]
+fn quickstart_is_what_it_says() {
+    let s = load(&repo_root().join("scenarios/quickstart.toml"), &[], None).unwrap();
+    assert_eq!(s.machine.memory_pages * PAGE_SIZE, 256 << 20);
+    assert_eq!(s.swap.len(), 1);
+    assert_eq!(s.devices[s.swap[0].device].preset, "zram");
+    assert_eq!(s.run.duration_ns, 0);
+    assert_eq!(s.tasks.len(), 2);
+}
