@@ -1,1 +1,51 @@
-fn main() {}
+//! `refault`: the command line. Thin: each subcommand assembles the crates below it.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "refault",
+    version,
+    about = "A deterministic simulator of Linux memory reclaim"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario and print a summary, or write the result JSON with --out.
+    Run(cmd::run::Args),
+    /// Reproduce a source document's benchmark (lru-balance = seed S0) side by side.
+    Reproduce(cmd::reproduce::Args),
+    /// Compare result files mmtests-style: baseline, each change, percent change.
+    Compare(cmd::compare::Args),
+    /// Measure the simulator's own speed on a fixed set of workloads.
+    Bench(cmd::bench::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Command::Run(a) => cmd::run::main(a),
+        Command::Reproduce(a) => cmd::reproduce::main(a),
+        Command::Compare(a) => cmd::compare::main(a),
+        Command::Bench(a) => cmd::bench::main(a),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if let Some(io) = e.downcast_ref::<std::io::Error>() {
+                if io.kind() == std::io::ErrorKind::BrokenPipe {
+                    return ExitCode::SUCCESS;
+                }
+            }
+            eprintln!("refault: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -103,7 +103,8 @@ impl Mm {
                     z.nr_lru[LruList::InactiveFile.idx()]
                         + z.nr_lru[LruList::ActiveFile.idx()]
                         + if can_anon {
-                            z.nr_lru[LruList::InactiveAnon.idx()] + z.nr_lru[LruList::ActiveAnon.idx()]
+                            z.nr_lru[LruList::InactiveAnon.idx()]
+                                + z.nr_lru[LruList::ActiveAnon.idx()]
                         } else {
                             0
                         }
@@ -111,7 +112,12 @@ impl Mm {
                 })
                 .max()
                 .unwrap_or(0);
-            let min = self.zones.iter().map(|z| z.wmark_pages(Wmark::Min)).min().unwrap_or(0);
+            let min = self
+                .zones
+                .iter()
+                .map(|z| z.wmark_pages(Wmark::Min))
+                .min()
+                .unwrap_or(0);
             if no_progress_loops > MAX_RECLAIM_RETRIES || reclaimable <= min {
                 self.ev.add(Ev::OomKill, 1);
                 ctx.oom = true;

@@ -44,7 +44,11 @@ impl Mm {
             (pg::BUDDY, "buddy"),
             (pg::ISOLATED, "isolated"),
         ];
-        let fl: Vec<&str> = names.iter().filter(|(b, _)| f & b != 0).map(|(_, n)| *n).collect();
+        let fl: Vec<&str> = names
+            .iter()
+            .filter(|(b, _)| f & b != 0)
+            .map(|(_, n)| *n)
+            .collect();
         format!(
             "pfn {pfn}: order {} flags [{}] obj {} index {} memcg {} swap {}:{}",
             self.pages.order[i],
@@ -68,8 +72,13 @@ impl Mm {
                 let mut p = l.head;
                 let mut cnt = 0;
                 while p != NIL {
-                    if !self.pages.test(p, pg::BUDDY) || self.pages.order[p as usize] as usize != order {
-                        return bad(format!("free list {order} of zone {zi} holds {}", self.dump_folio(p)));
+                    if !self.pages.test(p, pg::BUDDY)
+                        || self.pages.order[p as usize] as usize != order
+                    {
+                        return bad(format!(
+                            "free list {order} of zone {zi} holds {}",
+                            self.dump_folio(p)
+                        ));
                     }
                     for k in p..p + (1 << order) {
                         if owner[k as usize] != 0 {
@@ -82,11 +91,17 @@ impl Mm {
                     p = self.pages.next[p as usize];
                 }
                 if cnt != l.len {
-                    return bad(format!("zone {zi} order {order}: list len {} != {cnt}", l.len));
+                    return bad(format!(
+                        "zone {zi} order {order}: list len {} != {cnt}",
+                        l.len
+                    ));
                 }
             }
             if free != z.free {
-                return bad(format!("zone {zi}: free {} but free lists hold {free}", z.free));
+                return bad(format!(
+                    "zone {zi}: free {} but free lists hold {free}",
+                    z.free
+                ));
             }
         }
         // 2. Walk the LRU lists.
@@ -101,8 +116,15 @@ impl Mm {
                     if self.pages.prev[p as usize] != prev {
                         return bad(format!("broken prev link at {}", self.dump_folio(p)));
                     }
-                    if !self.pages.test(p, pg::LRU) || self.folio_lru(p) != lru || self.pages.memcg[p as usize] as usize != lv {
-                        return bad(format!("{} on lruvec {lv} list {}", self.dump_folio(p), lru.name()));
+                    if !self.pages.test(p, pg::LRU)
+                        || self.folio_lru(p) != lru
+                        || self.pages.memcg[p as usize] as usize != lv
+                    {
+                        return bad(format!(
+                            "{} on lruvec {lv} list {}",
+                            self.dump_folio(p),
+                            lru.name()
+                        ));
                     }
                     let nr = self.pages.nr_pages(p);
                     lru_pages[lv][lru.idx()] += nr;
@@ -112,16 +134,28 @@ impl Mm {
                     p = self.pages.next[p as usize];
                 }
                 if cnt != v.lists[lru.idx()].len {
-                    return bad(format!("lruvec {lv} {}: len {} but {cnt} linked", lru.name(), v.lists[lru.idx()].len));
+                    return bad(format!(
+                        "lruvec {lv} {}: len {} but {cnt} linked",
+                        lru.name(),
+                        v.lists[lru.idx()].len
+                    ));
                 }
                 if lru_pages[lv][lru.idx()] != v.nr[lru.idx()] {
-                    return bad(format!("lruvec {lv} {}: nr {} but {} pages linked", lru.name(), v.nr[lru.idx()], lru_pages[lv][lru.idx()]));
+                    return bad(format!(
+                        "lruvec {lv} {}: nr {} but {} pages linked",
+                        lru.name(),
+                        v.nr[lru.idx()],
+                        lru_pages[lv][lru.idx()]
+                    ));
                 }
             }
         }
         for (zi, z) in self.zones.iter().enumerate() {
             if z.nr_lru != zone_pages[zi] {
-                return bad(format!("zone {zi} LRU counts {:?} but lists hold {:?}", z.nr_lru, zone_pages[zi]));
+                return bad(format!(
+                    "zone {zi} LRU counts {:?} but lists hold {:?}",
+                    z.nr_lru, zone_pages[zi]
+                ));
             }
         }
         // 3. Every allocated folio: on an LRU, owned, charged.
@@ -134,7 +168,10 @@ impl Mm {
             }
             let pfn = p as Pfn;
             if !self.pages.test(pfn, pg::HEAD) {
-                return bad(format!("pfn {p} neither free nor a folio head: {}", self.dump_folio(pfn)));
+                return bad(format!(
+                    "pfn {p} neither free nor a folio head: {}",
+                    self.dump_folio(pfn)
+                ));
             }
             if !self.pages.test(pfn, pg::LRU) || self.pages.test(pfn, pg::ISOLATED) {
                 return bad(format!("folio not on an LRU: {}", self.dump_folio(pfn)));
@@ -165,13 +202,19 @@ impl Mm {
                 }
             };
             if !ok {
-                return bad(format!("no mapping points back at {}", self.dump_folio(pfn)));
+                return bad(format!(
+                    "no mapping points back at {}",
+                    self.dump_folio(pfn)
+                ));
             }
             p += nr;
         }
         for (m, c) in charged.iter().enumerate() {
             if *c != self.memcgs[m].usage {
-                return bad(format!("memcg {m}: usage {} but {c} pages charged", self.memcgs[m].usage));
+                return bad(format!(
+                    "memcg {m}: usage {} but {c} pages charged",
+                    self.memcgs[m].usage
+                ));
             }
         }
         // 4. Mapping entries point at folios that point back.
@@ -185,7 +228,10 @@ impl Mm {
                 let o = self.pages.owner(pfn);
                 let nr = self.pages.nr_pages(pfn) as usize;
                 if o.obj as usize != oi || idx < o.index as usize || idx >= o.index as usize + nr {
-                    return bad(format!("object {oi} index {idx} points at {}", self.dump_folio(pfn)));
+                    return bad(format!(
+                        "object {oi} index {idx} points at {}",
+                        self.dump_folio(pfn)
+                    ));
                 }
             }
         }
@@ -193,7 +239,11 @@ impl Mm {
         for (a, area) in self.swap.iter().enumerate() {
             let used = area.slots.iter().filter(|&&s| s & SLOT_USED != 0).count() as u64;
             if area.size_pages - used != area.nr_free {
-                return bad(format!("swap area {a}: nr_free {} but {} slots free", area.nr_free, area.size_pages - used));
+                return bad(format!(
+                    "swap area {a}: nr_free {} but {} slots free",
+                    area.nr_free,
+                    area.size_pages - used
+                ));
             }
         }
         Ok(())

@@ -198,7 +198,16 @@ impl Mm {
     /// order up to `order`, marking the folio containing `mark` PG_readahead. Contiguous
     /// new folios are read with one request.
     #[allow(clippy::too_many_arguments)]
-    fn ra_read(&mut self, ctx: &mut Ctx, obj: u32, start: u64, nr: u64, mark: u64, order: u32, exact: bool) {
+    fn ra_read(
+        &mut self,
+        ctx: &mut Ctx,
+        obj: u32,
+        start: u64,
+        nr: u64,
+        mark: u64,
+        order: u32,
+        exact: bool,
+    ) {
         let end = start + nr;
         let mut index = start;
         let mut run_start = u64::MAX;
@@ -219,7 +228,9 @@ impl Mm {
             while o > 0 && index + (1 << o) > end {
                 o -= 1;
             }
-            while o > 0 && (index..index + (1 << o)).any(|k| self.cache_lookup(obj, k as u32).is_some()) {
+            while o > 0
+                && (index..index + (1 << o)).any(|k| self.cache_lookup(obj, k as u32).is_some())
+            {
                 o -= 1;
             }
             let pfn = loop {
@@ -244,13 +255,22 @@ impl Mm {
         self.io_buf = run_pfns;
     }
 
-    fn submit_read_run(&mut self, ctx: &mut Ctx, obj: u32, run_start: u64, pfns: &mut Vec<u32>, dev: u32) {
+    fn submit_read_run(
+        &mut self,
+        ctx: &mut Ctx,
+        obj: u32,
+        run_start: u64,
+        pfns: &mut Vec<u32>,
+        dev: u32,
+    ) {
         if pfns.is_empty() {
             return;
         }
         let nr: u64 = pfns.iter().map(|&p| self.pages.nr_pages(p)).sum();
         let base = self.objects[obj as usize].dev_base;
-        let (done, cpu) = ctx.io.submit(dev, ctx.now, false, base + run_start, nr as u32);
+        let (done, cpu) = ctx
+            .io
+            .submit(dev, ctx.now, false, base + run_start, nr as u32);
         ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
         self.ev.add(Ev::PgpgIn, nr * 4);
         for &p in pfns.iter() {
@@ -342,7 +362,8 @@ impl Mm {
             let fstart = self.pages.index[pfn as usize] as u64;
             let fend = fstart + self.pages.nr_pages(pfn);
             // filemap_read(): the folio the previous read ended in is not marked again.
-            let same_as_prev = first && prev_end > 0 && prev_end - 1 >= fstart && prev_end - 1 < fend;
+            let same_as_prev =
+                first && prev_end > 0 && prev_end - 1 >= fstart && prev_end - 1 < fend;
             if !same_as_prev {
                 self.folio_mark_accessed(pfn);
             }
@@ -470,7 +491,13 @@ impl Mm {
             }
             let Some(pfn) = self.cache_lookup(obj, index as u32) else {
                 if run_len > 0 {
-                    done_max = done_max.max(self.submit_write_run(ctx, dev, base + run_start, run_len, &mut run_pfns));
+                    done_max = done_max.max(self.submit_write_run(
+                        ctx,
+                        dev,
+                        base + run_start,
+                        run_len,
+                        &mut run_pfns,
+                    ));
                     run_len = 0;
                 }
                 index += 1;
@@ -480,7 +507,13 @@ impl Mm {
             let fidx = self.pages.index[pfn as usize] as u64;
             if self.pages.test(pfn, pg::DIRTY) && !self.pages.test(pfn, pg::WRITEBACK) {
                 if run_len > 0 && run_start + run_len != fidx {
-                    done_max = done_max.max(self.submit_write_run(ctx, dev, base + run_start, run_len, &mut run_pfns));
+                    done_max = done_max.max(self.submit_write_run(
+                        ctx,
+                        dev,
+                        base + run_start,
+                        run_len,
+                        &mut run_pfns,
+                    ));
                     run_len = 0;
                 }
                 if run_len == 0 {
@@ -495,13 +528,25 @@ impl Mm {
                 run_len += nr;
                 written += nr;
             } else if run_len > 0 {
-                done_max = done_max.max(self.submit_write_run(ctx, dev, base + run_start, run_len, &mut run_pfns));
+                done_max = done_max.max(self.submit_write_run(
+                    ctx,
+                    dev,
+                    base + run_start,
+                    run_len,
+                    &mut run_pfns,
+                ));
                 run_len = 0;
             }
             index = fidx + nr;
         }
         if run_len > 0 {
-            done_max = done_max.max(self.submit_write_run(ctx, dev, base + run_start, run_len, &mut run_pfns));
+            done_max = done_max.max(self.submit_write_run(
+                ctx,
+                dev,
+                base + run_start,
+                run_len,
+                &mut run_pfns,
+            ));
         }
         self.io_buf = run_pfns;
         let o = &mut self.objects[obj as usize];
@@ -513,7 +558,14 @@ impl Mm {
         done_max
     }
 
-    fn submit_write_run(&mut self, ctx: &mut Ctx, dev: u32, sector: u64, nr: u64, pfns: &mut Vec<u32>) -> u64 {
+    fn submit_write_run(
+        &mut self,
+        ctx: &mut Ctx,
+        dev: u32,
+        sector: u64,
+        nr: u64,
+        pfns: &mut Vec<u32>,
+    ) -> u64 {
         let (done, cpu) = ctx.io.submit(dev, ctx.now, true, sector, nr as u32);
         ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
         self.ev.add(Ev::PgpgOut, nr * 4);
@@ -534,7 +586,9 @@ impl Mm {
         let done = self.writeback_file(ctx, obj, u64::MAX);
         let mut wait = done.max(self.objects[obj as usize].wb_done_max);
         if had_dirty {
-            let (j, cpu) = ctx.io.submit(self.cfg.fs_dev, ctx.now.max(done), true, JOURNAL_SECTOR, 1);
+            let (j, cpu) =
+                ctx.io
+                    .submit(self.cfg.fs_dev, ctx.now.max(done), true, JOURNAL_SECTOR, 1);
             ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
             wait = wait.max(j);
         }

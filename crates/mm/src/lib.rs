@@ -52,7 +52,8 @@ use vmstat::VmEvents;
 pub trait Io {
     /// Submit a request of `nr_pages` at device page offset `sector` at time `now`.
     /// Returns (completion time, CPU time the submitter spends, e.g. zram compression).
-    fn submit(&mut self, dev: u32, now: u64, write: bool, sector: u64, nr_pages: u32) -> (u64, u64);
+    fn submit(&mut self, dev: u32, now: u64, write: bool, sector: u64, nr_pages: u32)
+        -> (u64, u64);
 }
 
 /// An [`Io`] whose requests complete instantly (unit tests).
@@ -295,7 +296,8 @@ impl Mm {
         let min_free_kbytes = cfg
             .min_free_kbytes
             .unwrap_or_else(|| mmzone::default_min_free_kbytes(total, zones.len() as u64));
-        let w = mmzone::setup_per_zone_wmarks(&managed, min_free_kbytes, cfg.watermark_scale_factor);
+        let w =
+            mmzone::setup_per_zone_wmarks(&managed, min_free_kbytes, cfg.watermark_scale_factor);
         for (z, w) in zones.iter_mut().zip(w) {
             z.wmark = w;
         }

@@ -3,12 +3,18 @@
 
 use crate::types::{Pfn, NIL};
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct ListHead {
     pub head: u32,
     pub tail: u32,
     /// Number of entries (folios, not pages).
     pub len: u32,
+}
+
+impl Default for ListHead {
+    fn default() -> Self {
+        ListHead::new()
+    }
 }
 
 impl ListHead {

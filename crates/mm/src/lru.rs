@@ -48,7 +48,10 @@ impl Mm {
 
     /// Kernel: `lruvec_del_folio()`.
     pub fn lru_del(&mut self, pfn: Pfn) {
-        debug_assert!(self.pages.test(pfn, pg::LRU), "lru_del of pfn {pfn} not on an LRU");
+        debug_assert!(
+            self.pages.test(pfn, pg::LRU),
+            "lru_del of pfn {pfn} not on an LRU"
+        );
         let lru = self.folio_lru(pfn);
         let lv = self.pages.memcg[pfn as usize] as usize;
         let nr = self.pages.nr_pages(pfn);

@@ -97,7 +97,8 @@ impl Zone {
         while pfn < self.end_pfn {
             let mut order = MAX_PAGE_ORDER;
             while order > 0
-                && (pfn & ((1 << order) - 1) != 0 || pfn as u64 + (1u64 << order) > self.end_pfn as u64)
+                && (pfn & ((1 << order) - 1) != 0
+                    || pfn as u64 + (1u64 << order) > self.end_pfn as u64)
             {
                 order -= 1;
             }

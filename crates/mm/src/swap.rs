@@ -307,7 +307,14 @@ impl Mm {
 
     /// Swap-in of the PTE at (`obj`, `index`) holding swap entry `e` (`do_swap_page()`).
     /// Returns the mapped folio.
-    pub(crate) fn do_swap_page(&mut self, ctx: &mut Ctx, obj: u32, index: u32, e: u64, write: bool) -> Option<Pfn> {
+    pub(crate) fn do_swap_page(
+        &mut self,
+        ctx: &mut Ctx,
+        obj: u32,
+        index: u32,
+        e: u64,
+        write: bool,
+    ) -> Option<Pfn> {
         let (a, slot) = (swp_area(e) as usize, swp_slot(e));
         let s = self.swap[a].slots[slot as usize];
         let pfn = if s & SLOT_CACHE != 0 {
@@ -356,7 +363,15 @@ impl Mm {
     /// Read one slot into a new folio (`swap_read_folio()`), with refault detection. When
     /// `cache` is false (synchronous device) the folio bypasses the swap cache and the slot is
     /// freed.
-    fn swapin_one(&mut self, ctx: &mut Ctx, obj: u32, index: u32, a: usize, slot: u32, cache: bool) -> Option<Pfn> {
+    fn swapin_one(
+        &mut self,
+        ctx: &mut Ctx,
+        obj: u32,
+        index: u32,
+        a: usize,
+        slot: u32,
+        cache: bool,
+    ) -> Option<Pfn> {
         let s = self.swap[a].slots[slot as usize];
         // The folio is charged to the memcg that owned the swapped-out page (swap_cgroup).
         let memcg = ctx.memcg;
@@ -368,7 +383,9 @@ impl Mm {
         self.objects[obj as usize].nr_resident += 1;
         self.ev.add(Ev::PswpIn, 1);
         self.ev.add(Ev::PgpgIn, 4);
-        let (done, cpu) = ctx.io.submit(self.swap[a].dev, ctx.now, false, slot as u64, 1);
+        let (done, cpu) = ctx
+            .io
+            .submit(self.swap[a].dev, ctx.now, false, slot as u64, 1);
         ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
         self.pages.io_done_ns[i] = done;
         if s & SLOT_SHADOW != 0 && s & SLOT_CACHE == 0 {

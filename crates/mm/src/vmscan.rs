@@ -294,7 +294,11 @@ impl Mm {
             // shrink_node_memcgs(): kswapd walks every memcg; direct reclaim resumes the
             // shared round-robin walk and stops once it has reclaimed enough.
             let n = self.lruvecs.len();
-            let start = if sc.kswapd { 0 } else { self.node.memcg_cursor % n };
+            let start = if sc.kswapd {
+                0
+            } else {
+                self.node.memcg_cursor % n
+            };
             for k in 0..n {
                 let lv = (start + k) % n;
                 self.shrink_lruvec(ctx, lv, sc);
@@ -346,9 +350,17 @@ impl Mm {
                 break;
             }
             let (small, big, pct) = if nr_file > nr_anon {
-                (0usize, 2usize, nr_anon * 100 / (targets[0] + targets[1] + 1))
+                (
+                    0usize,
+                    2usize,
+                    nr_anon * 100 / (targets[0] + targets[1] + 1),
+                )
             } else {
-                (2usize, 0usize, nr_file * 100 / (targets[2] + targets[3] + 1))
+                (
+                    2usize,
+                    0usize,
+                    nr_file * 100 / (targets[2] + targets[3] + 1),
+                )
             };
             nr[small] = 0;
             nr[small + 1] = 0;
@@ -378,7 +390,11 @@ impl Mm {
         sc: &mut ScanControl,
     ) -> u64 {
         if lru.is_active() {
-            let bit = if lru.is_file() { DEACT_FILE } else { DEACT_ANON };
+            let bit = if lru.is_file() {
+                DEACT_FILE
+            } else {
+                DEACT_ANON
+            };
             if sc.may_deactivate & bit != 0 {
                 self.shrink_active_list(ctx, lv, lru, n, sc);
             } else {
@@ -391,7 +407,13 @@ impl Mm {
 
     /// Kernel: `isolate_lru_folios()`: take folios from the tail until `nr_to_scan` pages
     /// were scanned. Fills `self.scratch`; returns (pages taken, pages scanned).
-    fn isolate_lru_folios(&mut self, ctx: &mut Ctx, lv: usize, lru: LruList, nr_to_scan: u64) -> (u64, u64) {
+    fn isolate_lru_folios(
+        &mut self,
+        ctx: &mut Ctx,
+        lv: usize,
+        lru: LruList,
+        nr_to_scan: u64,
+    ) -> (u64, u64) {
         self.scratch.clear();
         let mut scanned = 0;
         let mut taken = 0;
@@ -486,8 +508,14 @@ impl Mm {
         } else {
             self.memcgs[sc.target].events.pgsteal += reclaimed;
         }
-        self.ev
-            .add(if file { Ev::PgStealFile } else { Ev::PgStealAnon }, reclaimed);
+        self.ev.add(
+            if file {
+                Ev::PgStealFile
+            } else {
+                Ev::PgStealAnon
+            },
+            reclaimed,
+        );
         self.balance.note_inactive(
             &mut self.lruvecs,
             lv,
@@ -635,9 +663,7 @@ impl Mm {
             }
             if self.pages.test(pfn, pg::DIRTY) {
                 if file
-                    && (!sc.kswapd
-                        || !self.pages.test(pfn, pg::RECLAIM)
-                        || !self.node.pgdat_dirty)
+                    && (!sc.kswapd || !self.pages.test(pfn, pg::RECLAIM) || !self.node.pgdat_dirty)
                 {
                     // Leave file writeback to the flushers; come back once it is clean.
                     self.ev.add(Ev::NrVmscanImmediateReclaim, nr);
@@ -809,7 +835,10 @@ mod tests {
         assert!(!inactive_is_low_ratio(131_072, 655_360));
         // 10 GiB: ratio 10.
         let ten_gib = 10 * 262_144;
-        assert!(inactive_is_low_ratio(ten_gib / 11 - 1, ten_gib - ten_gib / 11 + 1));
+        assert!(inactive_is_low_ratio(
+            ten_gib / 11 - 1,
+            ten_gib - ten_gib / 11 + 1
+        ));
     }
 
     #[test]

@@ -103,7 +103,10 @@ mod tests {
         v.sort();
         v.dedup();
         assert_eq!(v.len(), NR_EVENTS);
-        assert_eq!(EVENT_NAMES[Ev::WorkingsetRefaultFile as usize], "workingset_refault_file");
+        assert_eq!(
+            EVENT_NAMES[Ev::WorkingsetRefaultFile as usize],
+            "workingset_refault_file"
+        );
         assert_eq!(EVENT_NAMES[Ev::PgScanKswapd as usize], "pgscan_kswapd");
     }
 }

@@ -1,0 +1,45 @@
+pub mod bench;
+pub mod compare;
+pub mod reproduce;
+pub mod run;
+
+use anyhow::{Context, Result};
+use std::io::IsTerminal;
+use std::path::Path;
+
+/// Write `bytes` to `path` atomically (never a half-written result).
+pub fn write_out(path: &Path, bytes: &[u8]) -> Result<()> {
+    refault_report::write_atomic(path, bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+/// A progress reporter on stderr (only when stderr is a terminal): `label  42%`.
+pub fn progress(label: &str) -> Option<impl FnMut(f64) + '_> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let mut last = -1i64;
+    Some(move |f: f64| {
+        let pct = (f * 100.0) as i64;
+        if pct != last {
+            last = pct;
+            eprint!("\r{label} {pct:3}%");
+            if pct >= 100 {
+                eprint!("\r{}\r", " ".repeat(label.len() + 6));
+            }
+        }
+    })
+}
+
+/// Run a resolved scenario with optional progress and checks.
+pub fn simulate(
+    scn: &refault_scenario::Scenario,
+    check: bool,
+    label: &str,
+) -> Result<refault_sim::SimResult> {
+    let mut prog = progress(label);
+    let opts = refault_sim::RunOptions {
+        check_every: if check { 1 } else { 0 },
+        progress: prog.as_mut().map(|p| p as &mut dyn FnMut(f64)),
+    };
+    refault_sim::run(scn, opts).with_context(|| format!("simulating {}", scn.name))
+}

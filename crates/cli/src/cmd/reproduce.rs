@@ -1,0 +1,308 @@
+//! `refault reproduce NAME [--quick] [--out FILE]`: run a source document's benchmark under the
+//! baseline and the changed policy, and print the seed's table side by side.
+//!
+//! `lru-balance` (seed S0, 000_7294c43fbea70511.txt): the pgbench-like and parallelio-like
+//! scenarios in `scenarios/s0-*.toml` (their descriptions give the scaling), each under
+//! `policy.balance = "legacy"` and `"refault-cost"`.
+
+use anyhow::{bail, Result};
+use refault_report::SeedRow;
+use refault_scenario::Scenario;
+use refault_sim::SimResult;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Which result: lru-balance (S0).
+    pub name: String,
+    /// Shorter runs (same scenarios, shorter duration): under a minute.
+    #[arg(long)]
+    pub quick: bool,
+    /// Write the table and every run's full result as JSON.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+pub const S0_PGBENCH: &str = include_str!("../../../../scenarios/s0-pgbench.toml");
+pub const S0_PARALLELIO: &str = include_str!("../../../../scenarios/s0-parallelio.toml");
+
+/// One row of a reproduction table and the direction the seed reports.
+pub struct Expect {
+    pub row: SeedRow,
+    /// Some(true): the change must be higher; Some(false): lower; None: within `tol` percent.
+    pub up: Option<bool>,
+    pub tol: f64,
+}
+
+impl Expect {
+    pub fn holds(&self) -> bool {
+        let (b, c) = (self.row.baseline, self.row.change);
+        match self.up {
+            Some(true) => c > b,
+            Some(false) => c < b,
+            None => {
+                if b == 0.0 {
+                    c == 0.0
+                } else {
+                    ((c - b) / b).abs() * 100.0 < self.tol
+                }
+            }
+        }
+    }
+}
+
+fn load(text: &str, origin: &str, balance: &str, quick: bool) -> Result<Scenario> {
+    let mut ov = vec![("policy.balance".to_string(), balance.to_string())];
+    if quick {
+        ov.push(("run.duration".into(), "60s".into()));
+        ov.push(("run.warmup".into(), "20s".into()));
+    }
+    Ok(refault_scenario::parse(text, origin, &ov, None)?)
+}
+
+fn sum_tasks(
+    r: &SimResult,
+    prefix: &str,
+    f: impl Fn(&refault_sim::result::TaskResult) -> f64,
+) -> f64 {
+    r.tasks
+        .iter()
+        .filter(|t| t.name == prefix || t.name.starts_with(&format!("{prefix}/")))
+        .map(f)
+        .sum()
+}
+
+fn mean_latency_ms(r: &SimResult, prefix: &str) -> f64 {
+    let ops = sum_tasks(r, prefix, |t| t.ops as f64);
+    if ops == 0.0 {
+        return 0.0;
+    }
+    sum_tasks(r, prefix, |t| t.latency_us.mean * t.ops as f64) / ops / 1e3
+}
+
+fn vm(r: &SimResult, k: &str) -> f64 {
+    r.vmstat.get(k).copied().unwrap_or(0) as f64
+}
+
+fn row(figure: &str, b: f64, c: f64, up: Option<bool>, tol: f64) -> Expect {
+    Expect {
+        row: SeedRow::new(figure, b, c),
+        up,
+        tol,
+    }
+}
+
+/// The S0 pgbench table (seed: tps +30%, latency -23%, anon scanned/reclaimed and swap-out
+/// much higher, file scanned -92%, file refaults -55%, total refaults -54%).
+pub fn pgbench_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
+    let total = |r: &SimResult| vm(r, "workingset_refault_file") + vm(r, "pswpin");
+    vec![
+        row(
+            "tps",
+            sum_tasks(b, "client", |t| t.ops_per_sec),
+            sum_tasks(c, "client", |t| t.ops_per_sec),
+            Some(true),
+            0.0,
+        ),
+        row(
+            "latency average (ms)",
+            mean_latency_ms(b, "client"),
+            mean_latency_ms(c, "client"),
+            Some(false),
+            0.0,
+        ),
+        row(
+            "anon scanned",
+            vm(b, "pgscan_anon"),
+            vm(c, "pgscan_anon"),
+            Some(true),
+            0.0,
+        ),
+        row(
+            "anon reclaimed",
+            vm(b, "pgsteal_anon"),
+            vm(c, "pgsteal_anon"),
+            Some(true),
+            0.0,
+        ),
+        row(
+            "file scanned",
+            vm(b, "pgscan_file"),
+            vm(c, "pgscan_file"),
+            Some(false),
+            0.0,
+        ),
+        row(
+            "swap out",
+            vm(b, "pswpout"),
+            vm(c, "pswpout"),
+            Some(true),
+            0.0,
+        ),
+        row(
+            "swap in",
+            vm(b, "pswpin"),
+            vm(c, "pswpin"),
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "file refault",
+            vm(b, "workingset_refault_file"),
+            vm(c, "workingset_refault_file"),
+            Some(false),
+            0.0,
+        ),
+        row(
+            "total refaults (file refault + swap in)",
+            total(b),
+            total(c),
+            Some(false),
+            0.0,
+        ),
+    ]
+}
+
+/// The S0 backward-compatibility check on parallelio: memcached-like throughput unchanged
+/// (seed: within about ±2%), background IO duration unchanged, swap activity not higher.
+pub fn parallelio_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
+    let swap = |r: &SimResult| vm(r, "pswpin") + vm(r, "pswpout");
+    vec![
+        row(
+            "memcached ops/s",
+            sum_tasks(b, "memcached", |t| t.ops_per_sec),
+            sum_tasks(c, "memcached", |t| t.ops_per_sec),
+            None,
+            3.0,
+        ),
+        row(
+            "background copy MiB/s",
+            sum_tasks(b, "copy", |t| t.ops_per_sec) / 8.0,
+            sum_tasks(c, "copy", |t| t.ops_per_sec) / 8.0,
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "swap activity (pswpin + pswpout)",
+            swap(b),
+            swap(c),
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "file refault",
+            vm(b, "workingset_refault_file"),
+            vm(c, "workingset_refault_file"),
+            None,
+            f64::INFINITY,
+        ),
+    ]
+}
+
+fn render(title: &str, rows: &[Expect]) -> String {
+    let seed_rows: Vec<SeedRow> = rows.iter().map(|e| e.row.clone()).collect();
+    let table = refault_report::render_seed_table(title, ("legacy", "refault-cost"), &seed_rows);
+    let mut out = String::new();
+    for (line_no, line) in table.lines().enumerate() {
+        out.push_str(line);
+        // Rows start after the title and header lines rendered by render_seed_table.
+        let data_start = table.lines().count() - rows.len();
+        if line_no >= data_start {
+            let e = &rows[line_no - data_start];
+            let want = match e.up {
+                Some(true) => "expect higher".to_string(),
+                Some(false) => "expect lower".to_string(),
+                None if e.tol.is_finite() => format!("expect within {}%", e.tol),
+                None => "reported".to_string(),
+            };
+            let mark = if e.up.is_none() && !e.tol.is_finite() {
+                ""
+            } else if e.holds() {
+                "  ok"
+            } else {
+                "  DIFFERS"
+            };
+            out.push_str(&format!("   [{want}]{mark}"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+pub fn main(a: Args) -> Result<()> {
+    if a.name != "lru-balance" {
+        bail!(
+            "unknown reproduction `{}`: available: lru-balance (seed S0)",
+            a.name
+        );
+    }
+    let specs = [
+        ("s0-pgbench", S0_PGBENCH, "legacy"),
+        ("s0-pgbench", S0_PGBENCH, "refault-cost"),
+        ("s0-parallelio", S0_PARALLELIO, "legacy"),
+        ("s0-parallelio", S0_PARALLELIO, "refault-cost"),
+    ];
+    let scns = specs
+        .iter()
+        .map(|(n, t, b)| load(t, &format!("scenarios/{n}.toml"), b, a.quick))
+        .collect::<Result<Vec<_>>>()?;
+    // The four runs are independent: run them on the host's cores.
+    let results: Vec<Result<SimResult>> = std::thread::scope(|s| {
+        let hs: Vec<_> = scns
+            .iter()
+            .map(|scn| {
+                s.spawn(move || {
+                    refault_sim::run(scn, Default::default()).map_err(anyhow::Error::from)
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("simulation thread"))
+            .collect()
+    });
+    let results = results.into_iter().collect::<Result<Vec<_>>>()?;
+    let pg = pgbench_rows(&results[0], &results[1]);
+    let pio = parallelio_rows(&results[2], &results[3]);
+    print!(
+        "{}",
+        render("S0 pgbench-like (scenarios/s0-pgbench.toml)", &pg)
+    );
+    println!();
+    print!(
+        "{}",
+        render("S0 parallelio-like (scenarios/s0-parallelio.toml)", &pio)
+    );
+    let failed: Vec<&str> = pg
+        .iter()
+        .chain(pio.iter())
+        .filter(|e| !(e.up.is_none() && !e.tol.is_finite()) && !e.holds())
+        .map(|e| e.row.figure.as_str())
+        .collect();
+    println!();
+    if failed.is_empty() {
+        println!("every direction the seed reports is reproduced");
+    } else {
+        println!("differs from the seed in: {}", failed.join(", "));
+    }
+    if let Some(out) = a.out {
+        let table: Vec<Value> = pg
+            .iter()
+            .map(|e| ("pgbench", e))
+            .chain(pio.iter().map(|e| ("parallelio", e)))
+            .map(|(scn, e)| {
+                json!({"scenario": scn, "figure": e.row.figure, "baseline": e.row.baseline,
+                       "change": e.row.change, "percent": e.row.percent, "direction_holds": e.holds()})
+            })
+            .collect();
+        let runs: Vec<Value> = specs
+            .iter()
+            .zip(results.iter())
+            .map(|((n, _, b), r)| json!({"scenario": n, "balance": b, "result": r}))
+            .collect();
+        let doc =
+            json!({"reproduce": "lru-balance", "quick": a.quick, "table": table, "runs": runs});
+        super::write_out(&out, serde_json::to_string_pretty(&doc)?.as_bytes())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,49 @@
+//! `refault run SCENARIO.toml [--set KEY=VALUE]... [--seed N] [--out FILE] [--check]`
+
+use anyhow::Result;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Override a setting: a sysctl (vm.swappiness=100) or a dotted scenario key
+    /// (machine.memory=4G, policy.balance=legacy, cgroup.NAME.memory.max=1G).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Seed of every generator (default: the scenario's, else 1).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Write the result JSON here (atomically) instead of printing a summary.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Check the model's invariants after every event (slow; for CI and debugging).
+    #[arg(long)]
+    pub check: bool,
+}
+
+pub fn main(a: Args) -> Result<()> {
+    let overrides = a
+        .set
+        .iter()
+        .map(|s| refault_scenario::parse_override(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let scn = refault_scenario::load(&a.scenario, &overrides, a.seed)?;
+    let r = super::simulate(&scn, a.check, &scn.name)?;
+    let v = serde_json::to_value(&r)?;
+    match a.out {
+        Some(p) => {
+            super::write_out(&p, refault_sim::to_json(&r).as_bytes())?;
+            eprintln!(
+                "{}: {} events, {:.1} s simulated in {:.2} s; result written to {}",
+                scn.name,
+                r.events,
+                r.sim_seconds,
+                r.wall_seconds,
+                p.display()
+            );
+        }
+        None => print!("{}", refault_report::summary(&v)),
+    }
+    Ok(())
+}

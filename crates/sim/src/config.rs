@@ -1,0 +1,86 @@
+//! Scenario → model configuration.
+
+use refault_mm::*;
+use refault_scenario as sc;
+
+/// Translate the resolved scenario into the model's configuration.
+pub fn mm_config(s: &sc::Scenario) -> MmConfig {
+    MmConfig {
+        zones: s
+            .machine
+            .zones
+            .iter()
+            .map(|z| {
+                (
+                    match z.kind {
+                        sc::ZoneKind::Dma32 => "DMA32",
+                        sc::ZoneKind::Normal => "Normal",
+                    },
+                    z.pages,
+                )
+            })
+            .collect(),
+        swappiness: s.sysctl.swappiness as u64,
+        min_free_kbytes: s.sysctl.min_free_kbytes,
+        watermark_scale_factor: s.sysctl.watermark_scale_factor as u64,
+        page_cluster: s.sysctl.page_cluster,
+        dirty_ratio: s.sysctl.dirty_ratio as u64,
+        dirty_background_ratio: s.sysctl.dirty_background_ratio as u64,
+        dirty_expire_ns: s.sysctl.dirty_expire_centisecs as u64 * 10_000_000,
+        laptop_mode: s.sysctl.laptop_mode,
+        balance: match s.policy.balance {
+            sc::BalanceKind::RefaultCost => BalanceKind::RefaultCost,
+            sc::BalanceKind::Legacy => BalanceKind::Legacy,
+        },
+        swap_readahead: match s.policy.swap_readahead {
+            sc::SwapReadaheadKind::Cluster => SwapRaKind::Cluster,
+            sc::SwapReadaheadKind::Vma => SwapRaKind::Vma,
+        },
+        objects: s
+            .objects
+            .iter()
+            .map(|o| ObjectCfg {
+                kind: match o.kind {
+                    sc::ObjectKind::Anon => ObjKind::Anon,
+                    sc::ObjectKind::Shmem => ObjKind::Shmem,
+                    sc::ObjectKind::File => ObjKind::File,
+                },
+                size_pages: o.size_pages,
+                exists: o.exists,
+            })
+            .collect(),
+        memcgs: s
+            .cgroups
+            .iter()
+            .map(|c| MemcgCfg {
+                max_pages: c.memory_max_pages,
+                swappiness: c.swappiness.map(|v| v as u64),
+            })
+            .collect(),
+        swap_areas: s
+            .swap
+            .iter()
+            .map(|a| SwapAreaCfg {
+                dev: a.device as u32,
+                size_pages: a.size_pages,
+                priority: a.priority,
+                synchronous: s.devices[a.device].synchronous,
+                rotational: s.devices[a.device].rotational,
+            })
+            .collect(),
+        fs_dev: s.fs_device as u32,
+        readahead_max_pages: s.model.readahead_max_pages,
+        max_file_folio_order: s.model.max_file_folio_order,
+        costs: Costs {
+            touch_ns: s.costs.touch_ns,
+            minor_fault_ns: s.costs.minor_fault_ns,
+            major_fault_ns: s.costs.major_fault_ns,
+            pagecache_hit_ns: s.costs.pagecache_hit_ns,
+            page_alloc_ns: s.costs.page_alloc_ns,
+            scan_per_page_ns: s.costs.scan_per_page_ns,
+            rmap_per_mapping_ns: s.costs.rmap_per_mapping_ns,
+            reclaim_per_page_ns: s.costs.reclaim_per_page_ns,
+            io_submit_ns: s.costs.io_submit_ns,
+        },
+    }
+}

@@ -1,0 +1,516 @@
+//! The simulated machine: one clock, simulated CPUs shared by the tasks and the kernel threads
+//! (kswapd, the flusher), block devices, and the model.
+//!
+//! # Scheduling
+//! Every thread has a ready time. The scheduler repeatedly takes the thread with the earliest
+//! ready time (ties: lowest thread id, so runs are deterministic), waits for the earliest free
+//! CPU if all are busy, and runs one step: one event of a task, one iteration of kswapd's
+//! balance_pgdat(), or one flusher pass. A step costs CPU time (from the cost table and the
+//! model's reclaim work) and may block the thread until an IO completes. A task keeps running
+//! without a scheduler round trip while its next ready time stays before every other
+//! thread's, which is what makes hit-heavy streams cheap to simulate.
+//!
+//! Direct reclaim and memcg limit reclaim run inside the allocating task's step, charging it
+//! their CPU time; kswapd runs as its own thread, woken by allocations below the low
+//! watermark, and naps HZ/10 after balancing (`kswapd_try_to_sleep()`), counting
+//! `kswapd_{low,high}_wmark_hit_quickly` when it is needed again within the nap.
+
+use crate::block::{BlockDevice, IoOrigin, ReqOp, Request};
+use crate::hist::Histogram;
+use crate::result::*;
+use refault_mm::kswapd::KswapdNext;
+use refault_mm::{Ctx, Io, Mm};
+use refault_scenario::Scenario;
+use refault_workload::{EventSource, Hint, Op, TaskSource};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// The devices as the model's IO backend.
+pub struct Devices {
+    pub devs: Vec<BlockDevice>,
+}
+
+impl Io for Devices {
+    fn submit(
+        &mut self,
+        dev: u32,
+        now: u64,
+        write: bool,
+        sector: u64,
+        nr_pages: u32,
+    ) -> (u64, u64) {
+        let rq = Request {
+            op: if write { ReqOp::Write } else { ReqOp::Read },
+            sector,
+            nr_pages,
+            sync: !write,
+            origin: IoOrigin::File,
+        };
+        let d = &mut self.devs[dev as usize];
+        let done = d.submit(now, &rq);
+        (done, d.submit_cpu_ns(&rq))
+    }
+}
+
+/// Options of one run.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Check the model's invariants every N events (0 = scenario's `model.check_interval`).
+    pub check_every: u64,
+    /// Called now and then with the fraction done (0..=1).
+    pub progress: Option<&'a mut dyn FnMut(f64)>,
+}
+
+/// Why a run stopped early.
+#[derive(Debug)]
+pub enum SimError {
+    Invariant {
+        event: u64,
+        time_ns: u64,
+        msg: String,
+    },
+    Unsupported(String),
+}
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimError::Invariant {
+                event,
+                time_ns,
+                msg,
+            } => write!(
+                f,
+                "model invariant violated after event {event} at {:.6} s: {msg}",
+                *time_ns as f64 / 1e9
+            ),
+            SimError::Unsupported(m) => write!(f, "{m}"),
+        }
+    }
+}
+impl std::error::Error for SimError {}
+
+struct Task {
+    src: TaskSource,
+    memcg: u16,
+    done: bool,
+    oom_killed: bool,
+    finished_at: u64,
+    op_start: u64,
+    ops: u64,
+    hist: Histogram,
+    cpu_ns: u64,
+    major_faults: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum KState {
+    Sleeping,
+    Running,
+    Napping,
+}
+
+const NAP_NS: u64 = 100_000_000; // HZ/10
+
+/// Run a resolved scenario to completion.
+pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> {
+    let wall = std::time::Instant::now();
+    if scn.policy.lru == refault_scenario::LruKind::Mglru {
+        return Err(SimError::Unsupported(
+            "policy.lru = \"mglru\" (lru_gen.enabled) is not modelled yet: the multi-gen LRU is tracked in issue #5; use policy.lru = \"classic\"".into(),
+        ));
+    }
+    let mut mm = Mm::new(crate::config::mm_config(scn));
+    let mut io = Devices {
+        devs: scn.devices.iter().map(BlockDevice::new).collect(),
+    };
+    let mut tasks: Vec<Task> = refault_workload::task_sources(scn)
+        .into_iter()
+        .map(|src| Task {
+            memcg: src.cgroup.map(|c| c as u16 + 1).unwrap_or(0),
+            op_start: src.start_ns,
+            src,
+            done: false,
+            oom_killed: false,
+            finished_at: 0,
+            ops: 0,
+            hist: Histogram::default(),
+            cpu_ns: 0,
+            major_faults: 0,
+        })
+        .collect();
+    let nt = tasks.len() as u32;
+    let kswapd_id = nt;
+    let flusher_id = nt + 1;
+    let mut heap: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
+    for (i, t) in tasks.iter().enumerate() {
+        heap.push(Reverse((t.src.start_ns, i as u32)));
+    }
+    let writeback_interval = scn.sysctl.dirty_writeback_centisecs as u64 * 10_000_000;
+    let expire_ns = scn.sysctl.dirty_expire_centisecs as u64 * 10_000_000;
+    if writeback_interval > 0 {
+        heap.push(Reverse((writeback_interval, flusher_id)));
+    }
+    let mut flusher_at = if writeback_interval > 0 {
+        writeback_interval
+    } else {
+        u64::MAX
+    };
+    let mut kstate = KState::Sleeping;
+    let mut kswapd_at = u64::MAX;
+    let mut kswapd_cpu = 0u64;
+    let mut flusher_cpu = 0u64;
+    let mut cpus = vec![0u64; scn.machine.cpus.max(1) as usize];
+    let duration = if scn.run.duration_ns == 0 {
+        u64::MAX
+    } else {
+        scn.run.duration_ns
+    };
+    let interval = scn.run.sample_interval_ns.max(1);
+    let mut sampler = Sampler::new(scn);
+    let mut next_sample = 0u64;
+    let warmup = scn.run.warmup_ns;
+    let mut baseline: Option<Vec<(&'static str, u64)>> = None;
+    let mut baseline_cpu = refault_mm::ReclaimCpu::default();
+    let check_every = if opts.check_every > 0 {
+        opts.check_every
+    } else {
+        scn.model.check_interval
+    };
+    let mut events: u64 = 0;
+    let mut now = 0u64;
+    let total_hint: u64 = tasks.iter().filter_map(|t| t.src.len_hint()).sum();
+    let mut live_tasks = tasks.len();
+    let mut next_progress = 1u64 << 20;
+
+    while let Some(Reverse((t, th))) = heap.pop() {
+        if t >= duration {
+            now = duration;
+            break;
+        }
+        // Stale kernel-thread entries (rescheduled since) are skipped.
+        if th == kswapd_id && t != kswapd_at {
+            continue;
+        }
+        if th == flusher_id && t != flusher_at {
+            continue;
+        }
+        now = t;
+        while next_sample <= now {
+            if warmup > 0 && baseline.is_none() && next_sample >= warmup {
+                baseline = Some(mm.vmstat_snapshot());
+                baseline_cpu = mm.reclaim_cpu.clone();
+            }
+            mm.run_completions(next_sample);
+            sampler.sample(next_sample, &mm, &tasks_ops(&tasks));
+            next_sample += interval;
+        }
+        if warmup > 0 && baseline.is_none() && now >= warmup {
+            baseline = Some(mm.vmstat_snapshot());
+            baseline_cpu = mm.reclaim_cpu.clone();
+        }
+        mm.run_completions(now);
+        // Wait for a CPU.
+        let (c, free_at) = cpus
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, f)| (**f, *i))
+            .map(|(i, f)| (i, *f))
+            .unwrap();
+        if free_at > now {
+            if th == kswapd_id {
+                kswapd_at = free_at;
+            }
+            if th == flusher_id {
+                flusher_at = free_at;
+            }
+            heap.push(Reverse((free_at, th)));
+            continue;
+        }
+
+        if th == kswapd_id {
+            match kstate {
+                KState::Napping => {
+                    // End of the HZ/10 nap (prepare_kswapd_sleep() again).
+                    if mm.kswapd_may_sleep() && !mm.kswapd.wake_pending {
+                        kstate = KState::Sleeping;
+                        kswapd_at = u64::MAX;
+                        continue;
+                    }
+                    mm.ev
+                        .add(refault_mm::vmstat::Ev::KswapdHighWmarkHitQuickly, 1);
+                    kstate = KState::Running;
+                }
+                KState::Sleeping => kstate = KState::Running,
+                KState::Running => {}
+            }
+            let mut ctx = Ctx::new(now, &mut io, 0);
+            let next = mm.kswapd_step(&mut ctx);
+            let finish = now + ctx.cpu_ns.max(1);
+            kswapd_cpu += ctx.cpu_ns;
+            cpus[c] = finish;
+            let at = match next {
+                KswapdNext::Continue => finish,
+                KswapdNext::Throttle(u) => u.max(finish),
+                KswapdNext::Done => {
+                    kstate = KState::Napping;
+                    finish + NAP_NS
+                }
+            };
+            kswapd_at = at;
+            heap.push(Reverse((at, kswapd_id)));
+            continue;
+        }
+        if th == flusher_id {
+            let mut ctx = Ctx::new(now, &mut io, 0);
+            let more = mm.flusher_run(&mut ctx, expire_ns);
+            let finish = now + ctx.cpu_ns.max(1);
+            flusher_cpu += ctx.cpu_ns;
+            cpus[c] = finish;
+            let at = if more || mm.flusher_wanted {
+                ctx.wait_until.max(finish)
+            } else if writeback_interval > 0 {
+                (now / writeback_interval + 1) * writeback_interval
+            } else {
+                u64::MAX
+            };
+            flusher_at = at;
+            if at != u64::MAX {
+                heap.push(Reverse((at, flusher_id)));
+            }
+            continue;
+        }
+
+        // A task: run events while it stays the earliest thread.
+        let ti = th as usize;
+        let mut t_now = now;
+        let horizon = heap
+            .peek()
+            .map(|r| r.0 .0)
+            .unwrap_or(u64::MAX)
+            .min(duration);
+        let mut cpu_end;
+        loop {
+            let task = &mut tasks[ti];
+            let Some(op) = task.src.next_op() else {
+                task.done = true;
+                task.finished_at = t_now;
+                live_tasks -= 1;
+                cpu_end = t_now;
+                break;
+            };
+            events += 1;
+            let mut ctx = Ctx::new(t_now, &mut io, task.memcg);
+            match op {
+                Op::Touch { obj, page, write } => mm.touch(&mut ctx, obj, page, write),
+                Op::Read { obj, page, nr } => mm.file_read(&mut ctx, obj, page, nr),
+                Op::Write { obj, page, nr } => mm.file_write(&mut ctx, obj, page, nr),
+                Op::Fsync { obj } => mm.fsync(&mut ctx, obj),
+                Op::Advise { obj, hint } => mm.set_hint(
+                    obj,
+                    match hint {
+                        Hint::Normal => refault_mm::filemap::Hint::Normal,
+                        Hint::Random => refault_mm::filemap::Hint::Random,
+                        Hint::Sequential => refault_mm::filemap::Hint::Sequential,
+                    },
+                ),
+                Op::Think { ns } => ctx.cpu_ns += ns as u64,
+                Op::OpEnd => {
+                    if baseline.is_some() || warmup == 0 {
+                        task.ops += 1;
+                        task.hist.record(t_now - task.op_start);
+                    }
+                    task.op_start = t_now;
+                }
+                Op::Phase { .. } => {}
+            }
+            let finish = t_now + ctx.cpu_ns;
+            task.cpu_ns += ctx.cpu_ns;
+            if ctx.major {
+                task.major_faults += 1;
+            }
+            cpu_end = finish;
+            let next = finish.max(ctx.wait_until);
+            if ctx.oom {
+                task.done = true;
+                task.oom_killed = true;
+                task.finished_at = next;
+                live_tasks -= 1;
+                break;
+            }
+            t_now = next;
+            if check_every > 0 && events % check_every == 0 {
+                mm.run_completions(t_now);
+                if let Err(e) = mm.check_invariants() {
+                    return Err(SimError::Invariant {
+                        event: events,
+                        time_ns: t_now,
+                        msg: e.0,
+                    });
+                }
+            }
+            let wake = mm.kswapd.wake_pending || mm.flusher_wanted;
+            if wake
+                || t_now >= horizon
+                || t_now >= next_sample
+                || mm.next_completion().is_some_and(|c| c <= t_now)
+            {
+                break;
+            }
+        }
+        cpus[c] = cpu_end;
+        if !tasks[ti].done {
+            heap.push(Reverse((t_now, th)));
+        }
+        // Wakeups raised by this step (wakeup_kswapd()).
+        if mm.kswapd.wake_pending {
+            match kstate {
+                KState::Sleeping => {
+                    kswapd_at = now;
+                    heap.push(Reverse((now, kswapd_id)));
+                }
+                KState::Napping => {
+                    mm.ev
+                        .add(refault_mm::vmstat::Ev::KswapdLowWmarkHitQuickly, 1);
+                    kswapd_at = now;
+                    heap.push(Reverse((now, kswapd_id)));
+                }
+                KState::Running => {}
+            }
+            kstate = KState::Running;
+            mm.kswapd.wake_pending = false;
+        }
+        if mm.flusher_wanted && flusher_at > now {
+            flusher_at = now;
+            heap.push(Reverse((now, flusher_id)));
+        }
+        if live_tasks == 0 {
+            break;
+        }
+        if events >= next_progress {
+            next_progress += 1 << 20;
+            if let Some(p) = opts.progress.as_mut() {
+                let f = if duration != u64::MAX {
+                    now as f64 / duration as f64
+                } else if total_hint > 0 {
+                    events as f64 / total_hint as f64
+                } else {
+                    0.0
+                };
+                p(f.min(1.0));
+            }
+        }
+    }
+    // Run to the end: finish outstanding IO so counters are complete at `now`.
+    let end = now;
+    mm.run_completions(end);
+    sampler.sample(end, &mm, &tasks_ops(&tasks));
+    if let Some(p) = opts.progress.as_mut() {
+        p(1.0);
+    }
+    let snap = mm.vmstat_snapshot();
+    let vmstat = snap
+        .iter()
+        .map(|&(n, v)| {
+            let base = baseline
+                .as_ref()
+                .and_then(|b| b.iter().find(|x| x.0 == n))
+                .map(|x| x.1)
+                .unwrap_or(0);
+            let is_gauge = n.starts_with("nr_")
+                && !matches!(
+                    n,
+                    "nr_vmscan_write" | "nr_vmscan_immediate_reclaim" | "nr_dirtied" | "nr_written"
+                );
+            (n.to_string(), if is_gauge { v } else { v - base })
+        })
+        .collect();
+    let measured_from = if warmup > 0 { warmup } else { 0 };
+    let task_results = tasks
+        .iter()
+        .map(|t| {
+            let start = t.src.start_ns.max(measured_from);
+            let stop = if t.done { t.finished_at } else { end };
+            let secs = stop.saturating_sub(start) as f64 / 1e9;
+            TaskResult {
+                name: t.src.name.clone(),
+                ops: t.ops,
+                ops_per_sec: if secs > 0.0 { t.ops as f64 / secs } else { 0.0 },
+                latency_us: LatencyUs::from_hist(&t.hist),
+                cpu_seconds: t.cpu_ns as f64 / 1e9,
+                major_faults: t.major_faults,
+                finished: t.done && !t.oom_killed,
+                oom_killed: t.oom_killed,
+            }
+        })
+        .collect();
+    let rc = &mm.reclaim_cpu;
+    let reclaim_cpu = ReclaimCpuSeconds {
+        scan: (rc.scan_ns - baseline_cpu.scan_ns) as f64 / 1e9,
+        rmap_walk: (rc.rmap_ns - baseline_cpu.rmap_ns) as f64 / 1e9,
+        reclaim: (rc.reclaim_ns - baseline_cpu.reclaim_ns) as f64 / 1e9,
+        io_submit: (rc.io_ns - baseline_cpu.io_ns) as f64 / 1e9,
+        kswapd_total: kswapd_cpu as f64 / 1e9,
+        flusher_total: flusher_cpu as f64 / 1e9,
+    };
+    let cgroups = scn
+        .cgroups
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let m = &mm.memcgs[i + 1];
+            let lv = &mm.lruvecs[i + 1];
+            CgroupResult {
+                name: c.name.clone(),
+                usage_pages: m.usage,
+                max_pages: c.memory_max_pages,
+                swap_pages: m.swap_usage,
+                pgscan: m.events.pgscan,
+                pgsteal: m.events.pgsteal,
+                max_events: m.events.max_events,
+                oom_kill: m.events.oom_kill,
+                inactive_anon: lv.nr[0],
+                active_anon: lv.nr[1],
+                inactive_file: lv.nr[2],
+                active_file: lv.nr[3],
+            }
+        })
+        .collect();
+    let devices = scn
+        .devices
+        .iter()
+        .zip(io.devs.iter())
+        .map(|(s, d)| DeviceResult {
+            name: s.name.clone(),
+            stats: d.stats().clone(),
+        })
+        .collect();
+    Ok(SimResult {
+        scenario: scn.clone(),
+        vmstat,
+        tasks: task_results,
+        timeseries: sampler.finish(),
+        sim_seconds: end as f64 / 1e9,
+        wall_seconds: wall.elapsed().as_secs_f64(),
+        events,
+        reclaim_cpu,
+        cgroups,
+        devices,
+        watermarks: mm
+            .zones
+            .iter()
+            .map(|z| ZoneResult {
+                name: z.name.to_string(),
+                managed_pages: z.managed,
+                min: z.wmark[0],
+                low: z.wmark[1],
+                high: z.wmark[2],
+            })
+            .collect(),
+        min_free_kbytes: mm.min_free_kbytes,
+    })
+}
+
+fn tasks_ops(tasks: &[Task]) -> Vec<u64> {
+    tasks.iter().map(|t| t.ops).collect()
+}

@@ -1,0 +1,197 @@
+//! The result of a run, serialised as the result JSON (`refault run --out`).
+
+use crate::block::DeviceStats;
+use crate::hist::Histogram;
+use refault_mm::Mm;
+use refault_scenario::Scenario;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Serialize, Clone, Debug)]
+pub struct SimResult {
+    /// The resolved scenario (every default filled in).
+    pub scenario: Scenario,
+    /// /proc/vmstat counters: events as deltas over the measured period (after warm-up),
+    /// gauges (`nr_*`) as at the end.
+    pub vmstat: BTreeMap<String, u64>,
+    pub tasks: Vec<TaskResult>,
+    /// Sampled every `run.sample_interval`: `t_s` and one array per series.
+    pub timeseries: BTreeMap<String, Vec<f64>>,
+    pub sim_seconds: f64,
+    pub wall_seconds: f64,
+    /// Workload events simulated.
+    pub events: u64,
+    /// Reclaim CPU time by activity (seconds), all reclaimers.
+    pub reclaim_cpu: ReclaimCpuSeconds,
+    /// memory.stat-like figures per cgroup at the end.
+    pub cgroups: Vec<CgroupResult>,
+    pub devices: Vec<DeviceResult>,
+    pub watermarks: Vec<ZoneResult>,
+    pub min_free_kbytes: u64,
+}
+
+#[derive(Serialize, Clone, Debug)]
+pub struct TaskResult {
+    pub name: String,
+    pub ops: u64,
+    pub ops_per_sec: f64,
+    pub latency_us: LatencyUs,
+    pub cpu_seconds: f64,
+    pub major_faults: u64,
+    pub finished: bool,
+    pub oom_killed: bool,
+}
+
+#[derive(Serialize, Clone, Debug)]
+pub struct LatencyUs {
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+impl LatencyUs {
+    pub fn from_hist(h: &Histogram) -> Self {
+        let us = |ns: u64| ns as f64 / 1e3;
+        LatencyUs {
+            mean: (h.mean() / 1e3 * 1000.0).round() / 1000.0,
+            p50: us(h.quantile(0.5)),
+            p90: us(h.quantile(0.9)),
+            p99: us(h.quantile(0.99)),
+            p999: us(h.quantile(0.999)),
+            max: us(h.max),
+        }
+    }
+}
+
+#[derive(Serialize, Clone, Debug, Default)]
+pub struct ReclaimCpuSeconds {
+    pub scan: f64,
+    pub rmap_walk: f64,
+    pub reclaim: f64,
+    pub io_submit: f64,
+    pub kswapd_total: f64,
+    pub flusher_total: f64,
+}
+
+#[derive(Serialize, Clone, Debug)]
+pub struct CgroupResult {
+    pub name: String,
+    pub usage_pages: u64,
+    pub max_pages: Option<u64>,
+    pub swap_pages: u64,
+    pub pgscan: u64,
+    pub pgsteal: u64,
+    pub max_events: u64,
+    pub oom_kill: u64,
+    pub inactive_anon: u64,
+    pub active_anon: u64,
+    pub inactive_file: u64,
+    pub active_file: u64,
+}
+
+#[derive(Serialize, Clone, Debug)]
+pub struct DeviceResult {
+    pub name: String,
+    pub stats: DeviceStats,
+}
+
+#[derive(Serialize, Clone, Debug)]
+pub struct ZoneResult {
+    pub name: String,
+    pub managed_pages: u64,
+    pub min: u64,
+    pub low: u64,
+    pub high: u64,
+}
+
+/// Series sampled over time: memory composition (pages) and cumulative counters.
+const GAUGES: [&str; 9] = [
+    "nr_free_pages",
+    "nr_inactive_anon",
+    "nr_active_anon",
+    "nr_inactive_file",
+    "nr_active_file",
+    "nr_dirty",
+    "nr_writeback",
+    "nr_swapcached",
+    "nr_swap_used",
+];
+const COUNTERS: [&str; 14] = [
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgscan_anon",
+    "pgscan_file",
+    "pgsteal_anon",
+    "pgsteal_file",
+    "pgrefill",
+    "workingset_refault_anon",
+    "workingset_refault_file",
+    "workingset_activate_anon",
+    "workingset_activate_file",
+    "pswpin",
+    "pswpout",
+    "pgmajfault",
+];
+
+pub struct Sampler {
+    series: BTreeMap<String, Vec<f64>>,
+    cgroups: Vec<String>,
+    task_names: Vec<String>,
+}
+
+impl Sampler {
+    pub fn new(scn: &Scenario) -> Self {
+        let mut task_names = Vec::new();
+        for t in &scn.tasks {
+            for i in 0..t.instances {
+                task_names.push(if t.instances > 1 {
+                    format!("{}/{}", t.name, i)
+                } else {
+                    t.name.clone()
+                });
+            }
+        }
+        Sampler {
+            series: BTreeMap::new(),
+            cgroups: scn.cgroups.iter().map(|c| c.name.clone()).collect(),
+            task_names,
+        }
+    }
+
+    pub fn sample(&mut self, t_ns: u64, mm: &Mm, task_ops: &[u64]) {
+        // Do not record the same instant twice (end-of-run sample on a boundary).
+        if let Some(ts) = self.series.get("t_s") {
+            if ts.last().is_some_and(|&l| l >= t_ns as f64 / 1e9) {
+                return;
+            }
+        }
+        let snap = mm.vmstat_snapshot();
+        let get = |n: &str| snap.iter().find(|x| x.0 == n).map(|x| x.1).unwrap_or(0) as f64;
+        let mut push = |k: String, v: f64| self.series.entry(k).or_default().push(v);
+        push("t_s".into(), t_ns as f64 / 1e9);
+        for g in GAUGES.iter().chain(COUNTERS.iter()) {
+            push((*g).to_string(), get(g));
+        }
+        for (i, name) in self.cgroups.iter().enumerate() {
+            let lv = &mm.lruvecs[i + 1];
+            push(
+                format!("cgroup.{name}.usage_pages"),
+                mm.memcgs[i + 1].usage as f64,
+            );
+            push(format!("cgroup.{name}.nr_inactive_anon"), lv.nr[0] as f64);
+            push(format!("cgroup.{name}.nr_active_anon"), lv.nr[1] as f64);
+            push(format!("cgroup.{name}.nr_inactive_file"), lv.nr[2] as f64);
+            push(format!("cgroup.{name}.nr_active_file"), lv.nr[3] as f64);
+        }
+        for (name, ops) in self.task_names.iter().zip(task_ops) {
+            push(format!("task.{name}.ops"), *ops as f64);
+        }
+    }
+
+    pub fn finish(self) -> BTreeMap<String, Vec<f64>> {
+        self.series
+    }
+}
