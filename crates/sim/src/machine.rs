@@ -59,6 +59,10 @@ pub struct RunOptions<'a> {
     pub check_every: u64,
     /// Called now and then with the fraction done (0..=1).
     pub progress: Option<&'a mut dyn FnMut(f64)>,
+    /// Called with (task instance index, op) for every event the simulation consumes, in
+    /// simulated-time order (the live-kernel twin's conformance test compares this with the
+    /// executor's record).
+    pub trace: Option<&'a mut dyn FnMut(u32, Op)>,
 }
 
 /// Why a run stopped early.
@@ -300,6 +304,9 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 break;
             };
             events += 1;
+            if let Some(tr) = opts.trace.as_mut() {
+                tr(th, op);
+            }
             let mut ctx = Ctx::new(t_now, &mut io, task.memcg);
             match op {
                 Op::Touch { obj, page, write } => mm.touch(&mut ctx, obj, page, write),

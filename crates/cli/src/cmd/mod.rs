@@ -40,6 +40,7 @@ pub fn simulate(
     let opts = refault_sim::RunOptions {
         check_every: if check { 1 } else { 0 },
         progress: prog.as_mut().map(|p| p as &mut dyn FnMut(f64)),
+        trace: None,
     };
     refault_sim::run(scn, opts).with_context(|| format!("simulating {}", scn.name))
 }
