@@ -25,10 +25,12 @@
 //!   ap = 60·1201/501 = 143, fp = 140·1201/701 = 239.
 //!
 //! # Where we differ from the kernel
-//! Legacy here changes only what the balancing series changed (the SCAN_FRACT inputs, the
-//! refault-distance comparison, anon shadow entries, the access-path rotation accounting of
-//! `update_page_reclaim_stat()`); LRU placement of new anon pages follows current kernels in
-//! both models (inactive list, v5.9+).
+//! Legacy models the kernel the seed series replaced in what the balancing work changed: the
+//! SCAN_FRACT inputs (including the rotation accounting of `update_page_reclaim_stat()` and
+//! of referenced pages in `shrink_active_list()`), the refault-distance comparison, no anon
+//! shadow entries, and new anonymous pages starting on the active list (v5.9 moved them to
+//! the inactive list together with anon workingset detection). Everything else (the reclaim
+//! drivers, `inactive_is_low()`, the writeback rules) is the current kernel's in both.
 //!
 //! # Kernel references
 //! mm/vmscan.c `get_scan_count()` (v5.7 and v6.15), mm/swap.c `lru_note_cost()`,
@@ -74,8 +76,17 @@ pub trait ScanBalance: Send {
         pageout: u64,
         activated: u64,
     );
-    /// After `shrink_active_list()`: `taken` isolated, `rotated` kept active.
-    fn note_active(&self, lvs: &mut [Lruvec], lv: usize, file: bool, taken: u64, rotated: u64);
+    /// After `shrink_active_list()`: `taken` isolated, `referenced` of them had young PTEs,
+    /// `rotated` were kept active (referenced VM_EXEC file folios).
+    fn note_active(
+        &self,
+        lvs: &mut [Lruvec],
+        lv: usize,
+        file: bool,
+        taken: u64,
+        referenced: u64,
+        rotated: u64,
+    );
     /// A refault of a folio that was PG_workingset at eviction (`lru_note_cost_refault`).
     fn note_workingset_refault(&self, lvs: &mut [Lruvec], lv: usize, file: bool, nr: u64);
     /// `folio_activate()` from `folio_mark_accessed()` (legacy `update_page_reclaim_stat`).
@@ -84,6 +95,23 @@ pub trait ScanBalance: Send {
     fn workingset_size(&self, file: bool, s: WsSizes, swap_available: bool) -> u64;
     /// Whether anon evictions store shadow entries in the swap slot (v5.9+).
     fn anon_shadows(&self) -> bool;
+    /// The "inactive file is plenty" rule of get_scan_count(): scan only file. `cache_trim_mode`
+    /// is the current kernel's form (set by `prepare_scan_control()`); `inactive`/`active` are
+    /// the file list sizes of the lruvec being shrunk.
+    fn file_is_plenty(
+        &self,
+        cache_trim_mode: bool,
+        _inactive: u64,
+        _active: u64,
+        _priority: i32,
+    ) -> bool {
+        cache_trim_mode
+    }
+    /// Whether a new anonymous folio starts on the active list (≤ v5.8,
+    /// `lru_cache_add_active_or_unevictable()`) instead of the inactive list (v5.9+).
+    fn new_anon_active(&self) -> bool {
+        false
+    }
 }
 
 /// `policy.balance = "refault-cost"`: kernels ≥ v6.2 (`lru_note_cost` with IO weighted by
@@ -167,7 +195,15 @@ impl ScanBalance for RefaultCost {
     ) {
         lru_note_cost(lvs, lv, file, pageout, scanned - reclaimed, hier_lru_pages);
     }
-    fn note_active(&self, lvs: &mut [Lruvec], lv: usize, file: bool, _taken: u64, rotated: u64) {
+    fn note_active(
+        &self,
+        lvs: &mut [Lruvec],
+        lv: usize,
+        file: bool,
+        _taken: u64,
+        _referenced: u64,
+        rotated: u64,
+    ) {
         lru_note_cost(lvs, lv, file, 0, rotated, hier_lru_pages);
     }
     fn note_workingset_refault(&self, lvs: &mut [Lruvec], lv: usize, file: bool, nr: u64) {
@@ -242,10 +278,20 @@ impl ScanBalance for Legacy {
         lvs[lv].recent_scanned[t] += taken;
         lvs[lv].recent_rotated[t] += activated;
     }
-    fn note_active(&self, lvs: &mut [Lruvec], lv: usize, file: bool, taken: u64, rotated: u64) {
+    fn note_active(
+        &self,
+        lvs: &mut [Lruvec],
+        lv: usize,
+        file: bool,
+        taken: u64,
+        referenced: u64,
+        _rotated: u64,
+    ) {
+        // ≤ v5.7 shrink_active_list(): every folio found referenced counts as rotated, even
+        // though (unless VM_EXEC) it is deactivated anyway.
         let t = file as usize;
         lvs[lv].recent_scanned[t] += taken;
-        lvs[lv].recent_rotated[t] += rotated;
+        lvs[lv].recent_rotated[t] += referenced;
     }
     fn note_workingset_refault(&self, _lvs: &mut [Lruvec], _lv: usize, _file: bool, _nr: u64) {}
     fn note_access_activate(&self, lvs: &mut [Lruvec], lv: usize, file: bool, nr: u64) {
@@ -264,6 +310,20 @@ impl ScanBalance for Legacy {
     }
     fn anon_shadows(&self) -> bool {
         false
+    }
+    fn new_anon_active(&self) -> bool {
+        true
+    }
+    fn file_is_plenty(
+        &self,
+        _cache_trim_mode: bool,
+        inactive: u64,
+        active: u64,
+        priority: i32,
+    ) -> bool {
+        // ≤ v4.9: `!inactive_file_is_low(lruvec) && inactive_file >> priority`, where the file
+        // list was low when active > inactive (ratio 1; later kernels use int_sqrt(10 GB)).
+        active <= inactive && (inactive >> priority) != 0
     }
 }
 

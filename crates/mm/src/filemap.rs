@@ -29,7 +29,8 @@
 //! midpoint between the two (`freerun`) the writer is throttled: it waits for writeback of as
 //! many pages as it dirtied (rate-matching the device, as `balance_dirty_pages()` aims to).
 //! The flusher also writes inodes dirty for longer than `vm.dirty_expire_centisecs`.
-//! fsync() writes the file's dirty pages, adds one journal-commit write, and waits.
+//! fsync() writes the file's dirty pages and waits for a journal commit; concurrent fsyncs
+//! share commits (jbd2 group commit).
 //!
 //! # Where we differ from the kernel (v6.18)
 //! - One readahead state per file (not per open file); no `page_cache_prev_miss()` context
@@ -51,6 +52,20 @@ const CACHE_PAYLOAD: u64 = (1 << 62) - 1;
 const JOURNAL_SECTOR: u64 = 1 << 40;
 /// Kernel: `MAX_WRITEBACK_PAGES` — pages the flusher writes per inode per pass.
 pub const MAX_WRITEBACK_PAGES: u64 = 1024;
+
+/// The filesystem journal's commit state (jbd2): one commit runs at a time; fsyncs that
+/// arrive while it runs share the next one (group commit), which starts when the running
+/// commit completes. Kernel: fs/jbd2/commit.c, `jbd2_log_start_commit()`,
+/// `jbd2_log_wait_commit()`. Simplifies: a commit is one 4 KiB write; data=ordered writeback
+/// is the fsync caller's own `writeback_file()`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Journal {
+    /// Completion of the commit in flight.
+    pub running_done: u64,
+    /// Start and completion of the commit queued behind it.
+    pub next_commit_start: u64,
+    pub next_commit_done: u64,
+}
 
 /// Access hint of a file (`POSIX_FADV_*` / `MADV_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -580,17 +595,38 @@ impl Mm {
         done
     }
 
-    /// fsync(): write back every dirty page of the file, commit the journal, wait.
+    /// fsync(): write back every dirty page of the file, then wait for a journal commit
+    /// that covers them (jbd2 group commit, see [`Journal`]).
     pub fn fsync(&mut self, ctx: &mut Ctx, obj: u32) {
         let had_dirty = self.objects[obj as usize].nr_dirty > 0;
         let done = self.writeback_file(ctx, obj, u64::MAX);
         let mut wait = done.max(self.objects[obj as usize].wb_done_max);
         if had_dirty {
-            let (j, cpu) =
-                ctx.io
-                    .submit(self.cfg.fs_dev, ctx.now.max(done), true, JOURNAL_SECTOR, 1);
-            ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
-            wait = wait.max(j);
+            let dev = self.cfg.fs_dev;
+            let j = &mut self.journal;
+            let commit_done = if j.next_commit_done > ctx.now && j.next_commit_start > ctx.now {
+                // A commit is already queued behind the running one: ride along.
+                j.next_commit_done
+            } else {
+                // Start a commit now, or right after the running one completes.
+                let start = j.running_done.max(ctx.now).max(done);
+                let (d, cpu) = ctx.io.submit(dev, start, true, JOURNAL_SECTOR, 1);
+                ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
+                let j = &mut self.journal;
+                if start > ctx.now {
+                    j.next_commit_start = start;
+                    j.next_commit_done = d;
+                } else {
+                    j.running_done = d;
+                }
+                d
+            };
+            let j = &mut self.journal;
+            if j.next_commit_start <= ctx.now && j.next_commit_done > j.running_done {
+                // The queued commit has started: it is the running one now.
+                j.running_done = j.next_commit_done;
+            }
+            wait = wait.max(commit_done);
         }
         ctx.wait(wait);
     }

@@ -276,6 +276,8 @@ pub struct Mm {
     pub(crate) io_buf: Vec<u32>,
     /// The flusher should run (dirty > background threshold).
     pub flusher_wanted: bool,
+    /// The filesystem journal (fsync commits).
+    pub journal: filemap::Journal,
     pub min_free_kbytes: u64,
 }
 
@@ -369,6 +371,7 @@ impl Mm {
             scratch2: Vec::with_capacity(64),
             io_buf: Vec::with_capacity(64),
             flusher_wanted: false,
+            journal: Default::default(),
             min_free_kbytes,
             cfg,
         }

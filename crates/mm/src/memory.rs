@@ -108,7 +108,8 @@ impl Mm {
     }
 
     /// Kernel: `do_anonymous_page()` (and `shmem_fault()` allocation): allocate, zero, map
-    /// young (+dirty), add to the inactive anon list (v5.9+).
+    /// young (+dirty), add to the inactive anon list (v5.9+; the active list under the legacy
+    /// balance model, as before v5.9).
     fn do_anonymous_page(&mut self, ctx: &mut Ctx, obj: u32, index: u32, write: bool) {
         ctx.cpu_ns += self.cfg.costs.minor_fault_ns;
         let Some(pfn) = self.alloc_folio(ctx, 0, ctx.memcg) else {
@@ -123,6 +124,9 @@ impl Mm {
         // A shmem page is dirty from creation (it has no backing store but swap).
         let dirty = write || o.kind == ObjKind::Shmem;
         o.ent[index as usize] = make_present_pte(pfn, dirty);
+        if self.balance.new_anon_active() {
+            self.pages.set(pfn, pg::ACTIVE);
+        }
         self.folio_add_lru(pfn);
     }
 

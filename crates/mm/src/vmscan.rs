@@ -265,7 +265,12 @@ impl Mm {
             ScanBalanceCase::Equal
         } else if sc.file_is_tiny {
             ScanBalanceCase::Anon
-        } else if sc.cache_trim_mode {
+        } else if self.balance.file_is_plenty(
+            sc.cache_trim_mode,
+            self.lruvecs[lv].nr[LruList::InactiveFile.idx()],
+            self.lruvecs[lv].nr[LruList::ActiveFile.idx()],
+            sc.priority,
+        ) {
             ScanBalanceCase::File
         } else {
             ScanBalanceCase::Fract
@@ -731,8 +736,11 @@ impl Mm {
         }
         let list = std::mem::take(&mut self.scratch);
         let mut deactivated = 0;
+        let mut referenced = 0;
         for &pfn in &list {
-            self.folio_referenced(ctx, pfn);
+            if self.folio_referenced(ctx, pfn) > 0 {
+                referenced += self.pages.nr_pages(pfn);
+            }
             self.pages.clear(pfn, pg::ACTIVE);
             self.pages.set(pfn, pg::WORKINGSET);
             deactivated += self.pages.nr_pages(pfn);
@@ -740,8 +748,9 @@ impl Mm {
         self.scratch = list;
         self.putback(false);
         self.ev.add(Ev::PgDeactivate, deactivated);
+        // No VM_EXEC mappings in the model: nothing is rotated back onto the active list.
         self.balance
-            .note_active(&mut self.lruvecs, lv, file, taken, 0);
+            .note_active(&mut self.lruvecs, lv, file, taken, referenced, 0);
     }
 
     /// Kernel: `snapshot_refaults()`.

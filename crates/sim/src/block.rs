@@ -25,10 +25,11 @@
 //!
 //! ```text
 //!   start      = max(now, free_at[c])
-//!   service    = latency_ns
+//!   positioned = start + latency_ns
 //!              + seek_ns                       if rotational and rq.sector != head
-//!              + ceil(nr_pages * 4096 * 1e9 / bytes_per_sec(op))
-//!   completion = start + service;  free_at[c] = completion;  head = rq.sector + nr_pages
+//!   xfer_start = max(positioned, xfer_free_at)           the bandwidth is shared
+//!   completion = xfer_start + ceil(nr_pages * 4096 * 1e9 / bytes_per_sec(op))
+//!   free_at[c] = xfer_free_at = completion;  head = rq.sector + nr_pages
 //! ```
 //!
 //! `head` is the page just past the previous request *submitted* to the device; it starts
@@ -37,8 +38,9 @@
 //!
 //! What this captures: queueing (requests behind a busy device wait, and the wait is what a
 //! fault's latency grows by under IO pressure), bandwidth (large requests take longer than
-//! small ones, reads and writes at their own rates), parallelism (a deep queue serves
-//! concurrent faults side by side) and seeks (random IO on a disk is expensive, sequential IO
+//! small ones, reads and writes at their own rates, and the device never moves more bytes
+//! per second than its rate however deep its queue), parallelism (a deep queue overlaps the
+//! latencies of concurrent faults) and seeks (random IO on a disk is expensive, sequential IO
 //! is not).
 //!
 //! What it ignores: IO schedulers and their reordering (requests are served in submission
@@ -142,6 +144,8 @@ pub struct BlockDevice {
     cpu_ns_per_page: u64,
     /// When each service channel becomes free; `queue_depth` entries (at least one).
     free_at_ns: Vec<u64>,
+    /// When the device's data path (its bandwidth, shared by every channel) is free.
+    xfer_free_at_ns: u64,
     /// The page just past the previous submitted request; None before the first.
     head: Option<u64>,
     stats: DeviceStats,
@@ -161,6 +165,7 @@ impl BlockDevice {
             synchronous: spec.synchronous,
             cpu_ns_per_page: spec.cpu_ns_per_page,
             free_at_ns: vec![0; depth],
+            xfer_free_at_ns: 0,
             head: None,
             stats: DeviceStats::default(),
         }
@@ -173,10 +178,13 @@ impl BlockDevice {
         let start = now.max(self.free_at_ns[channel]);
 
         let seek = self.rotational && self.head != Some(rq.sector);
-        let service = self.latency_ns
-            + if seek { self.seek_ns } else { 0 }
-            + self.transfer_ns(rq.op, rq.nr_pages);
-        let completion = start + service;
+        // Positioning (latency, seek) overlaps across channels; the transfer uses the
+        // device's bandwidth, which all channels share.
+        let positioned = start + self.latency_ns + if seek { self.seek_ns } else { 0 };
+        let xfer_start = positioned.max(self.xfer_free_at_ns);
+        let completion = xfer_start + self.transfer_ns(rq.op, rq.nr_pages);
+        let service = completion - start;
+        self.xfer_free_at_ns = completion;
 
         self.free_at_ns[channel] = completion;
         self.head = Some(rq.sector + u64::from(rq.nr_pages));
@@ -347,17 +355,15 @@ mod tests {
     fn depth_2_serves_two_requests_in_parallel() {
         let mut dev = BlockDevice::new(&ssd(2));
         assert_eq!(dev.queue_depth(), 2);
-        // Channels 0 and 1 start at once.
+        // Channels 0 and 1 start at once; their latencies overlap but the transfers share
+        // the bandwidth: the second transfer waits for the first (140_960 → 181_920).
         assert_eq!(dev.submit(0, &read(0, 1)), 140_960);
-        assert_eq!(dev.submit(0, &read(50, 1)), 140_960);
-        // Both busy until 140_960; the tie goes to channel 0.
+        assert_eq!(dev.submit(0, &read(50, 1)), 181_920);
+        // Channel 0 frees first (140_960): positioned at 240_960, transfer to 281_920.
         assert_eq!(dev.submit(0, &read(90, 1)), 281_920);
-        // Channel 1 frees first now (140_960 < 281_920): a 2-page read starting there.
-        assert_eq!(
-            dev.submit(10_000, &read(300, 2)),
-            140_960 + 100_000 + 81_920
-        );
-        assert_eq!(dev.stats().queue_wait_ns, 140_960 + 130_960);
+        // Channel 1 frees at 181_920: positioned at 281_920, a 2-page transfer.
+        assert_eq!(dev.submit(10_000, &read(300, 2)), 281_920 + 81_920);
+        assert_eq!(dev.stats().queue_wait_ns, 140_960 + 171_920);
     }
 
     #[test]
