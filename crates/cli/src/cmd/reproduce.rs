@@ -171,7 +171,7 @@ pub fn pgbench_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
             total(b),
             total(c),
             Some(false),
-            0.0,
+            30.0,
         ),
     ]
 }
