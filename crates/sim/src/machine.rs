@@ -176,10 +176,15 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     let warmup = scn.run.warmup_ns;
     let mut baseline: Option<Vec<(&'static str, u64)>> = None;
     let mut baseline_cpu = refault_mm::ReclaimCpu::default();
+    // Debug builds check the invariants now and then even when not asked (VM_BUG_ON style).
     let check_every = if opts.check_every > 0 {
         opts.check_every
-    } else {
+    } else if scn.model.check_interval > 0 {
         scn.model.check_interval
+    } else if cfg!(debug_assertions) {
+        100_000
+    } else {
+        0
     };
     let mut events: u64 = 0;
     let mut now = 0u64;
@@ -411,6 +416,15 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     // Run to the end: finish outstanding IO so counters are complete at `now`.
     let end = now;
     mm.run_completions(end);
+    if check_every > 0 {
+        if let Err(e) = mm.check_invariants() {
+            return Err(SimError::Invariant {
+                event: events,
+                time_ns: end,
+                msg: e.0,
+            });
+        }
+    }
     sampler.sample(end, &mm, &tasks_ops(&tasks));
     if let Some(p) = opts.progress.as_mut() {
         p(1.0);

@@ -33,12 +33,12 @@ pub fn progress(label: &str) -> Option<impl FnMut(f64) + '_> {
 /// Run a resolved scenario with optional progress and checks.
 pub fn simulate(
     scn: &refault_scenario::Scenario,
-    check: bool,
+    check_every: u64,
     label: &str,
 ) -> Result<refault_sim::SimResult> {
     let mut prog = progress(label);
     let opts = refault_sim::RunOptions {
-        check_every: if check { 1 } else { 0 },
+        check_every,
         progress: prog.as_mut().map(|p| p as &mut dyn FnMut(f64)),
         trace: None,
     };

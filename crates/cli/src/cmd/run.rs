@@ -17,9 +17,10 @@ pub struct Args {
     /// Write the result JSON here (atomically) instead of printing a summary.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Check the model's invariants after every event (slow; for CI and debugging).
-    #[arg(long)]
-    pub check: bool,
+    /// Check the model's invariants (every page in one place, list sizes, memcg usage,
+    /// mapping back-pointers) every N events and at the end (default N: 1000).
+    #[arg(long, num_args = 0..=1, default_missing_value = "1000", value_name = "N")]
+    pub check: Option<u64>,
 }
 
 pub fn main(a: Args) -> Result<()> {
@@ -29,7 +30,7 @@ pub fn main(a: Args) -> Result<()> {
         .map(|s| refault_scenario::parse_override(s))
         .collect::<Result<Vec<_>, _>>()?;
     let scn = refault_scenario::load(&a.scenario, &overrides, a.seed)?;
-    let r = super::simulate(&scn, a.check, &scn.name)?;
+    let r = super::simulate(&scn, a.check.unwrap_or(0), &scn.name)?;
     let v = serde_json::to_value(&r)?;
     match a.out {
         Some(p) => {

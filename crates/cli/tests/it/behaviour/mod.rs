@@ -1,0 +1,3 @@
+mod lru_balance;
+mod memcg;
+mod workingset;

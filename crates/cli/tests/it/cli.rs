@@ -1,0 +1,165 @@
+//! The commands' output contracts.
+
+use crate::util::{bin, root, scratch};
+use std::process::Command;
+
+#[test]
+fn run_writes_the_result_json_contract() {
+    let d = scratch("cli-run");
+    let out = d.join("r.json");
+    let st = Command::new(bin())
+        .args([
+            "run",
+            root().join("scenarios/quickstart.toml").to_str().unwrap(),
+        ])
+        .args(["--set", "vm.swappiness=100", "--out", out.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    for k in [
+        "scenario",
+        "vmstat",
+        "tasks",
+        "timeseries",
+        "sim_seconds",
+        "wall_seconds",
+        "events",
+    ] {
+        assert!(v.get(k).is_some(), "missing key {k}");
+    }
+    assert_eq!(v["scenario"]["sysctl"]["swappiness"], 100);
+    for c in [
+        "pgscan_kswapd",
+        "pgscan_direct",
+        "pgscan_anon",
+        "pgscan_file",
+        "pgsteal_kswapd",
+        "pgsteal_direct",
+        "pgsteal_anon",
+        "pgsteal_file",
+        "pgrefill",
+        "pgactivate",
+        "pgdeactivate",
+        "pgrotated",
+        "pgmajfault",
+        "pgfault",
+        "pswpin",
+        "pswpout",
+        "workingset_refault_anon",
+        "workingset_refault_file",
+        "workingset_activate_anon",
+        "workingset_activate_file",
+        "workingset_restore_anon",
+        "workingset_restore_file",
+        "allocstall_normal",
+        "allocstall_dma32",
+    ] {
+        assert!(v["vmstat"].get(c).is_some(), "missing counter {c}");
+    }
+    let t = &v["tasks"][0];
+    for k in ["name", "ops", "ops_per_sec", "latency_us"] {
+        assert!(t.get(k).is_some(), "task missing {k}");
+    }
+    assert!(v["timeseries"]["t_s"].as_array().unwrap().len() > 1);
+}
+
+#[test]
+fn run_without_out_prints_a_summary() {
+    let o = Command::new(bin())
+        .args([
+            "run",
+            root().join("scenarios/quickstart.toml").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let s = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        s.contains("workingset_refault_file") && s.contains("tasks"),
+        "{s}"
+    );
+}
+
+#[test]
+fn run_check_validates_invariants() {
+    let o = Command::new(bin())
+        .args([
+            "run",
+            root().join("scenarios/quickstart.toml").to_str().unwrap(),
+            "--check",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn compare_prints_percent_changes() {
+    let d = scratch("cli-compare");
+    for (n, sw) in [("a", "10"), ("b", "200")] {
+        let st = Command::new(bin())
+            .args([
+                "run",
+                root().join("scenarios/thrash-cache.toml").to_str().unwrap(),
+            ])
+            .args(["--set", &format!("vm.swappiness={sw}")])
+            .args(["--out", d.join(format!("{n}.json")).to_str().unwrap()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+    }
+    let o = Command::new(bin())
+        .arg("compare")
+        .arg(d.join("a.json"))
+        .arg(d.join("b.json"))
+        .args(["--out", d.join("t.json").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let s = String::from_utf8(o.stdout).unwrap();
+    assert!(s.contains("pgscan_anon") && s.contains('%'), "{s}");
+    let t: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("t.json")).unwrap()).unwrap();
+    assert!(!t["rows"].as_array().unwrap().is_empty());
+}
+
+/// `refault reproduce lru-balance --quick`: every direction of seed S0's table holds.
+#[test]
+fn reproduce_lru_balance_quick_matches_the_seed_directions() {
+    let d = scratch("cli-reproduce");
+    let out = d.join("s0.json");
+    let o = Command::new(bin())
+        .args([
+            "reproduce",
+            "lru-balance",
+            "--quick",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("every direction the seed reports is reproduced"),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let table = v["table"].as_array().unwrap();
+    for row in table {
+        for k in ["figure", "baseline", "change", "percent"] {
+            assert!(row.get(k).is_some(), "row missing {k}");
+        }
+    }
+    let total = table
+        .iter()
+        .find(|r| r["figure"].as_str().unwrap().starts_with("total refaults"))
+        .unwrap();
+    let (b, c) = (
+        total["baseline"].as_f64().unwrap(),
+        total["change"].as_f64().unwrap(),
+    );
+    assert!(c <= b * 0.7, "total refaults fell only from {b} to {c}");
+    assert_eq!(v["runs"].as_array().unwrap().len(), 4);
+}

@@ -1,0 +1,41 @@
+//! Same scenario + seed + binary = byte-identical JSON apart from `wall_seconds`.
+
+use crate::util::{bin, root, scratch};
+use std::process::Command;
+
+fn run_json(scenario: &str, out: &std::path::Path, extra: &[&str]) -> serde_json::Value {
+    let st = Command::new(bin())
+        .arg("run")
+        .arg(root().join(format!("scenarios/{scenario}.toml")))
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(out).unwrap()).unwrap();
+    v.as_object_mut().unwrap().remove("wall_seconds");
+    v
+}
+
+#[test]
+fn same_scenario_twice_gives_identical_json() {
+    let d = scratch("determinism");
+    for s in ["quickstart", "thrash-cache"] {
+        let a = run_json(s, &d.join("a.json"), &[]);
+        let b = run_json(s, &d.join("b.json"), &[]);
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            serde_json::to_string(&b).unwrap(),
+            "{s} differs between two runs"
+        );
+    }
+}
+
+#[test]
+fn a_different_seed_changes_the_run() {
+    let d = scratch("determinism-seed");
+    let a = run_json("thrash-cache", &d.join("a.json"), &["--seed", "1"]);
+    let b = run_json("thrash-cache", &d.join("b.json"), &["--seed", "2"]);
+    assert_ne!(a["vmstat"], b["vmstat"]);
+}

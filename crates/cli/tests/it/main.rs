@@ -1,0 +1,16 @@
+//! The one integration-test binary (link time matters on a 2-core CI machine).
+//!
+//! Where tests go:
+//! - `behaviour/<mechanism>.rs`: small scenarios whose outcome the kernel's design dictates,
+//!   named as a sentence; qualitative assertions with margins.
+//! - `golden.rs`: exact counters for fixed seeds (`REFAULT_BLESS=1` rewrites them).
+//! - `determinism.rs`: same scenario + seed + binary = identical JSON.
+//! - `errors.rs`: bad input gives one line naming the place, exit code 2, no output file.
+//! - `cli.rs`: the commands' output contracts (result JSON keys, compare, reproduce).
+
+mod behaviour;
+mod cli;
+mod determinism;
+mod errors;
+mod golden;
+mod util;
