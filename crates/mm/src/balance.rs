@@ -50,6 +50,21 @@ pub struct WsSizes {
     pub inactive_anon: u64,
 }
 
+/// What one `shrink_inactive_list()` call did (pages).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InactiveOutcome {
+    /// Isolated from the list.
+    pub taken: u64,
+    /// Scanned (`nr_scanned`).
+    pub scanned: u64,
+    /// Freed.
+    pub reclaimed: u64,
+    /// Written out by reclaim (`stat.nr_pageout`).
+    pub pageout: u64,
+    /// Activated (`stat.nr_activate[type]`).
+    pub activated: u64,
+}
+
 /// One balancing model. Stateless: the state lives in [`Lruvec`], as in the kernel.
 pub trait ScanBalance: Send {
     fn name(&self) -> &'static str;
@@ -65,17 +80,7 @@ pub trait ScanBalance: Send {
         sizes: [u64; 2],
     ) -> [u64; 2];
     /// After `shrink_folio_list()` in `shrink_inactive_list()`.
-    fn note_inactive(
-        &self,
-        lvs: &mut [Lruvec],
-        lv: usize,
-        file: bool,
-        taken: u64,
-        scanned: u64,
-        reclaimed: u64,
-        pageout: u64,
-        activated: u64,
-    );
+    fn note_inactive(&self, lvs: &mut [Lruvec], lv: usize, file: bool, o: &InactiveOutcome);
     /// After `shrink_active_list()`: `taken` isolated, `referenced` of them had young PTEs,
     /// `rotated` were kept active (referenced VM_EXEC file folios).
     fn note_active(
@@ -182,18 +187,15 @@ impl ScanBalance for RefaultCost {
     ) -> [u64; 2] {
         refault_cost_fractions(costs[ANON], costs[FILE], swappiness)
     }
-    fn note_inactive(
-        &self,
-        lvs: &mut [Lruvec],
-        lv: usize,
-        file: bool,
-        _taken: u64,
-        scanned: u64,
-        reclaimed: u64,
-        pageout: u64,
-        _activated: u64,
-    ) {
-        lru_note_cost(lvs, lv, file, pageout, scanned - reclaimed, hier_lru_pages);
+    fn note_inactive(&self, lvs: &mut [Lruvec], lv: usize, file: bool, o: &InactiveOutcome) {
+        lru_note_cost(
+            lvs,
+            lv,
+            file,
+            o.pageout,
+            o.scanned - o.reclaimed,
+            hier_lru_pages,
+        );
     }
     fn note_active(
         &self,
@@ -261,22 +263,12 @@ impl ScanBalance for Legacy {
     ) -> [u64; 2] {
         legacy_fractions(&mut lvs[own], swappiness, sizes)
     }
-    fn note_inactive(
-        &self,
-        lvs: &mut [Lruvec],
-        lv: usize,
-        file: bool,
-        taken: u64,
-        _scanned: u64,
-        _reclaimed: u64,
-        _pageout: u64,
-        activated: u64,
-    ) {
+    fn note_inactive(&self, lvs: &mut [Lruvec], lv: usize, file: bool, o: &InactiveOutcome) {
         // v5.7 shrink_inactive_list(): recent_scanned += nr_taken;
         // recent_rotated += stat.nr_activate[type].
         let t = file as usize;
-        lvs[lv].recent_scanned[t] += taken;
-        lvs[lv].recent_rotated[t] += activated;
+        lvs[lv].recent_scanned[t] += o.taken;
+        lvs[lv].recent_rotated[t] += o.activated;
     }
     fn note_active(
         &self,

@@ -177,11 +177,11 @@ impl Mm {
                 return bad(format!("folio not on an LRU: {}", self.dump_folio(pfn)));
             }
             let nr = self.pages.nr_pages(pfn) as usize;
-            for k in p..p + nr {
-                if owner[k] != 0 {
-                    return bad(format!("pfn {k} in a folio and free"));
+            for (k, o) in owner[p..p + nr].iter_mut().enumerate() {
+                if *o != 0 {
+                    return bad(format!("pfn {} in a folio and free", p + k));
                 }
-                owner[k] = 2;
+                *o = 2;
             }
             charged[self.pages.memcg[p] as usize] += nr as u64;
             // Back-pointer from its mapping.

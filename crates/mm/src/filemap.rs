@@ -377,8 +377,7 @@ impl Mm {
             let fstart = self.pages.index[pfn as usize] as u64;
             let fend = fstart + self.pages.nr_pages(pfn);
             // filemap_read(): the folio the previous read ended in is not marked again.
-            let same_as_prev =
-                first && prev_end > 0 && prev_end - 1 >= fstart && prev_end - 1 < fend;
+            let same_as_prev = first && prev_end > fstart && prev_end <= fend;
             if !same_as_prev {
                 self.folio_mark_accessed(pfn);
             }

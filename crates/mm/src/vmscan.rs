@@ -154,13 +154,9 @@ pub fn scan_targets(
         let scan = sizes[i] >> priority;
         nr[i] = match case {
             ScanBalanceCase::Equal => scan,
-            ScanBalanceCase::Fract => {
-                if denominator == 0 {
-                    0
-                } else {
-                    scan * fraction[file as usize] / denominator
-                }
-            }
+            ScanBalanceCase::Fract => (scan * fraction[file as usize])
+                .checked_div(denominator)
+                .unwrap_or(0),
             ScanBalanceCase::File => {
                 if file {
                     scan
@@ -253,7 +249,9 @@ impl Mm {
         }
     }
 
-    /// Kernel: `get_scan_count()`.
+    /// Kernel: `get_scan_count()`. The cases are kept apart as the kernel writes them, even
+    /// where two give the same balance.
+    #[allow(clippy::if_same_then_else)]
     pub fn get_scan_count(&mut self, lv: usize, sc: &ScanControl) -> [u64; 4] {
         let swappiness = self.memcg_swappiness(lv);
         let can_reclaim_anon = self.nr_swap_free() > 0;
@@ -521,16 +519,15 @@ impl Mm {
             },
             reclaimed,
         );
-        self.balance.note_inactive(
-            &mut self.lruvecs,
-            lv,
-            file,
+        let outcome = crate::balance::InactiveOutcome {
             taken,
             scanned,
             reclaimed,
-            stat.nr_pageout,
-            stat.nr_activate[file as usize],
-        );
+            pageout: stat.nr_pageout,
+            activated: stat.nr_activate[file as usize],
+        };
+        self.balance
+            .note_inactive(&mut self.lruvecs, lv, file, &outcome);
         if stat.nr_unqueued_dirty == taken {
             // wakeup_flusher_threads(WB_REASON_VMSCAN)
             self.flusher_wanted = true;
@@ -652,11 +649,12 @@ impl Mm {
                 }
                 _ => {}
             }
-            if anon && !self.pages.test(pfn, pg::SWAPCACHE) {
-                if !sc.may_swap || !self.add_to_swap(pfn) {
-                    self.activate_locked(pfn, &mut stat);
-                    continue;
-                }
+            if anon
+                && !self.pages.test(pfn, pg::SWAPCACHE)
+                && (!sc.may_swap || !self.add_to_swap(pfn))
+            {
+                self.activate_locked(pfn, &mut stat);
+                continue;
             }
             // try_to_unmap(): PTEs become swap entries (anon) or are cleared (file).
             if self.folio_mapped(pfn) {

@@ -278,10 +278,9 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             cpus[c] = finish;
             let at = if more || mm.flusher_wanted {
                 ctx.wait_until.max(finish)
-            } else if writeback_interval > 0 {
-                (now / writeback_interval + 1) * writeback_interval
             } else {
-                u64::MAX
+                now.checked_div(writeback_interval)
+                    .map_or(u64::MAX, |k| (k + 1) * writeback_interval)
             };
             flusher_at = at;
             if at != u64::MAX {
@@ -351,7 +350,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 break;
             }
             t_now = next;
-            if check_every > 0 && events % check_every == 0 {
+            if check_every > 0 && events.is_multiple_of(check_every) {
                 mm.run_completions(t_now);
                 if let Err(e) = mm.check_invariants() {
                     return Err(SimError::Invariant {
