@@ -37,6 +37,8 @@ pub mod vmstat;
 pub mod workingset;
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 pub(crate) mod testutil;
 
 use balance::ScanBalance;

@@ -45,3 +45,41 @@ pub fn tiny_config(balance: BalanceKind, pages: u64) -> MmConfig {
 pub fn tiny_mm(balance: BalanceKind, pages: u64) -> Mm {
     Mm::new(tiny_config(balance, pages))
 }
+
+/// An [`Io`] whose requests take a fixed time (exercises writeback and IO waits).
+pub struct DelayIo(pub u64);
+impl Io for DelayIo {
+    fn submit(&mut self, _dev: u32, now: u64, _w: bool, _s: u64, _n: u32) -> (u64, u64) {
+        (now + self.0, 0)
+    }
+}
+
+/// SplitMix64, for test streams.
+pub struct TestRng(pub u64);
+impl TestRng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+impl Mm {
+    /// The lists of a lruvec as pfn vectors, head first (list-state tests).
+    pub fn dump_lru(&self, lv: usize) -> [Vec<u32>; 4] {
+        let mut out: [Vec<u32>; 4] = Default::default();
+        for (i, o) in out.iter_mut().enumerate() {
+            let mut p = self.lruvecs[lv].lists[i].head;
+            while p != crate::types::NIL {
+                o.push(p);
+                p = self.pages.next[p as usize];
+            }
+        }
+        out
+    }
+}

@@ -877,3 +877,48 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod list_tests {
+    use crate::page::pg;
+    use crate::testutil::*;
+    use crate::vmscan::ScanControl;
+    use crate::*;
+
+    /// List-state walk-through of the classic LRU on a tiny machine (file pages, read()).
+    #[test]
+    fn mark_accessed_and_reclaim_move_folios_between_lists() {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 1024);
+        cfg.readahead_max_pages = 0; // one order-0 folio per read
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        // Read pages 0, 1, 2 once: inactive file [2 1 0] (head first), all referenced.
+        for p in 0..3 {
+            mm.file_read(&mut ctx, 1, p, 1);
+        }
+        let pfn = |mm: &Mm, i: u32| mm.cache_lookup(1, i).unwrap();
+        let (a, b, c) = (pfn(&mm, 0), pfn(&mm, 1), pfn(&mm, 2));
+        assert_eq!(mm.dump_lru(0)[2], vec![c, b, a]);
+        assert!(mm.pages.test(a, pg::REFERENCED));
+        // Read page 1 again in a separate read(): second access → active.
+        mm.file_read(&mut ctx, 1, 1, 1);
+        assert_eq!(mm.dump_lru(0)[2], vec![c, a]);
+        assert_eq!(mm.dump_lru(0)[3], vec![b]);
+        assert_eq!(mm.ev.get(vmstat::Ev::PgActivate), 1);
+        // Reclaim two pages: the inactive tail (a, then c) goes; referenced unmapped file
+        // pages are reclaimed (RECLAIM_CLEAN, they are clean); shadows are left behind.
+        let mut sc = ScanControl::new(2, 0);
+        sc.priority = 0;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        mm.shrink_node(&mut ctx, &mut sc);
+        assert_eq!(mm.dump_lru(0)[2], Vec::<u32>::new());
+        assert_eq!(mm.dump_lru(0)[3], vec![b]);
+        assert!(mm.cache_lookup(1, 0).is_none());
+        assert_eq!(mm.ev.get(vmstat::Ev::PgStealFile), 2);
+        // Refault page 0: the shadow is found (workingset_refault_file).
+        mm.file_read(&mut ctx, 1, 0, 1);
+        assert_eq!(mm.ev.get(vmstat::Ev::WorkingsetRefaultFile), 1);
+        mm.check_invariants().unwrap();
+    }
+}
