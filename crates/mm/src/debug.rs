@@ -43,6 +43,7 @@ impl Mm {
             (pg::HEAD, "head"),
             (pg::BUDDY, "buddy"),
             (pg::ISOLATED, "isolated"),
+            (pg::LOCKED, "locked"),
         ];
         let fl: Vec<&str> = names
             .iter()
@@ -225,6 +226,15 @@ impl Mm {
                     ObjKind::Anon | ObjKind::Shmem if pte_present(e) => pte_pfn(e),
                     _ => continue,
                 };
+                if obj.kind != ObjKind::File
+                    && self.pages.test(pfn, pg::SWAPCACHE | pg::LOCKED)
+                    && e & PTE_ATTN == 0
+                {
+                    return bad(format!(
+                        "PTE of object {oi} index {idx} lacks PTE_ATTN for {}",
+                        self.dump_folio(pfn)
+                    ));
+                }
                 let o = self.pages.owner(pfn);
                 let nr = self.pages.nr_pages(pfn) as usize;
                 if o.obj as usize != oi || idx < o.index as usize || idx >= o.index as usize + nr {

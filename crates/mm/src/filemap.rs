@@ -289,7 +289,7 @@ impl Mm {
         ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
         self.ev.add(Ev::PgpgIn, nr * 4);
         for &p in pfns.iter() {
-            self.pages.io_done_ns[p as usize] = done;
+            self.pages.lock_for_io(p, done);
         }
         pfns.clear();
     }
@@ -373,7 +373,8 @@ impl Mm {
                     }
                 }
             };
-            ctx.wait(self.pages.io_done_ns[pfn as usize]);
+            let t = self.pages.wait_locked(pfn, ctx.now);
+            ctx.wait(t);
             let fstart = self.pages.index[pfn as usize] as u64;
             let fend = fstart + self.pages.nr_pages(pfn);
             // filemap_read(): the folio the previous read ended in is not marked again.

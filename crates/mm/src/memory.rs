@@ -30,6 +30,9 @@ pub const PTE_SWAP: u64 = 1 << 62;
 pub const PTE_ZERO: u64 = 1 << 61;
 pub const PTE_YOUNG: u64 = 1 << 40;
 pub const PTE_DIRTY: u64 = 1 << 41;
+/// Model-only: the folio needs a look on access (in the swap cache, or IO in flight); see
+/// `Mm::update_pte_attn`.
+pub const PTE_ATTN: u64 = 1 << 42;
 
 #[inline]
 pub fn pte_present(e: u64) -> bool {
@@ -71,10 +74,13 @@ impl Mm {
         let e = self.objects[obj as usize].ent[index as usize];
         if pte_present(e) {
             // Fast path: present, set young (and dirty on a store).
-            let pfn = pte_pfn(e);
             let o = &mut self.objects[obj as usize];
             o.ent[index as usize] = e | PTE_YOUNG | if write { PTE_DIRTY } else { 0 };
             ctx.cpu_ns += self.cfg.costs.touch_ns;
+            if e & PTE_ATTN == 0 {
+                return;
+            }
+            let pfn = pte_pfn(e);
             if write && self.pages.test(pfn, pg::SWAPCACHE) {
                 // do_wp_page() reuse of an exclusive swap-cache folio frees its slot.
                 if !self.pages.test(pfn, pg::WRITEBACK) {
@@ -83,10 +89,9 @@ impl Mm {
                 self.ev.add(Ev::PgFault, 1);
                 self.ev.add(Ev::PgReuse, 1);
             }
-            let t = self.pages.io_done_ns[pfn as usize];
-            if t > ctx.now {
-                ctx.wait(t);
-            }
+            let t = self.pages.wait_locked(pfn, ctx.now);
+            ctx.wait(t);
+            self.update_pte_attn(pfn);
             return;
         }
         self.ev.add(Ev::PgFault, 1);
@@ -172,7 +177,8 @@ impl Mm {
                 }
             }
         };
-        ctx.wait(self.pages.io_done_ns[pfn as usize]);
+        let t = self.pages.wait_locked(pfn, ctx.now);
+        ctx.wait(t);
         self.objects[obj as usize].mapped[index as usize] = 3;
         if write {
             self.mark_dirty(ctx.now, obj, pfn);

@@ -32,6 +32,9 @@ pub mod pg {
     pub const ISOLATED: u32 = 1 << 13;
     /// Swap cache folio read ahead and not yet hit (the swap-side use of PG_readahead).
     pub const SWAP_RA: u32 = 1 << 14;
+    /// A read into the folio may still be in flight (`io_done_ns` is in the future as far as
+    /// the last observer knew): the folio lock held during IO. Cleared lazily.
+    pub const LOCKED: u32 = 1 << 15;
 }
 
 /// Who owns an allocated folio (the `mapping`/`index` pair of struct folio).
@@ -118,6 +121,27 @@ impl FrameTable {
             index: self.index[pfn as usize],
         }
     }
+    /// Wait for a read still in flight into `pfn` (`folio_wait_locked()`): returns the time
+    /// the caller must wait until, clearing PG_locked once the IO is known to be done.
+    #[inline]
+    pub fn wait_locked(&mut self, pfn: Pfn, now: u64) -> u64 {
+        if !self.test(pfn, pg::LOCKED) {
+            return 0;
+        }
+        let t = self.io_done_ns[pfn as usize];
+        if t <= now {
+            self.clear(pfn, pg::LOCKED);
+        }
+        t
+    }
+
+    /// Start a read into `pfn` completing at `done`.
+    #[inline]
+    pub fn lock_for_io(&mut self, pfn: Pfn, done: u64) {
+        self.io_done_ns[pfn as usize] = done;
+        self.set(pfn, pg::LOCKED);
+    }
+
     /// Host bytes per simulated page used by this table.
     pub const BYTES_PER_PAGE: usize = 4 * 5 + 1 + 2 + 4 + 1 + 8;
 }

@@ -178,6 +178,7 @@ impl Mm {
                 self.node.nr_swapcached += 1;
                 let m = self.pages.memcg[i] as usize;
                 self.memcgs[m].swap_usage += 1;
+                self.update_pte_attn(pfn);
                 return true;
             }
         }
@@ -197,6 +198,26 @@ impl Mm {
         self.memcgs[m].swap_usage -= 1;
         // The data only lives in memory now: it must be written again if reclaimed.
         self.pages.set(pfn, pg::DIRTY);
+        self.update_pte_attn(pfn);
+    }
+
+    /// Keep the PTE's `PTE_ATTN` bit in step with the folio: set while the folio is in the
+    /// swap cache or a read into it may be in flight, so the page-table fast path needs to
+    /// look at nothing but the PTE (a model-only shortcut; the MMU has no such bit).
+    pub(crate) fn update_pte_attn(&mut self, pfn: Pfn) {
+        if self.pages.is_file_lru(pfn) {
+            return;
+        }
+        let o = self.pages.owner(pfn);
+        let attn = self.pages.test(pfn, pg::SWAPCACHE | pg::LOCKED);
+        let e = &mut self.objects[o.obj as usize].ent[o.index as usize];
+        if pte_present(*e) && pte_pfn(*e) == pfn {
+            if attn {
+                *e |= PTE_ATTN;
+            } else {
+                *e &= !PTE_ATTN;
+            }
+        }
     }
 
     /// Is the folio mapped by a page table (`folio_mapped()`)?
@@ -331,7 +352,8 @@ impl Mm {
                 }
             }
             ctx.cpu_ns += self.cfg.costs.minor_fault_ns;
-            ctx.wait(self.pages.io_done_ns[pfn as usize]);
+            let t = self.pages.wait_locked(pfn, ctx.now);
+            ctx.wait(t);
             pfn
         } else {
             ctx.major = true;
@@ -342,7 +364,8 @@ impl Mm {
                 self.swapin_readahead(ctx, obj, index, a, slot);
             }
             let pfn = self.swapin_one(ctx, obj, index, a, slot, !sync)?;
-            ctx.wait(self.pages.io_done_ns[pfn as usize]);
+            let t = self.pages.wait_locked(pfn, ctx.now);
+            ctx.wait(t);
             pfn
         };
         // Map it.
@@ -357,6 +380,7 @@ impl Mm {
         if write {
             self.pages.set(pfn, pg::DIRTY);
         }
+        self.update_pte_attn(pfn);
         Some(pfn)
     }
 
@@ -387,7 +411,7 @@ impl Mm {
             .io
             .submit(self.swap[a].dev, ctx.now, false, slot as u64, 1);
         ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
-        self.pages.io_done_ns[i] = done;
+        self.pages.lock_for_io(pfn, done);
         if s & SLOT_SHADOW != 0 && s & SLOT_CACHE == 0 {
             self.workingset_refault(pfn, Shadow(s & SLOT_PAYLOAD));
         }

@@ -144,6 +144,9 @@ pub struct BlockDevice {
     cpu_ns_per_page: u64,
     /// When each service channel becomes free; `queue_depth` entries (at least one).
     free_at_ns: Vec<u64>,
+    /// The same, as a min-heap of (free at, channel) so the earliest channel is found in
+    /// O(log depth) (NVMe presets have 128 channels).
+    free_heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>>,
     /// When the device's data path (its bandwidth, shared by every channel) is free.
     xfer_free_at_ns: u64,
     /// The page just past the previous submitted request; None before the first.
@@ -165,6 +168,9 @@ impl BlockDevice {
             synchronous: spec.synchronous,
             cpu_ns_per_page: spec.cpu_ns_per_page,
             free_at_ns: vec![0; depth],
+            free_heap: (0..depth as u32)
+                .map(|c| std::cmp::Reverse((0, c)))
+                .collect(),
             xfer_free_at_ns: 0,
             head: None,
             stats: DeviceStats::default(),
@@ -187,6 +193,9 @@ impl BlockDevice {
         self.xfer_free_at_ns = completion;
 
         self.free_at_ns[channel] = completion;
+        self.free_heap.pop();
+        self.free_heap
+            .push(std::cmp::Reverse((completion, channel as u32)));
         self.head = Some(rq.sector + u64::from(rq.nr_pages));
 
         let st = &mut self.stats;
@@ -234,13 +243,9 @@ impl BlockDevice {
 
     /// The channel that frees first; ties go to the lowest index.
     fn earliest_free_channel(&self) -> usize {
-        let mut best = 0;
-        for (i, &t) in self.free_at_ns.iter().enumerate().skip(1) {
-            if t < self.free_at_ns[best] {
-                best = i;
-            }
-        }
-        best
+        let std::cmp::Reverse((t, c)) = *self.free_heap.peek().expect("at least one channel");
+        debug_assert_eq!(self.free_at_ns[c as usize], t);
+        c as usize
     }
 
     /// `ceil(bytes * 1e9 / rate)`: time on the wire, never zero for a non-empty transfer.
