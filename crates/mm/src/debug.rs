@@ -198,8 +198,9 @@ impl Mm {
                         let e = obj.ent[o.index as usize];
                         pte_present(e) && pte_pfn(e) == pfn
                     }
-                    ObjKind::File => (o.index as usize..o.index as usize + nr)
-                        .all(|k| obj.ent[k] == CACHE_PRESENT | pfn as u64),
+                    ObjKind::File => (o.index as usize..o.index as usize + nr).all(|k| {
+                        obj.ent[k] == crate::filemap::cache_entry(pfn, self.pages.order[p] as u32)
+                    }),
                 }
             };
             if !ok {

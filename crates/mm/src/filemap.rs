@@ -2,7 +2,8 @@
 //! descriptor, dirty pages, writeback by the flusher, and fsync.
 //!
 //! # Page-cache entries
-//! One u64 per page index of a file: `0` empty, `CACHE_PRESENT | head pfn` for every index a
+//! One u64 per page index of a file: `0` empty, `CACHE_PRESENT | order << 32 | head pfn` for
+//! every index a
 //! resident folio covers (large folios are index- and pfn-aligned, so the page's pfn is
 //! `head + (index - folio index)`), or `CACHE_SHADOW | shadow` left by reclaim.
 //!
@@ -46,6 +47,19 @@ use crate::workingset::Shadow;
 use crate::{Ctx, Mm};
 
 pub const CACHE_PRESENT: u64 = 1 << 63;
+
+/// The page-cache entry of a resident folio: the head pfn and the folio order (so a lookup
+/// knows the folio's extent without touching the frame table).
+#[inline]
+pub fn cache_entry(pfn: Pfn, order: u32) -> u64 {
+    CACHE_PRESENT | (order as u64) << 32 | pfn as u64
+}
+
+/// The folio order stored in a resident page-cache entry.
+#[inline]
+pub fn cache_entry_order(e: u64) -> u32 {
+    ((e >> 32) & 0xf) as u32
+}
 pub const CACHE_SHADOW: u64 = 1 << 62;
 const CACHE_PAYLOAD: u64 = (1 << 62) - 1;
 /// Device page offset of the journal (fsync commit records).
@@ -301,6 +315,7 @@ impl Mm {
         let i = pfn as usize;
         self.pages.obj[i] = obj;
         self.pages.index[i] = index as u32;
+        let entry = cache_entry(pfn, self.pages.order[i] as u32);
         let o = &mut self.objects[obj as usize];
         let mut shadow = None;
         for k in index..index + nr {
@@ -308,7 +323,7 @@ impl Mm {
             if e & CACHE_SHADOW != 0 && shadow.is_none() {
                 shadow = Some(Shadow(e & CACHE_PAYLOAD));
             }
-            o.ent[k as usize] = CACHE_PRESENT | pfn as u64;
+            o.ent[k as usize] = entry;
         }
         o.nr_resident += nr;
         if nr >= 512 {
@@ -357,26 +372,23 @@ impl Mm {
         let mut index = start;
         let mut first = true;
         while index < end {
-            let pfn = match self.cache_lookup(obj, index as u32) {
-                Some(p) => {
-                    if self.pages.test(p, pg::READAHEAD) {
-                        self.page_cache_async_ra(ctx, obj, index as u32, p);
-                    }
-                    p
+            let mut e = self.objects[obj as usize].ent[index as usize];
+            if e & CACHE_PRESENT == 0 {
+                ctx.major = true;
+                self.page_cache_sync_ra(ctx, obj, index, end - index);
+                e = self.objects[obj as usize].ent[index as usize];
+                if e & CACHE_PRESENT == 0 {
+                    return;
                 }
-                None => {
-                    ctx.major = true;
-                    self.page_cache_sync_ra(ctx, obj, index, end - index);
-                    match self.cache_lookup(obj, index as u32) {
-                        Some(p) => p,
-                        None => return,
-                    }
-                }
-            };
+            } else if self.pages.test(e as u32, pg::READAHEAD) {
+                self.page_cache_async_ra(ctx, obj, index as u32, e as u32);
+            }
+            let pfn = e as u32;
             let t = self.pages.wait_locked(pfn, ctx.now);
             ctx.wait(t);
-            let fstart = self.pages.index[pfn as usize] as u64;
-            let fend = fstart + self.pages.nr_pages(pfn);
+            let order = cache_entry_order(e);
+            let fstart = index & !((1u64 << order) - 1);
+            let fend = fstart + (1u64 << order);
             // filemap_read(): the folio the previous read ended in is not marked again.
             let same_as_prev = first && prev_end > fstart && prev_end <= fend;
             if !same_as_prev {

@@ -22,8 +22,6 @@ use refault_mm::kswapd::KswapdNext;
 use refault_mm::{Ctx, Io, Mm};
 use refault_scenario::Scenario;
 use refault_workload::{EventSource, Hint, Op, TaskSource};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// The devices as the model's IO backend.
 pub struct Devices {
@@ -146,22 +144,16 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     let nt = tasks.len() as u32;
     let kswapd_id = nt;
     let flusher_id = nt + 1;
-    let mut heap: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
-    for (i, t) in tasks.iter().enumerate() {
-        heap.push(Reverse((t.src.start_ns, i as u32)));
-    }
+    // Ready time of every thread (tasks, then kswapd, then the flusher); u64::MAX = not
+    // runnable. A linear scan beats a heap for the few threads a scenario has.
+    let mut ready: Vec<u64> = tasks.iter().map(|t| t.src.start_ns).collect();
+    ready.extend([u64::MAX, u64::MAX]);
     let writeback_interval = scn.sysctl.dirty_writeback_centisecs as u64 * 10_000_000;
     let expire_ns = scn.sysctl.dirty_expire_centisecs as u64 * 10_000_000;
     if writeback_interval > 0 {
-        heap.push(Reverse((writeback_interval, flusher_id)));
+        ready[flusher_id as usize] = writeback_interval;
     }
-    let mut flusher_at = if writeback_interval > 0 {
-        writeback_interval
-    } else {
-        u64::MAX
-    };
     let mut kstate = KState::Sleeping;
-    let mut kswapd_at = u64::MAX;
     let mut kswapd_cpu = 0u64;
     let mut flusher_cpu = 0u64;
     let mut cpus = vec![0u64; scn.machine.cpus.max(1) as usize];
@@ -192,18 +184,12 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     let mut live_tasks = tasks.len();
     let mut next_progress = 1u64 << 20;
 
-    while let Some(Reverse((t, th))) = heap.pop() {
+    while let Some((t, th, horizon)) = pick(&ready) {
         if t >= duration {
             now = duration;
             break;
         }
-        // Stale kernel-thread entries (rescheduled since) are skipped.
-        if th == kswapd_id && t != kswapd_at {
-            continue;
-        }
-        if th == flusher_id && t != flusher_at {
-            continue;
-        }
+        ready[th as usize] = u64::MAX;
         now = t;
         while next_sample <= now {
             if warmup > 0 && baseline.is_none() && next_sample >= warmup {
@@ -227,13 +213,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             .map(|(i, f)| (i, *f))
             .unwrap();
         if free_at > now {
-            if th == kswapd_id {
-                kswapd_at = free_at;
-            }
-            if th == flusher_id {
-                flusher_at = free_at;
-            }
-            heap.push(Reverse((free_at, th)));
+            ready[th as usize] = free_at;
             continue;
         }
 
@@ -243,7 +223,6 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                     // End of the HZ/10 nap (prepare_kswapd_sleep() again).
                     if mm.kswapd_may_sleep() && !mm.kswapd.wake_pending {
                         kstate = KState::Sleeping;
-                        kswapd_at = u64::MAX;
                         continue;
                     }
                     mm.ev
@@ -266,8 +245,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                     finish + NAP_NS
                 }
             };
-            kswapd_at = at;
-            heap.push(Reverse((at, kswapd_id)));
+            ready[kswapd_id as usize] = at;
             continue;
         }
         if th == flusher_id {
@@ -282,21 +260,14 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 now.checked_div(writeback_interval)
                     .map_or(u64::MAX, |k| (k + 1) * writeback_interval)
             };
-            flusher_at = at;
-            if at != u64::MAX {
-                heap.push(Reverse((at, flusher_id)));
-            }
+            ready[flusher_id as usize] = at;
             continue;
         }
 
         // A task: run events while it stays the earliest thread.
         let ti = th as usize;
         let mut t_now = now;
-        let horizon = heap
-            .peek()
-            .map(|r| r.0 .0)
-            .unwrap_or(u64::MAX)
-            .min(duration);
+        let horizon = horizon.min(duration);
         let mut cpu_end;
         loop {
             let task = &mut tasks[ti];
@@ -371,29 +342,24 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         }
         cpus[c] = cpu_end;
         if !tasks[ti].done {
-            heap.push(Reverse((t_now, th)));
+            ready[ti] = t_now;
         }
         // Wakeups raised by this step (wakeup_kswapd()).
         if mm.kswapd.wake_pending {
             match kstate {
-                KState::Sleeping => {
-                    kswapd_at = now;
-                    heap.push(Reverse((now, kswapd_id)));
-                }
+                KState::Sleeping => ready[kswapd_id as usize] = now,
                 KState::Napping => {
                     mm.ev
                         .add(refault_mm::vmstat::Ev::KswapdLowWmarkHitQuickly, 1);
-                    kswapd_at = now;
-                    heap.push(Reverse((now, kswapd_id)));
+                    ready[kswapd_id as usize] = now;
                 }
                 KState::Running => {}
             }
             kstate = KState::Running;
             mm.kswapd.wake_pending = false;
         }
-        if mm.flusher_wanted && flusher_at > now {
-            flusher_at = now;
-            heap.push(Reverse((now, flusher_id)));
+        if mm.flusher_wanted && ready[flusher_id as usize] > now {
+            ready[flusher_id as usize] = now;
         }
         if live_tasks == 0 {
             break;
@@ -529,6 +495,23 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             .collect(),
         min_free_kbytes: mm.min_free_kbytes,
     })
+}
+
+/// The runnable thread with the earliest ready time (ties: lowest id) and the earliest ready
+/// time among the others (how long it may run without yielding).
+#[inline]
+fn pick(ready: &[u64]) -> Option<(u64, u32, u64)> {
+    let mut best = (u64::MAX, u32::MAX);
+    let mut second = u64::MAX;
+    for (i, &t) in ready.iter().enumerate() {
+        if t < best.0 {
+            second = best.0;
+            best = (t, i as u32);
+        } else if t < second {
+            second = t;
+        }
+    }
+    (best.0 != u64::MAX).then_some((best.0, best.1, second))
 }
 
 fn tasks_ops(tasks: &[Task]) -> Vec<u64> {

@@ -43,10 +43,15 @@ fn peak_rss_bytes() -> Option<u64> {
 }
 
 pub fn main(a: Args) -> Result<()> {
-    println!(
+    outln!(
         "{:<18} {:>12} {:>10} {:>10} {:>14} {:>12}",
-        "workload", "events", "sim s", "wall s", "events/s", "B/page"
-    );
+        "workload",
+        "events",
+        "sim s",
+        "wall s",
+        "events/s",
+        "B/page"
+    )?;
     for (name, text) in WORKLOADS {
         let mut ov = Vec::new();
         if let Some(s) = a.seconds {
@@ -60,10 +65,15 @@ pub fn main(a: Args) -> Result<()> {
         let per_page = peak_rss_bytes()
             .map(|b| format!("{:.1}", b as f64 / scn.machine.memory_pages as f64))
             .unwrap_or_else(|| "-".into());
-        println!(
+        outln!(
             "{:<18} {:>12} {:>10.1} {:>10.2} {:>14.0} {:>12}",
-            name, r.events, r.sim_seconds, r.wall_seconds, rate, per_page
-        );
+            name,
+            r.events,
+            r.sim_seconds,
+            r.wall_seconds,
+            rate,
+            per_page
+        )?;
     }
     Ok(())
 }

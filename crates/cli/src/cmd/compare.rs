@@ -30,7 +30,7 @@ pub fn main(a: Args) -> Result<()> {
         rs.push((name, v));
     }
     let table = refault_report::compare(&rs);
-    print!("{}", table.render_text());
+    out!("{}", table.render_text())?;
     if let Some(out) = a.out {
         super::write_out(&out, serde_json::to_string_pretty(&table)?.as_bytes())?;
     }

@@ -283,26 +283,26 @@ pub fn main(a: Args) -> Result<()> {
     let results = results.into_iter().collect::<Result<Vec<_>>>()?;
     let pg = pgbench_rows(&results[0], &results[1]);
     let pio = parallelio_rows(&results[2], &results[3]);
-    print!(
+    out!(
         "{}",
         render("S0 pgbench-like (scenarios/s0-pgbench.toml)", &pg)
-    );
-    println!();
-    print!(
+    )?;
+    outln!()?;
+    out!(
         "{}",
         render("S0 parallelio-like (scenarios/s0-parallelio.toml)", &pio)
-    );
+    )?;
     let failed: Vec<&str> = pg
         .iter()
         .chain(pio.iter())
         .filter(|e| e.checked() && !e.holds())
         .map(|e| e.row.figure.as_str())
         .collect();
-    println!();
+    outln!()?;
     if failed.is_empty() {
-        println!("every direction the seed reports is reproduced");
+        outln!("every direction the seed reports is reproduced")?;
     } else {
-        println!("differs from the seed in: {}", failed.join(", "));
+        outln!("differs from the seed in: {}", failed.join(", "))?;
     }
     if let Some(out) = a.out {
         let table: Vec<Value> = pg

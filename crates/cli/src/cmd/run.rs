@@ -44,7 +44,7 @@ pub fn main(a: Args) -> Result<()> {
                 p.display()
             );
         }
-        None => print!("{}", refault_report::summary(&v)),
+        None => out!("{}", refault_report::summary(&v))?,
     }
     Ok(())
 }
