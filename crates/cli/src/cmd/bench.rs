@@ -9,7 +9,8 @@
 //!
 //! Each runs for `--seconds` of simulated time (default: the scenario's); the figures are
 //! events per second of wall time (one core: a simulation is single-threaded) and the
-//! process's peak resident memory per simulated 4 KiB page.
+//! process's peak resident memory during the workload per simulated 4 KiB page (the page
+//! tables and page-cache entries of the workload's objects included).
 
 use anyhow::Result;
 
@@ -35,11 +36,16 @@ const WORKLOADS: [(&str, &str); 3] = [
     ),
 ];
 
-fn peak_rss_bytes() -> Option<u64> {
+fn status_kb(field: &str) -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    let line = s.lines().find(|l| l.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Reset the peak-RSS watermark (`echo 5 > /proc/self/clear_refs`, Linux 4.0+), so each
+/// workload's peak is its own.
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 pub fn main(a: Args) -> Result<()> {
@@ -58,12 +64,13 @@ pub fn main(a: Args) -> Result<()> {
             ov.push(("run.duration".to_string(), format!("{s}s")));
         }
         let scn = refault_scenario::parse(text, &format!("scenarios/{name}.toml"), &ov, None)?;
+        reset_peak_rss();
         let r = refault_sim::run(&scn, Default::default())?;
         let rate = r.events as f64 / r.wall_seconds.max(1e-9);
-        // Peak RSS of the process so far over the largest machine simulated so far (the
-        // 16 GiB workload runs last, so its figure is its own).
-        let per_page = peak_rss_bytes()
-            .map(|b| format!("{:.1}", b as f64 / scn.machine.memory_pages as f64))
+        // Peak RSS of the whole process during this workload (binary, model, workload state
+        // and result), per simulated page.
+        let per_page = status_kb("VmHWM:")
+            .map(|kb| format!("{:.1}", (kb * 1024) as f64 / scn.machine.memory_pages as f64))
             .unwrap_or_else(|| "-".into());
         outln!(
             "{:<18} {:>12} {:>10.1} {:>10.2} {:>14.0} {:>12}",
