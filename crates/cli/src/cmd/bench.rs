@@ -70,7 +70,12 @@ pub fn main(a: Args) -> Result<()> {
         // Peak RSS of the whole process during this workload (binary, model, workload state
         // and result), per simulated page.
         let per_page = status_kb("VmHWM:")
-            .map(|kb| format!("{:.1}", (kb * 1024) as f64 / scn.machine.memory_pages as f64))
+            .map(|kb| {
+                format!(
+                    "{:.1}",
+                    (kb * 1024) as f64 / scn.machine.memory_pages as f64
+                )
+            })
             .unwrap_or_else(|| "-".into());
         outln!(
             "{:<18} {:>12} {:>10.1} {:>10.2} {:>14.0} {:>12}",
