@@ -91,6 +91,7 @@ impl Mm {
                 no_progress_loops = 0;
             } else {
                 no_progress_loops += 1;
+                self.reclaim_throttle_writeback(ctx);
             }
             // should_reclaim_retry(): give up when no zone could reach the min watermark even
             // if everything reclaimable were reclaimed, or after MAX_RECLAIM_RETRIES loops

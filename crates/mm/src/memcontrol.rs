@@ -38,6 +38,11 @@ impl Mm {
             }
             mc.events.max_events += 1;
             let reclaimed = self.try_to_free_mem_cgroup_pages(ctx, m, nr);
+            if reclaimed == 0 {
+                // Nothing freeable right now but folios under writeback: wait for the next
+                // completion, as reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK) does.
+                self.reclaim_throttle_writeback(ctx);
+            }
             let mc = &self.memcgs[m];
             if mc.usage + nr <= mc.max_pages {
                 continue;
@@ -52,6 +57,18 @@ impl Mm {
                 self.ev.add(crate::vmstat::Ev::OomKill, 1);
                 return false;
             }
+        }
+    }
+
+    /// Kernel: `reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK)`: a reclaimer that could not
+    /// make progress because folios are under writeback sleeps until writeback completes
+    /// (at most HZ/10). The caller's clock moves to that time and the completions run.
+    pub(crate) fn reclaim_throttle_writeback(&mut self, ctx: &mut Ctx) {
+        if let Some(t) = self.next_completion() {
+            let until = t.min(ctx.now + HZ_NS / 10).max(ctx.now);
+            ctx.wait(until);
+            ctx.now = until;
+            self.run_completions(until);
         }
     }
 

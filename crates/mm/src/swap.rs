@@ -271,9 +271,11 @@ impl Mm {
     pub(crate) fn pageout(&mut self, ctx: &mut Ctx, pfn: Pfn) -> bool {
         let i = pfn as usize;
         let nr = self.pages.nr_pages(pfn);
+        let mut synchronous = false;
         let (dev, sector) = if self.pages.test(pfn, pg::SWAPCACHE) {
             let a = self.pages.swap_area[i] as usize;
             self.ev.add(Ev::PswpOut, nr);
+            synchronous = self.swap[a].synchronous;
             (self.swap[a].dev, self.pages.swap_slot[i] as u64)
         } else {
             let o = self.pages.owner(pfn);
@@ -286,10 +288,15 @@ impl Mm {
         self.ev.add(Ev::PgpgOut, nr * 4);
         self.pages.clear(pfn, pg::DIRTY);
         let (done, cpu) = ctx.io.submit(dev, ctx.now, true, sector, nr as u32);
-        let c = cpu + self.cfg.costs.io_submit_ns;
+        let mut c = cpu + self.cfg.costs.io_submit_ns;
+        if synchronous {
+            // SWP_SYNCHRONOUS_IO (zram): the write completes in the reclaimer's context, which
+            // spends the device time on it; the folio is clean when pageout() returns.
+            c += done.saturating_sub(ctx.now);
+        }
         ctx.cpu_ns += c;
         self.reclaim_cpu.io_ns += c;
-        if done <= ctx.now {
+        if synchronous || done <= ctx.now {
             self.ev.add(Ev::NrWritten, nr);
             return true;
         }

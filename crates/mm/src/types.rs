@@ -20,7 +20,7 @@ pub const PAGE_ALLOC_COSTLY_ORDER: u32 = 3;
 pub const SWAP_CLUSTER_MAX_SKIPPED: u64 = SWAP_CLUSTER_MAX << 10;
 /// Kernel: include/linux/memcontrol.h `MEMCG_CHARGE_BATCH`.
 pub const MEMCG_CHARGE_BATCH: u64 = 64;
-/// One simulated jiffy at HZ=1000 (ns) — used for the kernel's HZ/10 style timeouts.
+/// `HZ` jiffies, i.e. one second, in ns: the kernel writes its timeouts as fractions of HZ (HZ/10).
 pub const HZ_NS: u64 = 1_000_000_000;
 
 /// The five LRU lists, in the kernel's order (`enum lru_list`): the arithmetic
