@@ -26,6 +26,11 @@ enum Command {
     Compare(cmd::compare::Args),
     /// Measure the simulator's own speed on a fixed set of workloads.
     Bench(cmd::bench::Args),
+    /// Run a scenario for real in a memory cgroup and compare the kernel's counters with the
+    /// simulation's (root; memory cgroups v1 or v2).
+    Twin(cmd::twin::TwinArgs),
+    /// Run the bundled fidelity suite (fidelity/*.toml) through the twin: one table.
+    Fidelity(cmd::twin::FidelityArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +40,8 @@ fn main() -> ExitCode {
         Command::Reproduce(a) => cmd::reproduce::main(a),
         Command::Compare(a) => cmd::compare::main(a),
         Command::Bench(a) => cmd::bench::main(a),
+        Command::Twin(a) => cmd::twin::twin(a),
+        Command::Fidelity(a) => cmd::twin::fidelity(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

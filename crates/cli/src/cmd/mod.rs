@@ -17,6 +17,7 @@ pub mod bench;
 pub mod compare;
 pub mod reproduce;
 pub mod run;
+pub mod twin;
 
 use anyhow::{Context, Result};
 use std::io::IsTerminal;

@@ -1,0 +1,145 @@
+//! `refault twin SCENARIO.toml [--runs 3] [--swap zram|file|none] [--out FILE]` and
+//! `refault fidelity [--quick] [--out FILE]`: the live-kernel twin (crates/twin).
+
+use anyhow::{anyhow, Context, Result};
+use refault_scenario::Scenario;
+use refault_twin::{SwapKind, TwinReport, KEY_COUNTERS};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct TwinArgs {
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Override a setting, as for `refault run`.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Real runs to average.
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+    /// Swap for the real runs (default: zram if the scenario swaps to a zram device, a swap
+    /// file if it swaps to another device, none if it has no swap).
+    #[arg(long)]
+    pub swap: Option<SwapKind>,
+    /// Write the comparison as JSON.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Where the scenario's files and the swap file are created.
+    #[arg(long, default_value = "/var/tmp")]
+    pub workdir: PathBuf,
+}
+
+#[derive(clap::Args)]
+pub struct FidelityArgs {
+    /// One real run per scenario instead of three.
+    #[arg(long)]
+    pub quick: bool,
+    /// Write the table (per scenario and counter: real_mean, real_min, real_max, simulated,
+    /// relative_error) and the median relative error as JSON.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The suite's directory.
+    #[arg(long, default_value = "fidelity")]
+    pub suite: PathBuf,
+    #[arg(long, default_value = "/var/tmp")]
+    pub workdir: PathBuf,
+}
+
+/// The swap the scenario implies: zram for a zram (synchronous) device, a file otherwise.
+pub fn default_swap(scn: &Scenario) -> SwapKind {
+    match scn.swap.first() {
+        None => SwapKind::None,
+        Some(a) if scn.devices[a.device].preset == "zram" => SwapKind::Zram,
+        Some(_) => SwapKind::File,
+    }
+}
+
+fn run_twin(scn: &Scenario, runs: usize, swap: SwapKind, workdir: &Path) -> Result<TwinReport> {
+    refault_twin::twin(scn, runs, swap, workdir).map_err(|e| anyhow!("twin of {}: {e}", scn.name))
+}
+
+pub fn twin(a: TwinArgs) -> Result<()> {
+    let overrides = a
+        .set
+        .iter()
+        .map(|s| refault_scenario::parse_override(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let scn = refault_scenario::load(&a.scenario, &overrides, None)?;
+    let swap = a.swap.unwrap_or_else(|| default_swap(&scn));
+    let r = run_twin(&scn, a.runs, swap, &a.workdir)?;
+    out!("{}", refault_twin::render(&r))?;
+    if let Some(p) = a.out {
+        super::write_out(&p, serde_json::to_string_pretty(&r)?.as_bytes())?;
+    }
+    Ok(())
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+pub fn fidelity(a: FidelityArgs) -> Result<()> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&a.suite)
+        .with_context(|| format!("reading {}", a.suite.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let runs = if a.quick { 1 } else { 3 };
+    let mut scenarios = Vec::new();
+    let mut errors = Vec::new();
+    outln!(
+        "{:<26} {:<26} {:>10} {:>17} {:>10} {:>8}",
+        "scenario",
+        "counter",
+        "real",
+        "real min-max",
+        "simulated",
+        "error"
+    )?;
+    for f in &files {
+        let scn = refault_scenario::load(f, &[], None)?;
+        let swap = default_swap(&scn);
+        eprintln!("fidelity: {} ({runs} run(s), swap {swap:?})", scn.name);
+        let r = run_twin(&scn, runs, swap, &a.workdir)?;
+        let mut rows = Vec::new();
+        for k in KEY_COUNTERS {
+            let Some(x) = r.rows.iter().find(|x| x.counter == k) else {
+                continue;
+            };
+            outln!(
+                "{:<26} {:<26} {:>10.0} {:>17} {:>10} {:>7.1}%",
+                scn.name,
+                k,
+                x.real_mean,
+                format!("{}-{}", x.real_min, x.real_max),
+                x.simulated,
+                x.relative_error * 100.0
+            )?;
+            errors.push(x.relative_error);
+            rows.push(json!({"counter": k, "real_mean": x.real_mean, "real_min": x.real_min,
+                "real_max": x.real_max, "simulated": x.simulated, "relative_error": x.relative_error}));
+        }
+        scenarios.push(json!({"scenario": scn.name, "swap": swap, "runs": runs,
+            "kernel": r.kernel, "counters": rows}));
+    }
+    let med = median(errors);
+    outln!(
+        "median relative error over the key counters: {:.1}%",
+        med * 100.0
+    )?;
+    if let Some(p) = a.out {
+        let doc = json!({"median_relative_error": med, "scenarios": scenarios});
+        super::write_out(&p, serde_json::to_string_pretty(&doc)?.as_bytes())?;
+    }
+    Ok(())
+}

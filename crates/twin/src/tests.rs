@@ -1,0 +1,154 @@
+use super::*;
+use refault_workload::Op;
+
+fn scenario(text: &str) -> Scenario {
+    refault_scenario::parse(text, "twin-test.toml", &[], None).unwrap()
+}
+
+const SMALL: &str = r#"
+[machine]
+memory = "512M"
+[[device]]
+name = "disk"
+preset = "nvme"
+[[device]]
+name = "zram0"
+preset = "zram"
+[fs]
+device = "disk"
+[[swap.area]]
+device = "zram0"
+size = "64M"
+[[cgroup]]
+name = "box"
+"memory.max" = "48M"
+[[object]]
+name = "anon"
+kind = "anon"
+size = "32M"
+[[object]]
+name = "data"
+kind = "file"
+size = "32M"
+[[task]]
+name = "anon"
+cgroup = "box"
+[[task.phase]]
+access = "touch-write"
+object = "anon"
+pattern = "sequential"
+[[task.phase]]
+access = "touch"
+object = "anon"
+pattern = "random"
+ops = 4000
+[[task]]
+name = "reader"
+cgroup = "box"
+[[task.phase]]
+access = "read"
+object = "data"
+pattern = "sequential"
+pages_per_op = 8
+"#;
+
+/// The executor consumes exactly the simulator's event stream: per task instance, the ops it
+/// would execute equal, in order, the ops the simulation consumed.
+#[test]
+fn executor_sequence_equals_simulator_sequence() {
+    let scn = scenario(SMALL);
+    let recorded = exec::record_ops(&scn);
+    let mut simulated: Vec<Vec<Op>> = vec![Vec::new(); recorded.len()];
+    let mut trace = |t: u32, op: Op| simulated[t as usize].push(op);
+    let opts = refault_sim::RunOptions {
+        trace: Some(&mut trace),
+        ..Default::default()
+    };
+    refault_sim::run(&scn, opts).unwrap();
+    assert_eq!(recorded.len(), 2);
+    for (i, (r, s)) in recorded.iter().zip(&simulated).enumerate() {
+        assert_eq!(r.len(), s.len(), "task {i}: event counts differ");
+        if let Some(k) = r.iter().zip(s).position(|(a, b)| a != b) {
+            panic!(
+                "task {i}: event {k} differs: executor {:?}, simulator {:?}",
+                r[k], s[k]
+            );
+        }
+    }
+}
+
+fn leftovers(pid: u32) -> Vec<String> {
+    let mut out = Vec::new();
+    for root in ["/sys/fs/cgroup/memory", "/sys/fs/cgroup"] {
+        if let Ok(rd) = std::fs::read_dir(root) {
+            for e in rd.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if n.starts_with(&format!("refault-twin-{pid}")) {
+                    out.push(format!("{root}/{n}"));
+                }
+            }
+        }
+    }
+    for s in host::active_swaps() {
+        if s.contains("refault-twin") {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Live-kernel tests run one at a time (they share the host's memory and swap).
+static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn can_run() -> bool {
+    match host::preflight() {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!("skipping the live-kernel test: {e}");
+            false
+        }
+    }
+}
+
+/// A real run on this host, then nothing left behind: cgroups, swap, files.
+#[test]
+fn twin_runs_and_cleans_up() {
+    if !can_run() {
+        return;
+    }
+    let _g = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let base = std::env::temp_dir().join("refault-twin-test-ok");
+    let swaps = host::active_swaps();
+    let r = twin(&scenario(SMALL), 1, SwapKind::Zram, &base).unwrap();
+    assert!(r.real[0]["pgfault"] > 8000, "the workload did not run");
+    assert!(r.rows.iter().any(|x| x.counter == "pswpout"));
+    assert_eq!(leftovers(std::process::id()), Vec::<String>::new());
+    assert_eq!(host::active_swaps(), swaps);
+    assert!(std::fs::read_dir(&base)
+        .map(|d| d.count() == 0)
+        .unwrap_or(true));
+}
+
+/// A workload that dies (here: OOM-killed in a cgroup too small, without swap) makes the run
+/// fail, and the cleanup still removes everything.
+#[test]
+fn cleanup_after_the_workload_is_killed() {
+    if !can_run() {
+        return;
+    }
+    let _g = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let tiny = SMALL.replace("\"48M\"", "\"8M\"");
+    let base = std::env::temp_dir().join("refault-twin-test-kill");
+    let swaps = host::active_swaps();
+    let e = twin(&scenario(&tiny), 1, SwapKind::None, &base).unwrap_err();
+    assert!(e.contains("failed"), "{e}");
+    assert_eq!(leftovers(std::process::id()), Vec::<String>::new());
+    assert_eq!(host::active_swaps(), swaps);
+}
+
+#[test]
+fn relative_error_is_against_the_kernel() {
+    assert_eq!(relative_error(0.0, 0.0), 0.0);
+    assert_eq!(relative_error(100.0, 150.0), 0.5);
+    assert_eq!(relative_error(0.0, 3.0), 3.0);
+}
