@@ -1,15 +1,28 @@
-from typing import Any
+"""Type stubs of the extension module ``refault._refault`` (crates/py): conversions only."""
 
-class RefaultError(Exception): ...
+from typing import Any, Callable
+
+class RefaultError(Exception):
+    """Base class of every error refault raises."""
 
 class ScenarioError(RefaultError):
+    """A scenario (or an override) could not be read or resolved."""
+
     path: str
     line: int | None
     column: int | None
     kind: str
     message: str
 
-class SimulationError(RefaultError): ...
+class SimulationError(RefaultError):
+    """The simulation could not run the scenario to its end."""
+
+class InvariantError(SimulationError):
+    """A model invariant check failed."""
+
+    event: int
+    time_s: float
+    message: str
 
 build_info: dict[str, Any]
 
@@ -19,10 +32,16 @@ def run(
     overrides: list[tuple[str, str]],
     seed: int | None = None,
     check_every: int = 0,
-) -> str: ...
+    origin: str | None = None,
+    progress: Callable[[float], object] | None = None,
+) -> str:
+    """Resolve and simulate; the result JSON. Releases the GIL."""
+
 def resolve(
     scenario: str,
     is_path: bool,
     overrides: list[tuple[str, str]],
     seed: int | None = None,
-) -> str: ...
+    origin: str | None = None,
+) -> str:
+    """The resolved scenario as JSON."""

@@ -1,82 +1,191 @@
-"""The result of a run, with pandas views of its tables."""
+"""The result of one run: the result JSON, with pandas views of its tables."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+#: Bytes per page in every count the result holds (``nr_*`` gauges, ``*_pages``).
+PAGE_SIZE = 4096
+
+
+def task_labels(tasks: list[dict[str, Any]]) -> list[str]:
+    """One unique label per task: its ``name``, or ``name#k`` for the k-th task (k >= 2)
+    of a name that occurs more than once (as ``refault compare`` labels them)."""
+    labels: list[str] = []
+    seen: dict[str, int] = {}
+    for t in tasks:
+        name = str(t.get("name", "?"))
+        seen[name] = seen.get(name, 0) + 1
+        labels.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+    return labels
+
+
+def _read_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# Read once, at import: os.umask can only be read by setting it, which is not thread-safe.
+_UMASK = _read_umask()
+
+
+def write_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old file or the whole new one,
+    never a part: a temporary file in the same directory, flushed, then renamed over."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        # mkstemp creates 0600; give the file the mode open() would.
+        os.fchmod(fd, 0o666 & ~_UMASK)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
 
 class Result:
-    """One simulation's result (the JSON ``refault run --out`` writes).
+    """One simulation's result: what ``refault run --out`` writes, with pandas views.
 
-    Attributes: ``vmstat`` (counter name -> int), ``sim_seconds``, ``wall_seconds``,
-    ``events``, ``scenario`` (the resolved scenario, a dict), and the DataFrames
-    ``tasks`` and ``timeseries``.
+    Build one with :func:`refault.run`, :meth:`Result.load` (a result file) or
+    :meth:`Result.from_json`. The figures are the core's; this class only reshapes them.
+
+    Attributes are read-only views of the JSON: :attr:`vmstat`, :attr:`tasks`,
+    :attr:`timeseries`, :attr:`scenario`, :attr:`sim_seconds`, :attr:`events`...
     """
 
-    def __init__(self, data: dict[str, Any]) -> None:
+    def __init__(self, data: dict[str, Any], text: str | None = None) -> None:
+        """Wrap a parsed result document (``text``: its JSON text, if known)."""
         self._data = data
+        self._text = text
 
     @classmethod
-    def from_json(cls, text: str) -> "Result":
+    def from_json(cls, text: str) -> Result:
         """Parse a result JSON document."""
-        return cls(json.loads(text))
+        return cls(json.loads(text), text)
 
     @classmethod
-    def load(cls, path: str) -> "Result":
-        """Read a result JSON file."""
-        with open(path, encoding="utf-8") as f:
-            return cls(json.load(f))
+    def load(cls, path: str | os.PathLike[str]) -> Result:
+        """Read a result JSON file (``refault run --out``, a sweep's point, :meth:`save`)."""
+        text = Path(path).read_text(encoding="utf-8")
+        data = json.loads(text)
+        if not isinstance(data, dict) or "vmstat" not in data:
+            raise ValueError(f"{path}: not a refault result (no `vmstat` key)")
+        return cls(data, text)
 
     @property
     def data(self) -> dict[str, Any]:
-        """The whole result as plain Python data."""
+        """The whole result as plain Python data (the parsed JSON; do not modify)."""
         return self._data
 
     @property
-    def vmstat(self) -> dict[str, int]:
-        """/proc/vmstat counters: events over the measured period, gauges at the end."""
-        return dict(self._data["vmstat"])
+    def name(self) -> str:
+        """The scenario's name."""
+        return str(self._data.get("scenario", {}).get("name", "?"))
 
     @property
     def scenario(self) -> dict[str, Any]:
-        return self._data["scenario"]
+        """The resolved scenario: every default filled in, overrides and seed applied."""
+        scn: dict[str, Any] = self._data["scenario"]
+        return scn
+
+    @property
+    def vmstat(self) -> dict[str, int]:
+        """/proc/vmstat counters: events counted over the measured period (after the
+        warm-up), gauges (``nr_*``) at the end of the run."""
+        return dict(self._data["vmstat"])
 
     @property
     def sim_seconds(self) -> float:
+        """Simulated seconds."""
         return float(self._data["sim_seconds"])
 
     @property
     def wall_seconds(self) -> float:
+        """Real seconds the simulation took (the only figure that varies between runs)."""
         return float(self._data["wall_seconds"])
 
     @property
     def events(self) -> int:
+        """Workload events simulated."""
         return int(self._data["events"])
 
     @property
+    def reclaim_cpu(self) -> dict[str, Any]:
+        """CPU time spent in reclaim, by activity."""
+        rc: dict[str, Any] = self._data.get("reclaim_cpu", {})
+        return rc
+
+    @property
     def tasks(self) -> pd.DataFrame:
-        """One row per task instance: ops, ops_per_sec, latency percentiles (µs), ..."""
+        """One row per task instance, indexed by its label (``reader/0``...): ``ops``,
+        ``ops_per_sec``, ``latency_{mean,p50,p90,p99,p999,max}_us``, ``cpu_seconds``,
+        ``major_faults``, ``finished``, ``oom_killed``."""
+        tasks = self._data["tasks"]
         rows = []
-        for t in self._data["tasks"]:
-            row = {k: v for k, v in t.items() if k != "latency_us"}
-            for k, v in t["latency_us"].items():
+        for t in tasks:
+            row = {k: v for k, v in t.items() if k not in ("name", "latency_us")}
+            for k, v in t.get("latency_us", {}).items():
                 row[f"latency_{k}_us"] = v
             rows.append(row)
-        return pd.DataFrame(rows).set_index("name")
+        df = pd.DataFrame(rows, index=pd.Index(task_labels(tasks), name="task"))
+        return df
 
     @property
     def timeseries(self) -> pd.DataFrame:
-        """Sampled series indexed by simulated time in seconds (``t_s``)."""
-        ts = self._data["timeseries"]
-        return pd.DataFrame(ts).set_index("t_s")
+        """The sampled series, indexed by simulated time in seconds (``t_s``).
+
+        Gauges in pages (``nr_free_pages``, ``nr_{in,}active_{anon,file}``, ``nr_dirty``,
+        ``nr_writeback``, ``nr_swapcached``, ``nr_swap_used``), cumulative counters
+        (``pgscan_kswapd``, ``workingset_refault_file``, ``pswpout``...), per cgroup
+        ``cgroup.<name>.usage_pages`` and its LRU sizes, per task ``task.<name>.ops``.
+        Rates are ``df[col].diff() / df.index.to_series().diff()``.
+        """
+        ts = dict(self._data["timeseries"])
+        t = ts.pop("t_s")
+        return pd.DataFrame(ts, index=pd.Index(t, name="t_s"))
 
     def to_json(self) -> str:
-        """The result JSON (same content as ``refault run --out``)."""
-        return json.dumps(self._data, indent=2)
+        """The result JSON, as ``refault run --out`` writes it."""
+        if self._text is None:
+            self._text = json.dumps(self._data, indent=2)
+        return self._text
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the result JSON to ``path`` atomically (never a half-written file)."""
+        write_atomic(path, self.to_json())
+
+    def plot(self, kind: str = "overview", path: str | os.PathLike[str] | None = None,
+             **kwargs: Any) -> Figure:
+        """Draw the result; ``kind`` is ``overview`` (all panels), ``memory`` (composition
+        over time, per cgroup too), ``rates`` (refault and scan rates) or ``swap`` (swap-in
+        and swap-out rates). With ``path``, the figure is also saved there (PNG, SVG or PDF by
+        extension). Extra arguments go to the function in :mod:`refault.plot`."""
+        from . import plot
+
+        fig = plot.draw(self, kind, **kwargs)
+        if path is not None:
+            plot.save(fig, path)
+        return fig
 
     def __repr__(self) -> str:
-        name = self._data["scenario"].get("name", "?")
-        return f"<refault.Result {name}: {self.events} events, {self.sim_seconds:.1f} s simulated>"
+        return (
+            f"<refault.Result {self.name}: {self.events} events, "
+            f"{self.sim_seconds:.1f} s simulated>"
+        )
