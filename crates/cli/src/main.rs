@@ -26,6 +26,12 @@ enum Command {
     Compare(cmd::compare::Args),
     /// Measure the simulator's own speed on a fixed set of workloads.
     Bench(cmd::bench::Args),
+    /// Run a scenario over a grid of overrides, on local cores or Ray (Python package).
+    Sweep(cmd::python::Args),
+    /// Plot a result (memory, refaults, scanning, swap) or a sweep (Python package).
+    Plot(cmd::python::Args),
+    /// Write an HTML report comparing results: table and plots (Python package).
+    Report(cmd::python::Args),
     /// Run a scenario for real in a memory cgroup and compare the kernel's counters with the
     /// simulation's (root; memory cgroups v1 or v2).
     Twin(cmd::twin::TwinArgs),
@@ -40,6 +46,9 @@ fn main() -> ExitCode {
         Command::Reproduce(a) => cmd::reproduce::main(a),
         Command::Compare(a) => cmd::compare::main(a),
         Command::Bench(a) => cmd::bench::main(a),
+        Command::Sweep(a) => cmd::python::main("sweep", a),
+        Command::Plot(a) => cmd::python::main("plot", a),
+        Command::Report(a) => cmd::python::main("report", a),
         Command::Twin(a) => cmd::twin::twin(a),
         Command::Fidelity(a) => cmd::twin::fidelity(a),
     };

@@ -138,6 +138,15 @@ fn write(p: &Path, v: &str) -> Result<(), String> {
 /// Prepare the host for `scn`: work directory and files, cgroups, swap.
 pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, String> {
     let host = host::preflight()?;
+    // From here on Ctrl-C must unwind through Setup's Drop, not kill the process.
+    install_signal_handlers();
+    let interrupted = || {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            Err("interrupted".to_string())
+        } else {
+            Ok(())
+        }
+    };
     if scn.policy.lru == refault_scenario::LruKind::Mglru && !host.lru_gen {
         return Err(format!(
             "the scenario asks for the multi-gen LRU, but this kernel ({}) has no CONFIG_LRU_GEN (/sys/kernel/mm/lru_gen missing)",
@@ -169,6 +178,7 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
     for o in scn.objects.iter().filter(|o| o.kind == ObjectKind::File) {
         create_file(&file_path(&s.workdir, &o.name), o.size_pages, o.exists)
             .map_err(|e| format!("creating {}: {e}", o.name))?;
+        interrupted()?;
     }
     // One cgroup per scenario cgroup, plus one standing in for the machine (root tasks).
     let mut limits: Vec<(String, u64, u32)> = scn
@@ -239,6 +249,7 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
         }
         s.swap_dev = Some(dev);
     }
+    interrupted()?;
     Ok(s)
 }
 
@@ -249,6 +260,9 @@ pub type Counters = BTreeMap<String, u64>;
 
 pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<(Counters, Counters), String> {
     install_signal_handlers();
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        return Err("interrupted".into());
+    }
     for o in scn.objects.iter().filter(|o| o.kind == ObjectKind::File) {
         let p = file_path(&s.workdir, &o.name);
         if !o.exists {

@@ -7,10 +7,12 @@
 //! - `determinism.rs`: same scenario + seed + binary = identical JSON.
 //! - `errors.rs`: bad input gives one line naming the place, exit code 2, no output file.
 //! - `cli.rs`: the commands' output contracts (result JSON keys, compare, reproduce).
+//! - `twin.rs`: the live-kernel twin command (root only; skipped with a reason otherwise).
 
 mod behaviour;
 mod cli;
 mod determinism;
 mod errors;
 mod golden;
+mod twin;
 mod util;
