@@ -1,0 +1,176 @@
+"""The command line of the Python layer: ``python -m refault sweep|plot|report``.
+
+The Rust ``refault`` binary hands its ``sweep``, ``plot`` and ``report`` subcommands to this
+module with the same arguments, so ``refault sweep ...`` and ``python -m refault sweep ...``
+are one command. Errors print one line, ``refault: error: ...``, and exit with status 2, as
+the Rust command line does; Ctrl-C exits with 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+_INT = re.compile(r"[+-]?\d+")
+_FLOAT = re.compile(r"[+-]?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][+-]?\d+)")
+
+#: Counters a sweep prints besides the overrides and task throughput.
+SWEEP_COLUMNS = (
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "workingset_refault_anon",
+    "workingset_refault_file",
+    "pswpin",
+    "pswpout",
+    "pgmajfault",
+    "oom_kill",
+)
+
+
+def parse_value(text: str) -> Any:
+    """A grid value: an int or float when it is one (``60``, ``0.5``), else the string
+    (``4G``, ``legacy``). The core receives ``str(value)`` either way."""
+    if _INT.fullmatch(text):
+        return int(text)
+    if _FLOAT.fullmatch(text):
+        return float(text)
+    return text
+
+
+def parse_grid(specs: Sequence[str]) -> dict[str, list[Any]]:
+    """``["vm.swappiness=0,60,200", "machine.memory=4G,8G"]`` → the grid dict."""
+    grid: dict[str, list[Any]] = {}
+    for spec in specs:
+        key, sep, values = spec.partition("=")
+        key = key.strip()
+        if not sep or not key or not values.strip():
+            raise ValueError(f"--grid {spec!r}: expected KEY=V1,V2,... (e.g. vm.swappiness=0,60,200)")
+        if key in grid:
+            raise ValueError(f"--grid {key} given twice")
+        grid[key] = [parse_value(v.strip()) for v in values.split(",") if v.strip()]
+    return grid
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="refault",
+        description="refault's Python layer: parameter sweeps, plots and HTML reports.",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("sweep", help="run a scenario over a grid of overrides",
+                       description="Run SCENARIO at every combination of the --grid values; "
+                       "print the table and, with --out, keep each point's result JSON and "
+                       "sweep.csv there (a rerun skips the points already done).")
+    s.add_argument("scenario", help="scenario TOML file")
+    s.add_argument("--grid", action="append", required=True, metavar="KEY=V1,V2,...",
+                   help="an override key and its values (repeatable): vm.swappiness=0,60,200")
+    s.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local threads on every core (default), or Ray tasks")
+    s.add_argument("--address", help="Ray cluster address (ray://host:10001, auto); "
+                   "default: a local Ray instance")
+    s.add_argument("--out", type=Path, help="directory for the results and sweep.csv")
+    s.add_argument("--seed", type=int, help="seed for every point (default: the scenario's)")
+    s.add_argument("-j", "--jobs", type=int, help="parallel runs (default: every core)")
+    s.add_argument("--check", type=int, default=0, metavar="N",
+                   help="invariant checks every N events")
+    s.add_argument("--columns", help="comma-separated columns to print "
+                   "(default: overrides, task ops/s and the main reclaim counters)")
+    s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar (default: when stderr is a terminal)")
+
+    pl = sub.add_parser("plot", help="draw a result, or a sweep's table",
+                        description="Draw a result JSON (memory composition, refault, scan "
+                        "and swap rates), or a sweep (directory or sweep.csv): a heatmap with "
+                        "--x and --y, lines with --x [--hue].")
+    pl.add_argument("input", type=Path, help="result JSON, sweep directory or sweep.csv")
+    pl.add_argument("-o", "--out", type=Path, required=True, help="image file (.png, .svg, .pdf)")
+    pl.add_argument("--kind", choices=("overview", "memory", "rates", "swap"),
+                    default="overview", help="for a result: which figure (default overview)")
+    pl.add_argument("--x", help="for a sweep: the parameter across")
+    pl.add_argument("--y", help="for a sweep: the parameter down (heatmap)")
+    pl.add_argument("--hue", help="for a sweep: one line per value of this parameter")
+    pl.add_argument("--value", default="workingset_refault_file",
+                    help="for a sweep: the column drawn (default workingset_refault_file)")
+
+    r = sub.add_parser("report", help="HTML report comparing results",
+                       description="One self-contained HTML file: an mmtests-style table "
+                       "(first result = baseline, each change, percent) and the plots.")
+    r.add_argument("results", nargs="+", type=Path, help="result JSON files; the first is the baseline")
+    r.add_argument("-o", "--out", type=Path, required=True, help="HTML file to write")
+    r.add_argument("--name", action="append", help="label of each result, in order (repeatable)")
+    r.add_argument("--title", help="page title")
+    r.add_argument("--no-plots", action="store_true", help="the table only")
+    return p
+
+
+def _sweep(a: argparse.Namespace) -> int:
+    from .sweep import sweep
+
+    grid = parse_grid(a.grid)
+    df = sweep(a.scenario, grid, engine=a.engine, address=a.address, out=a.out, seed=a.seed,
+               workers=a.jobs, check_every=a.check, progress=a.progress)
+    if a.columns:
+        cols = [c.strip() for c in a.columns.split(",") if c.strip()]
+        missing = [c for c in cols if c not in df.columns]
+        if missing:
+            raise ValueError(f"--columns: no column {', '.join(missing)} in the table")
+    else:
+        cols = list(grid)
+        cols += [c for c in df.columns if c.endswith(".ops_per_sec")]
+        cols += [c for c in SWEEP_COLUMNS if c in df.columns]
+    print(df[cols].to_string(index=False))
+    if a.out is not None:
+        print(f"{len(df)} points; results and sweep.csv in {a.out}", file=sys.stderr)
+    return 0
+
+
+def _plot(a: argparse.Namespace) -> int:
+    from . import plot
+    from .result import Result
+    from .sweep import load_sweep
+
+    if a.input.is_dir() or a.input.suffix == ".csv":
+        df = load_sweep(a.input)
+        if a.x is None:
+            raise ValueError("plotting a sweep needs --x (and --y for a heatmap, or --hue)")
+        for c in (a.x, a.y, a.hue, a.value):
+            if c is not None and c not in df.columns:
+                raise ValueError(f"no column {c!r} in the sweep table")
+        if a.y is not None:
+            fig = plot.sweep_heatmap(df, a.x, a.y, a.value)
+        else:
+            fig = plot.sweep_lines(df, a.x, a.value, hue=a.hue)
+    else:
+        fig = plot.draw(Result.load(a.input), a.kind)
+    plot.save(fig, a.out)
+    print(f"wrote {a.out}", file=sys.stderr)
+    return 0
+
+
+def _report(a: argparse.Namespace) -> int:
+    from .report import report
+
+    if a.name is not None and len(a.name) != len(a.results):
+        raise ValueError("give one --name per result")
+    report(a.results, a.out, names=a.name, title=a.title, plots=not a.no_plots)
+    print(f"wrote {a.out}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0, 2 on error, 130 on Ctrl-C)."""
+    a = _parser().parse_args(argv)
+    from .errors import RefaultError
+
+    try:
+        return {"sweep": _sweep, "plot": _plot, "report": _report}[a.command](a)
+    except KeyboardInterrupt:
+        print("refault: interrupted", file=sys.stderr)
+        return 130
+    except (RefaultError, OSError, ValueError, RuntimeError, ImportError) as e:
+        print(f"refault: error: {e}", file=sys.stderr)
+        return 2
