@@ -600,6 +600,7 @@ impl Mm {
             if done <= ctx.now {
                 self.end_writeback(p);
             } else {
+                self.pages.io_done_ns[p as usize] = done;
                 self.completions.push(std::cmp::Reverse((done, p)));
             }
         }

@@ -144,6 +144,8 @@ pub struct MmConfig {
     pub fs_dev: u32,
     pub readahead_max_pages: u32,
     pub max_file_folio_order: u32,
+    /// cgroup v1 memcg semantics (per-memcg swappiness, writeback waits in limit reclaim).
+    pub cgroup_v1: bool,
     pub costs: Costs,
 }
 
@@ -433,7 +435,11 @@ impl Mm {
                 break;
             }
             self.completions.pop();
-            self.end_writeback(pfn);
+            // A completion whose folio's writeback already ended (a cgroup v1 reclaimer
+            // waited for it) is stale: the pfn may carry another writeback by now.
+            if self.pages.io_done_ns[pfn as usize] == t {
+                self.end_writeback(pfn);
+            }
         }
     }
 

@@ -76,10 +76,11 @@ impl Mm {
         self.memcgs[memcg as usize].usage -= nr;
     }
 
-    /// Kernel: `mem_cgroup_swappiness()` with cgroup v1 semantics: the memcg's own
-    /// memory.swappiness if set, else vm.swappiness (always vm.swappiness for the root).
+    /// Kernel: `mem_cgroup_swappiness()`: on cgroup v1 the memcg's own memory.swappiness if
+    /// set, else vm.swappiness (always vm.swappiness for the root); on the default hierarchy
+    /// (v2) always vm.swappiness.
     pub fn memcg_swappiness(&self, memcg: usize) -> u64 {
-        if memcg == 0 {
+        if memcg == 0 || !self.cfg.cgroup_v1 {
             return self.cfg.swappiness;
         }
         self.memcgs[memcg].swappiness.unwrap_or(self.cfg.swappiness)

@@ -301,6 +301,7 @@ impl Mm {
             return true;
         }
         self.pages.set(pfn, pg::WRITEBACK | pg::RECLAIM);
+        self.pages.io_done_ns[i] = done;
         self.node.nr_writeback += nr;
         self.completions.push(std::cmp::Reverse((done, pfn)));
         false

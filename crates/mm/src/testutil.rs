@@ -38,6 +38,7 @@ pub fn tiny_config(balance: BalanceKind, pages: u64) -> MmConfig {
         fs_dev: 0,
         readahead_max_pages: 32,
         max_file_folio_order: 9,
+        cgroup_v1: false,
         costs: Costs::default(),
     }
 }

@@ -629,12 +629,21 @@ impl Mm {
             if writeback {
                 if sc.kswapd && f & pg::RECLAIM != 0 && self.node.pgdat_writeback {
                     stat.nr_immediate += nr;
-                } else {
+                    self.activate_locked(pfn, &mut stat);
+                    continue;
+                } else if !(sc.cgroup_reclaim && self.cfg.cgroup_v1) || f & pg::RECLAIM == 0 {
+                    // writeback_throttling_sane() (or the first encounter): mark and move on.
                     self.pages.set(pfn, pg::RECLAIM);
                     stat.nr_writeback += nr;
+                    self.activate_locked(pfn, &mut stat);
+                    continue;
                 }
-                self.activate_locked(pfn, &mut stat);
-                continue;
+                // cgroup v1 limit reclaim meeting a folio it already marked: wait for the
+                // writeback (folio_wait_writeback()), then try to reclaim it.
+                let t = self.pages.io_done_ns[pfn as usize];
+                ctx.wait(t);
+                ctx.now = ctx.now.max(t);
+                self.end_writeback(pfn);
             }
             let refs = self.folio_check_references(ctx, pfn);
             match refs {

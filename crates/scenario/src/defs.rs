@@ -655,6 +655,13 @@ static MODEL: SectionDef = SectionDef {
                 "Run the invariant checks every N events; 0 = never (`refault run --check` \
                 sets 1)."
             ),
+            k!(
+                "cgroup_version",
+                Value("2"),
+                "Memory-cgroup semantics: 1 = cgroup v1 (per-cgroup memory.swappiness; limit \
+                reclaim waits for writeback of folios it marked PG_reclaim), 2 = the default \
+                hierarchy (vm.swappiness everywhere, no such wait)."
+            ),
         ],
     )
 };

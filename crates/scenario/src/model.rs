@@ -370,4 +370,8 @@ pub struct ModelKnobs {
     pub max_file_folio_order: u32,
     /// Run the invariant checks every N events (0 = never; `refault run --check` sets 1).
     pub check_interval: u64,
+    /// Memory-cgroup semantics: 1 = cgroup v1 (per-cgroup memory.swappiness; limit reclaim
+    /// waits for writeback of folios it already marked PG_reclaim), 2 = the default hierarchy
+    /// (vm.swappiness for every cgroup; no such wait).
+    pub cgroup_version: u32,
 }

@@ -259,6 +259,7 @@ pub(crate) struct RawModel {
     pub readahead_kb: Option<u64>,
     pub max_file_folio_order: Option<u32>,
     pub check_interval: Option<u64>,
+    pub cgroup_version: Option<u32>,
     pub cost: RawCost,
 }
 

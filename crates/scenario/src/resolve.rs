@@ -1294,12 +1294,23 @@ fn resolve_model(raw: &RawModel, cx: &Ctx) -> Result<(CostTable, ModelKnobs)> {
             format!("model.max_file_folio_order = {max_file_folio_order} is above MAX_PAGE_ORDER ({MAX_PAGE_ORDER})"),
         ));
     }
+    let cgroup_version: u32 = raw
+        .cgroup_version
+        .unwrap_or_else(|| defs::default("model", "cgroup_version"));
+    if !(1..=2).contains(&cgroup_version) {
+        return Err(cx.err(
+            ErrorKind::InvalidValue,
+            &path!["model", "cgroup_version"],
+            format!("model.cgroup_version = {cgroup_version}: must be 1 or 2"),
+        ));
+    }
     let knobs = ModelKnobs {
         readahead_max_pages,
         max_file_folio_order,
         check_interval: raw
             .check_interval
             .unwrap_or_else(|| defs::default("model", "check_interval")),
+        cgroup_version,
     };
     let c = &raw.cost;
     let d = |v: Option<crate::size::Duration>, key: &str| -> u64 {

@@ -508,6 +508,7 @@ fn full_example_resolves_to_exact_values() {
             readahead_max_pages: 128,
             max_file_folio_order: 9,
             check_interval: 0,
+            cgroup_version: 2,
         },
     };
     assert_eq!(ok(FULL), expected);
@@ -553,6 +554,7 @@ fn minimal_scenario_gets_every_default() {
             readahead_max_pages: 32,
             max_file_folio_order: 9,
             check_interval: 0,
+            cgroup_version: 2,
         },
     };
     assert_eq!(s, expected);

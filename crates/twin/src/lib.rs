@@ -350,7 +350,7 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<(Counters, Counters), S
     }
     let after = host::read_vmstat();
     let b: BTreeMap<_, _> = before.into_iter().collect();
-    let delta = after
+    let mut delta: Counters = after
         .into_iter()
         .map(|(k, v)| {
             let d = v.saturating_sub(*b.get(&k).unwrap_or(&0));
@@ -371,6 +371,23 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<(Counters, Counters), S
         }
     }
     s.children.clear();
+    // Counters the memory cgroups keep themselves are immune to the rest of the host: use
+    // them (summed over our fresh cgroups) instead of the global deltas where they exist.
+    for key in [
+        "workingset_refault_anon",
+        "workingset_refault_file",
+        "pgmajfault",
+    ] {
+        let mut sum = None;
+        for text in &stat_now {
+            if let Some((_, v)) = host::parse_kv(text).into_iter().find(|(k, _)| k == key) {
+                *sum.get_or_insert(0) += v;
+            }
+        }
+        if let Some(v) = sum {
+            delta.insert(key.to_string(), v);
+        }
+    }
     for (i, text) in stat_now.iter().enumerate() {
         let name = scn
             .cgroups

@@ -122,6 +122,7 @@ pub(crate) fn scenario(objects: Vec<ObjectSpec>, tasks: Vec<TaskSpec>) -> Scenar
             readahead_max_pages: 32,
             max_file_folio_order: 0,
             check_interval: 0,
+            cgroup_version: 2,
         },
     }
 }
