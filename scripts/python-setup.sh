@@ -1,13 +1,63 @@
 #!/usr/bin/env bash
-# Build and install the Python package (the Rust core as the extension refault._refault)
-# into the current Python, with what the Python tests need. Idempotent; works without a
-# virtualenv (maturin develop needs one, so we build a wheel and install it).
+# Build the Rust core as the extension `refault._refault`, install the `refault` package into
+# the current Python (python3), and install what the Python tests need. Idempotent: a second
+# run only rebuilds the extension and reinstalls it.
+#
+#   ./scripts/python-setup.sh            # as root on Debian, Python >= 3.11 with pip
+#
+# What it does:
+# 1. Chromium from Debian's packages (`apt-get install chromium`), for the test that opens
+#    the HTML report in a headless browser; skipped when chromium is already there, and
+#    only a warning when apt-get cannot be used (not root, not Debian): that test then skips.
+# 2. Builds a wheel with maturin (`maturin build --release`; `maturin develop` would need a
+#    virtualenv, and CI has none) into a temporary directory.
+# 3. pip installs the wheel with its `test` extra, which pulls pandas, matplotlib, pytest,
+#    tqdm and ray (pyproject.toml is the one list), then force-reinstalls the wheel itself
+#    so the freshly built extension replaces any older install, editable ones included.
+#
+# Inside a virtualenv the same steps install into it. Environment: PYTHON (default
+# python3), CARGO_TARGET_DIR (honoured by the build), REFAULT_SKIP_APT=1 to skip step 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install -q --disable-pip-version-check "pandas>=2" pytest "maturin>=1.5,<2" 2>&1 \
-    | grep -v "Running pip as the 'root' user" || true
-rm -rf target/wheels
-python3 -m maturin build --release --quiet --skip-auditwheel -o target/wheels
-python3 -m pip install -q --disable-pip-version-check --force-reinstall --no-deps target/wheels/refault-*.whl 2>&1 \
-    | grep -v "Running pip as the 'root' user" || true
-python3 -c "import refault; print('refault', refault.__version__, 'installed for Python')"
+
+PY=${PYTHON:-python3}
+export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 DEBIAN_FRONTEND=noninteractive
+pip() { "$PY" -m pip "$@"; }
+
+"$PY" - <<'EOF'
+import sys
+if sys.version_info < (3, 11):
+    sys.exit(f"refault's Python package needs Python >= 3.11, this is {sys.version.split()[0]}")
+EOF
+
+# 1. Chromium for the report test.
+if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then
+    :
+elif [ "${REFAULT_SKIP_APT:-0}" = 1 ]; then
+    echo "python-setup: REFAULT_SKIP_APT=1: not installing chromium (the browser test will skip)"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "python-setup: apt-get install chromium"
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends chromium >/dev/null
+else
+    echo "python-setup: warning: chromium missing and apt-get unusable here (need root on Debian);" \
+         "the headless-browser test will skip" >&2
+fi
+
+# 2. The wheel.
+if ! "$PY" -m maturin --version >/dev/null 2>&1; then
+    pip install -q "maturin>=1.5,<2"
+fi
+wheels=$(mktemp -d)
+trap 'rm -rf "$wheels"' EXIT
+echo "python-setup: maturin build --release"
+"$PY" -m maturin build --release --quiet --interpreter "$PY" -o "$wheels"
+wheel=$(ls "$wheels"/refault-*.whl)
+
+# 3. Install it with the test dependencies, then make sure this very build is the one in use.
+echo "python-setup: pip install $(basename "$wheel")[test]"
+pip install -q "$wheel[test]"
+pip install -q --force-reinstall --no-deps "$wheel"
+
+cd /
+"$PY" -c "import refault, refault.plot, refault.report; print('python-setup: refault', refault.__version__, 'installed in', refault.__file__.rsplit('/', 2)[0])"
