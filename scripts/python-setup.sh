@@ -12,8 +12,8 @@
 # 2. Builds a wheel with maturin (`maturin build --release`; `maturin develop` would need a
 #    virtualenv, and CI has none) into a temporary directory.
 # 3. pip installs the wheel with its `test` extra, which pulls pandas, matplotlib, pytest,
-#    tqdm and ray (pyproject.toml is the one list), then force-reinstalls the wheel itself
-#    so the freshly built extension replaces any older install, editable ones included.
+#    tqdm, ray, mypy and pandas-stubs (pyproject.toml is the one list), then force-reinstalls
+#    the wheel itself so the fresh extension replaces any older install, editable ones too.
 #
 # Inside a virtualenv the same steps install into it. Environment: PYTHON (default
 # python3), CARGO_TARGET_DIR (honoured by the build), REFAULT_SKIP_APT=1 to skip step 1.

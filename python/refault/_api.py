@@ -72,7 +72,7 @@ def run(
     seed: int | None = None,
     *,
     check_every: int = 0,
-    progress: bool | None = False,
+    progress: bool | None = None,
 ) -> Result:
     """Simulate ``scenario`` and return its :class:`~refault.Result`.
 
@@ -84,7 +84,8 @@ def run(
         seed: replaces the scenario's seed.
         check_every: run the model's invariant checks every N events (0: the scenario's
             ``model.check_interval``).
-        progress: show a progress bar (``None``: when stderr is a terminal or in a notebook).
+        progress: show a progress bar: ``True``, ``False``, or ``None`` for one that
+            appears after a second in a terminal or a notebook.
 
     The GIL is released while the simulation runs, so runs in several threads use several
     cores. The result is identical to ``refault run --out`` for the same scenario, overrides
@@ -102,7 +103,7 @@ def run(
     if not _progress.wanted(progress):
         return Result.from_json(_refault.run(text, is_path, ov, seed, check_every, origin))
     label = Path(text).stem if is_path else "run"
-    bar = _progress.bar(100, label, "%", True)
+    bar = _progress.bar(100, label, "%", True, delay=0.0 if progress else 1.0)
     done = 0
 
     def tick(fraction: float) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from typing import Any, Protocol
 
 
@@ -18,11 +19,11 @@ class Bar(Protocol):
 
 
 def _in_notebook() -> bool:
-    try:
-        from IPython import get_ipython  # type: ignore[import-not-found]
-    except ImportError:
+    # A notebook kernel has imported IPython already; never import it here.
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
         return False
-    shell = get_ipython()
+    shell = ipython.get_ipython()
     return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
@@ -42,16 +43,23 @@ class _Null:
 
 
 class _Line:
-    """``label  3/8`` rewritten in place on a terminal, one line per step elsewhere."""
+    """``label  3/8 points`` rewritten in place on a terminal, one line per step elsewhere;
+    silent until ``delay`` seconds have passed."""
 
-    def __init__(self, total: float, label: str, unit: str) -> None:
-        self.total, self.label, self.unit, self.n = total, label, unit, 0.0
+    def __init__(self, total: float, label: str, unit: str, initial: float, delay: float) -> None:
+        self.total, self.label, self.unit, self.n = total, label, unit, initial
         self.tty = sys.stderr.isatty()
         self.lock = threading.Lock()
+        self.start = time.monotonic()
+        self.delay = delay
+        self.shown = False
 
     def update(self, n: float) -> None:
         with self.lock:
             self.n += n
+            if time.monotonic() - self.start < self.delay:
+                return
+            self.shown = True
             if self.unit == "%":
                 text = f"{self.label} {self.n:3.0f}%"
             else:
@@ -63,24 +71,24 @@ class _Line:
             sys.stderr.flush()
 
     def close(self) -> None:
-        if self.tty:
+        if self.tty and self.shown:
             sys.stderr.write("\n")
             sys.stderr.flush()
 
 
-def bar(total: float, label: str, unit: str, progress: bool | None, initial: float = 0) -> Bar:
-    """A progress bar over ``total`` steps of ``unit``, starting at ``initial``, or one that
-    shows nothing."""
+def bar(total: float, label: str, unit: str, progress: bool | None, initial: float = 0,
+        delay: float = 0.0) -> Bar:
+    """A progress bar over ``total`` steps of ``unit``, starting at ``initial`` and shown
+    once ``delay`` seconds have passed, or one that shows nothing."""
     if not wanted(progress):
         return _Null()
     try:
         from tqdm.auto import tqdm
     except ImportError:
-        line = _Line(total, label, unit)
-        line.n = initial
-        return line
+        return _Line(total, label, unit, initial, delay)
     kwargs: dict[str, Any] = {
         "total": total, "desc": label, "unit": unit, "leave": True, "initial": initial,
+        "delay": delay,
     }
     if unit == "%":
         kwargs["bar_format"] = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]"

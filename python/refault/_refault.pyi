@@ -2,6 +2,16 @@
 
 from typing import Any, Callable
 
+__all__ = [
+    "run",
+    "resolve",
+    "RefaultError",
+    "ScenarioError",
+    "SimulationError",
+    "InvariantError",
+    "build_info",
+]
+
 class RefaultError(Exception):
     """Base class of every error refault raises."""
 

@@ -25,6 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
 from .result import PAGE_SIZE, Result
@@ -46,7 +47,8 @@ def _result(r: ResultLike) -> Result:
     return r if isinstance(r, Result) else Result.load(r)
 
 
-def _mib(pages: pd.Series | np.ndarray) -> Any:
+def _mib(pages: Any) -> Any:
+    """Pages (a number, a Series or an array) in MiB."""
     return pages * PAGE_SIZE / MIB
 
 
@@ -118,7 +120,7 @@ def _cgroup_axes(r: Result, name: str, ax: Axes) -> None:
     for cg in r.scenario.get("cgroups", []):
         limit = cg.get("memory_max_pages") if isinstance(cg, dict) else None
         if cg.get("name") == name and isinstance(limit, (int, float)):
-            ax.axhline(_mib(np.float64(limit)), color="black", ls="--", lw=1, label="memory.max")
+            ax.axhline(_mib(float(limit)), color="black", ls="--", lw=1, label="memory.max")
     ax.set_ylabel("MiB")
     ax.set_title(f"cgroup {name}")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
@@ -265,16 +267,22 @@ def sweep_lines(df: pd.DataFrame, x: str, y: str, hue: str | None = None,
 
 
 def sweep_heatmap(df: pd.DataFrame, x: str, y: str, value: str, ax: Axes | None = None,
-                  annotate: bool = True, cmap: str = "viridis") -> Figure:
-    """``value`` over two swept parameters, ``x`` across and ``y`` down, each in grid order;
-    cells are annotated with their value. Points that differ in other parameters are
-    averaged."""
+                  annotate: bool = True, cmap: str = "viridis", log: bool = False) -> Figure:
+    """``value`` over two swept parameters, ``x`` across and ``y`` up, each in grid order;
+    cells are annotated with their value; ``log`` colours on a log scale (for figures that
+    span decades, such as throughput when the cache starts to fit). Points that differ in
+    other parameters are averaged."""
     fig, axes = _axes(ax, 1, height=4.5)
     a = axes[0]
     xs, ys = _order(df[x]), _order(df[y])
     table = df.groupby([y, x], sort=False)[value].mean().unstack(x).reindex(index=ys, columns=xs)
     data = table.to_numpy(dtype=float)
-    im = a.imshow(data, cmap=cmap, aspect="auto", origin="lower")
+    norm = None
+    if log:
+        positive = data[np.isfinite(data) & (data > 0)]
+        if positive.size:
+            norm = LogNorm(vmin=positive.min(), vmax=positive.max())
+    im = a.imshow(data, cmap=cmap, aspect="auto", origin="lower", norm=norm)
     a.set_xticks(range(len(xs)), [str(v) for v in xs])
     a.set_yticks(range(len(ys)), [str(v) for v in ys])
     a.set_xlabel(x)
@@ -282,14 +290,15 @@ def sweep_heatmap(df: pd.DataFrame, x: str, y: str, value: str, ax: Axes | None 
     a.set_title(value)
     fig.colorbar(im, ax=a)
     if annotate:
-        finite = data[np.isfinite(data)]
-        mid = (finite.min() + finite.max()) / 2 if finite.size else 0.0
         for i in range(len(ys)):
             for j in range(len(xs)):
                 v = data[i, j]
                 if np.isfinite(v):
+                    # Dark text on the light end of the colour map, light on the dark end.
+                    level: Any = im.norm(v)
+                    light = float(level) > 0.5 if not (log and v <= 0) else False
                     a.text(j, i, _short(v), ha="center", va="center", fontsize="small",
-                           color="white" if v < mid else "black")
+                           color="black" if light else "white")
     return fig
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import logging
 import os
 import re
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -246,10 +247,10 @@ def _run_ray(text: str, origin: str, seed: int | None, check_every: int,
     started = False
     if not ray.is_initialized():
         if address is None:
-            ray.init(num_cpus=workers, include_dashboard=False, logging_level="ERROR",
+            ray.init(num_cpus=workers, include_dashboard=False, logging_level=logging.ERROR,
                      log_to_driver=False)
         else:
-            ray.init(address=address, logging_level="ERROR")
+            ray.init(address=address, logging_level=logging.ERROR)
         started = True
     try:
         remote = ray.remote(num_cpus=1, max_retries=2)(_simulate)
@@ -263,7 +264,7 @@ def _run_ray(text: str, origin: str, seed: int | None, check_every: int,
                     try:
                         js = ray.get(ref)
                     except ray.exceptions.RayTaskError as e:
-                        raise e.as_instanceof_cause() from None
+                        raise e.as_instanceof_cause() from None  # type: ignore[no-untyped-call,unused-ignore]
                     finish(point, js)
         except BaseException:
             for ref in pending:
