@@ -265,6 +265,8 @@ pub struct Mm {
     pub memcgs: Vec<Memcg>,
     pub objects: Vec<Object>,
     pub swap: Vec<swap::SwapArea>,
+    /// Swap areas in allocation order (highest priority first; stable for equal ones).
+    pub swap_order: Vec<usize>,
     pub swap_ra_global: swap::ClusterRaState,
     pub balance: Box<dyn ScanBalance>,
     pub ev: VmEvents,
@@ -351,7 +353,9 @@ impl Mm {
                 }
             })
             .collect();
-        let swap = cfg.swap_areas.iter().map(swap::SwapArea::new).collect();
+        let swap: Vec<swap::SwapArea> = cfg.swap_areas.iter().map(swap::SwapArea::new).collect();
+        let mut swap_order: Vec<usize> = (0..swap.len()).collect();
+        swap_order.sort_by_key(|&i| std::cmp::Reverse(swap[i].priority));
         let balance: Box<dyn ScanBalance> = match cfg.balance {
             BalanceKind::RefaultCost => Box::new(balance::RefaultCost),
             BalanceKind::Legacy => Box::new(balance::Legacy),
@@ -364,6 +368,7 @@ impl Mm {
             memcgs,
             objects,
             swap,
+            swap_order,
             swap_ra_global: Default::default(),
             balance,
             ev: VmEvents::default(),

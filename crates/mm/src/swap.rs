@@ -164,9 +164,8 @@ impl Mm {
     /// Kernel: `folio_alloc_swap()` + `add_to_swap_cache()` (`add_to_swap()` in older
     /// kernels): give an anon folio a slot and put it in the swap cache, dirty.
     pub(crate) fn add_to_swap(&mut self, pfn: Pfn) -> bool {
-        let mut order: Vec<usize> = (0..self.swap.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(self.swap[i].priority));
-        for a in order {
+        for k in 0..self.swap_order.len() {
+            let a = self.swap_order[k];
             if let Some(slot) = self.swap[a].alloc_slot() {
                 self.swap[a].slots[slot as usize] = SLOT_USED | SLOT_CACHE | pfn as u64;
                 let i = pfn as usize;
