@@ -1,7 +1,7 @@
 //! `refault bench [--seconds N]`: the simulator's own speed.
 //!
 //! Workloads (scenarios/bench-*.toml, embedded in the binary):
-//! - `bench-overcommit`: 1 GiB machine, zram swap; four tasks touch a 1 GiB anon region and
+//! - `bench-mixed`: 1 GiB machine, zram swap; four tasks touch a 1 GiB anon region and
 //!   read a 1 GiB file uniformly at random (2x overcommit: reclaim runs all the time).
 //! - `bench-hits`: the same machine, a working set that fits: the event path without reclaim.
 //! - `bench-16g`: a 16 GiB machine with a sequential anon fill and a file scan: host memory per
@@ -23,8 +23,8 @@ pub struct Args {
 
 const WORKLOADS: [(&str, &str); 3] = [
     (
-        "bench-overcommit",
-        include_str!("../../../../scenarios/bench-overcommit.toml"),
+        "bench-mixed",
+        include_str!("../../../../scenarios/bench-mixed.toml"),
     ),
     (
         "bench-hits",
