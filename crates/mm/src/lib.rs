@@ -79,6 +79,15 @@ pub enum BalanceKind {
     Legacy,
 }
 
+/// Which LRU implementation reclaim uses (`CONFIG_LRU_GEN` + `/sys/kernel/mm/lru_gen/enabled`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LruKind {
+    /// The active/inactive lists (mm/vmscan.c without lru_gen).
+    Classic,
+    /// The multi-gen LRU (mm/vmscan.c `lru_gen_*`).
+    Mglru,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SwapRaKind {
     Cluster,
@@ -136,6 +145,9 @@ pub struct MmConfig {
     pub dirty_expire_ns: u64,
     pub laptop_mode: bool,
     pub balance: BalanceKind,
+    pub lru: LruKind,
+    /// `/sys/kernel/mm/lru_gen/min_ttl_ms`, in ns (0 = off).
+    pub lru_gen_min_ttl_ns: u64,
     pub swap_readahead: SwapRaKind,
     pub objects: Vec<ObjectCfg>,
     /// Child memcgs (the root memcg is implicit, id 0; child i has id i + 1).
@@ -156,6 +168,8 @@ pub struct ReclaimCpu {
     pub scan_ns: u64,
     /// rmap walks: `folio_referenced()` and `try_to_unmap()` per mapping.
     pub rmap_ns: u64,
+    /// Page-table walks of the multi-gen LRU's aging (`walk_mm()`), per PTE visited.
+    pub pt_walk_ns: u64,
     /// Unmapping, swap-cache and page-cache removal, freeing.
     pub reclaim_ns: u64,
     /// Submitting writeback / swap-out IO from reclaim.

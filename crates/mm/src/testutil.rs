@@ -14,6 +14,8 @@ pub fn tiny_config(balance: BalanceKind, pages: u64) -> MmConfig {
         dirty_expire_ns: 30_000_000_000,
         laptop_mode: false,
         balance,
+        lru: LruKind::Classic,
+        lru_gen_min_ttl_ns: 0,
         swap_readahead: SwapRaKind::Vma,
         objects: vec![
             ObjectCfg {

@@ -32,6 +32,11 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
             sc::BalanceKind::RefaultCost => BalanceKind::RefaultCost,
             sc::BalanceKind::Legacy => BalanceKind::Legacy,
         },
+        lru: match s.policy.lru {
+            sc::LruKind::Classic => LruKind::Classic,
+            sc::LruKind::Mglru => LruKind::Mglru,
+        },
+        lru_gen_min_ttl_ns: s.policy.lru_gen_min_ttl_ms * 1_000_000,
         swap_readahead: match s.policy.swap_readahead {
             sc::SwapReadaheadKind::Cluster => SwapRaKind::Cluster,
             sc::SwapReadaheadKind::Vma => SwapRaKind::Vma,

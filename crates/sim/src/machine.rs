@@ -434,6 +434,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     let reclaim_cpu = ReclaimCpuSeconds {
         scan: (rc.scan_ns - baseline_cpu.scan_ns) as f64 / 1e9,
         rmap_walk: (rc.rmap_ns - baseline_cpu.rmap_ns) as f64 / 1e9,
+        page_table_walk: (rc.pt_walk_ns - baseline_cpu.pt_walk_ns) as f64 / 1e9,
         reclaim: (rc.reclaim_ns - baseline_cpu.reclaim_ns) as f64 / 1e9,
         io_submit: (rc.io_ns - baseline_cpu.io_ns) as f64 / 1e9,
         kswapd_total: kswapd_cpu as f64 / 1e9,

@@ -70,6 +70,8 @@ impl LatencyUs {
 pub struct ReclaimCpuSeconds {
     pub scan: f64,
     pub rmap_walk: f64,
+    /// Multi-gen LRU aging: page-table walks (`walk_mm()`); 0 under the classic LRU.
+    pub page_table_walk: f64,
     pub reclaim: f64,
     pub io_submit: f64,
     pub kswapd_total: f64,
