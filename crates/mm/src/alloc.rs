@@ -47,6 +47,14 @@ impl Mm {
     /// allocation cannot be satisfied cheaply (caller falls back) or, for order 0, on OOM
     /// (`ctx.oom` set).
     pub fn alloc_folio(&mut self, ctx: &mut Ctx, order: u32, memcg: u16) -> Option<Pfn> {
+        if self.oom_pending && !ctx.kswapd {
+            // kswapd's lru_gen_age_node() found nothing older than lru_gen.min_ttl_ms and
+            // called out_of_memory(): this task is the victim.
+            self.oom_pending = false;
+            self.ev.add(Ev::OomKill, 1);
+            ctx.oom = true;
+            return None;
+        }
         let nr = 1u64 << order;
         if !self.try_charge(ctx, memcg, nr) {
             ctx.oom = true;

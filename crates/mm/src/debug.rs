@@ -3,7 +3,9 @@
 //!
 //! Checked: every frame is in exactly one place (a buddy free block or an allocated folio);
 //! free counts match the free lists; every folio is on the LRU list its flags name, in its
-//! memcg's lruvec, and list sizes match the lists (per lruvec and per zone); every page-table,
+//! memcg's lruvec, and list sizes match the lists (per lruvec and per zone) — under the
+//! multi-gen LRU, every folio on the generation list it is linked on with a live generation,
+//! and the page counts per generation and the active/inactive sizes match; every page-table,
 //! page-cache and swap-cache entry points at a folio that points back; memcg usage equals the
 //! pages charged to it; free swap slots are counted right.
 
@@ -108,7 +110,23 @@ impl Mm {
         // 2. Walk the LRU lists.
         let mut lru_pages = vec![[0u64; NR_LRU_LISTS]; self.lruvecs.len()];
         let mut zone_pages = vec![[0u64; NR_LRU_LISTS]; self.zones.len()];
+        if self.cfg.lru == crate::LruKind::Mglru {
+            if let Err(e) = self.check_lru_gen(&mut lru_pages, &mut zone_pages) {
+                return bad(e);
+            }
+            for (lv, v) in self.lruvecs.iter().enumerate() {
+                if lru_pages[lv] != v.nr {
+                    return bad(format!(
+                        "lruvec {lv}: active/inactive sizes {:?} but generations hold {:?}",
+                        v.nr, lru_pages[lv]
+                    ));
+                }
+            }
+        }
         for (lv, v) in self.lruvecs.iter().enumerate() {
+            if self.cfg.lru == crate::LruKind::Mglru {
+                break;
+            }
             for lru in EVICTABLE_LRUS {
                 let mut p = v.lists[lru.idx()].head;
                 let mut cnt = 0;

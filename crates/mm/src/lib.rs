@@ -11,6 +11,7 @@
 //! | mm/swap.c (LRU add/activate, lru_note_cost) | [`lru`], [`balance`]      |
 //! | mm/workingset.c                          | [`workingset`]               |
 //! | mm/vmscan.c (classic LRU)                | [`vmscan`], [`kswapd`]       |
+//! | mm/vmscan.c `lru_gen_*` (multi-gen LRU)   | [`mglru`]                    |
 //! | mm/swapfile.c, mm/swap_state.c           | [`swap`]                     |
 //! | mm/filemap.c, mm/readahead.c, mm/page-writeback.c | [`filemap`]         |
 //! | mm/memory.c (faults)                     | [`memory`]                   |
@@ -28,6 +29,7 @@ pub mod lru;
 pub mod lruvec;
 pub mod memcontrol;
 pub mod memory;
+pub mod mglru;
 pub mod mmzone;
 pub mod page;
 pub mod swap;
@@ -104,6 +106,8 @@ pub struct Costs {
     pub page_alloc_ns: u64,
     pub scan_per_page_ns: u64,
     pub rmap_per_mapping_ns: u64,
+    /// Multi-gen LRU page-table walk: one PTE (or PMD entry) visited.
+    pub pt_walk_per_pte_ns: u64,
     pub reclaim_per_page_ns: u64,
     pub io_submit_ns: u64,
 }
@@ -242,6 +246,9 @@ pub struct Object {
     pub prev_read_end: u64,
     /// VMA swap readahead state (`vma->swap_readahead_info`).
     pub swap_ra: swap::VmaRaInfo,
+    /// Memcgs (bit `min(id, 63)`) whose tasks faulted pages into this object: the object is
+    /// on those memcgs' mm lists for the multi-gen LRU's page-table walk.
+    pub mm_memcgs: u64,
 }
 
 pub struct Memcg {
@@ -292,6 +299,7 @@ pub struct Mm {
     /// Reusable scratch buffer for isolated folios.
     pub(crate) scratch: Vec<u32>,
     pub(crate) scratch2: Vec<u32>,
+    pub(crate) scratch3: Vec<u32>,
     /// Reusable buffer for readahead and writeback IO batches.
     pub(crate) io_buf: Vec<u32>,
     /// The flusher should run (dirty > background threshold).
@@ -299,6 +307,14 @@ pub struct Mm {
     /// The filesystem journal (fsync commits).
     pub journal: filemap::Journal,
     pub min_free_kbytes: u64,
+    /// Multi-gen LRU: the reclaimer has a page-table walk context
+    /// (`current->reclaim_state->mm_walk`), so look-around promotes in batches.
+    pub(crate) mm_walk_active: bool,
+    /// The current operation is a page fault on a VMA with recency (`lru_gen_in_fault()`).
+    pub(crate) in_lru_fault: bool,
+    /// kswapd invoked the OOM killer (`lru_gen.min_ttl_ms`): the next allocating task is the
+    /// victim.
+    pub(crate) oom_pending: bool,
 }
 
 impl Mm {
@@ -364,6 +380,7 @@ impl Mm {
                     wb_done_max: 0,
                     prev_read_end: 0,
                     swap_ra: Default::default(),
+                    mm_memcgs: 0,
                 }
             })
             .collect();
@@ -392,10 +409,14 @@ impl Mm {
             completions: BinaryHeap::new(),
             scratch: Vec::with_capacity(64),
             scratch2: Vec::with_capacity(64),
+            scratch3: Vec::with_capacity(64),
             io_buf: Vec::with_capacity(64),
             flusher_wanted: false,
             journal: Default::default(),
             min_free_kbytes,
+            mm_walk_active: false,
+            in_lru_fault: false,
+            oom_pending: false,
             cfg,
         }
     }

@@ -3,6 +3,10 @@
 //! writeback-completion rotation.
 //!
 //! # Where we differ from the kernel (v6.18)
+//! - Under the multi-gen LRU (`cfg.lru`), adding and removing folios, `folio_mark_accessed()`
+//!   and the placement of fault-time folios go to [`crate::mglru`]; rotation and activation
+//!   keep their kernel form (`lru_move_tail()`, `lru_activate()`), which `lru_gen_add_folio()`
+//!   turns into generations.
 //! - No per-CPU `folio_batch`es: every LRU operation takes effect immediately (batch size 1),
 //!   so a new folio is on its list at once and `folio_mark_accessed()` on it activates it
 //!   through the list rather than by setting PG_active inside a pending batch.
@@ -25,6 +29,9 @@ impl Mm {
     /// Kernel: `lruvec_add_folio()` / `lruvec_add_folio_tail()`: put the folio on the list its
     /// flags say, in the lruvec of its memcg, and account its pages.
     pub fn lru_add(&mut self, pfn: Pfn, tail: bool) {
+        if self.cfg.lru == crate::LruKind::Mglru {
+            return self.lru_gen_add_folio(pfn, tail);
+        }
         let lru = self.folio_lru(pfn);
         let lv = self.pages.memcg[pfn as usize] as usize;
         let nr = self.pages.nr_pages(pfn);
@@ -52,6 +59,9 @@ impl Mm {
             self.pages.test(pfn, pg::LRU),
             "lru_del of pfn {pfn} not on an LRU"
         );
+        if self.cfg.lru == crate::LruKind::Mglru {
+            return self.lru_gen_del_folio(pfn, false);
+        }
         let lru = self.folio_lru(pfn);
         let lv = self.pages.memcg[pfn as usize] as usize;
         let nr = self.pages.nr_pages(pfn);
@@ -69,14 +79,25 @@ impl Mm {
     }
 
     /// Kernel: `folio_add_lru()`: a new folio lands at the head of the inactive list of its
-    /// type, or the active list if PG_active was set (refault activation).
+    /// type, or the active list if PG_active was set (refault activation). Under the
+    /// multi-gen LRU a folio added in a page fault (`lru_gen_in_fault()`) is made active, so
+    /// it joins the second youngest generation.
     pub fn folio_add_lru(&mut self, pfn: Pfn) {
+        if self.cfg.lru == crate::LruKind::Mglru
+            && self.in_lru_fault
+            && !self.pages.test(pfn, pg::UNEVICTABLE)
+        {
+            self.pages.set(pfn, pg::ACTIVE);
+        }
         self.lru_add(pfn, false);
     }
 
     /// Kernel: `folio_mark_accessed()` (classic LRU): inactive,unreferenced →
     /// inactive,referenced → active,unreferenced → active,referenced.
     pub fn folio_mark_accessed(&mut self, pfn: Pfn) {
+        if self.cfg.lru == crate::LruKind::Mglru {
+            return self.lru_gen_inc_refs(pfn);
+        }
         let f = self.pages.flags[pfn as usize];
         if f & pg::REFERENCED == 0 {
             self.pages.set(pfn, pg::REFERENCED);
@@ -97,6 +118,9 @@ impl Mm {
 
     /// Kernel: `folio_activate()` → `lru_activate()`: move to the active head, PGACTIVATE.
     pub fn folio_activate(&mut self, pfn: Pfn) {
+        if self.pages.test(pfn, pg::ACTIVE | pg::UNEVICTABLE) || !self.pages.test(pfn, pg::LRU) {
+            return;
+        }
         let nr = self.pages.nr_pages(pfn);
         let file = self.pages.is_file_lru(pfn);
         let lv = self.pages.memcg[pfn as usize] as usize;

@@ -30,6 +30,8 @@ pub struct Lruvec {
     /// Legacy balance (< v5.8): `reclaim_stat.recent_scanned[]` / `recent_rotated[]`.
     pub recent_scanned: [u64; 2],
     pub recent_rotated: [u64; 2],
+    /// The multi-gen LRU's generations (`lruvec->lrugen`); unused by the classic LRU.
+    pub lrugen: crate::mglru::LruGen,
 }
 
 impl Lruvec {

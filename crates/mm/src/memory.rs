@@ -95,8 +95,13 @@ impl Mm {
             return;
         }
         self.ev.add(Ev::PgFault, 1);
+        // handle_mm_fault(): the task's mm joins its memcg's mm list (lru_gen_add_mm()), and
+        // folios added during the fault are "in fault" for the multi-gen LRU.
+        self.objects[obj as usize].mm_memcgs |= 1u64 << (ctx.memcg as u64).min(63);
         if pte_swap(e) {
+            self.in_lru_fault = true;
             self.do_swap_page(ctx, obj, index, e, write);
+            self.in_lru_fault = false;
             return;
         }
         if e & PTE_ZERO != 0 && !write {
@@ -109,7 +114,9 @@ impl Mm {
             ctx.cpu_ns += self.cfg.costs.minor_fault_ns;
             return;
         }
+        self.in_lru_fault = true;
         self.do_anonymous_page(ctx, obj, index, write);
+        self.in_lru_fault = false;
     }
 
     /// Kernel: `do_anonymous_page()` (and `shmem_fault()` allocation): allocate, zero, map
@@ -153,6 +160,15 @@ impl Mm {
             return;
         }
         self.ev.add(Ev::PgFault, 1);
+        o.mm_memcgs |= 1u64 << (ctx.memcg as u64).min(63);
+        // lru_gen_enter_fault(): only VMAs with recency (no MADV_RANDOM/MADV_SEQUENTIAL).
+        self.in_lru_fault = o.hint == crate::filemap::Hint::Normal;
+        self.touch_file_fault(ctx, obj, index, write);
+        self.in_lru_fault = false;
+    }
+
+    fn touch_file_fault(&mut self, ctx: &mut Ctx, obj: u32, index: u32, write: bool) {
+        let o = &mut self.objects[obj as usize];
         if o.file_pages <= index as u64 {
             // Mapping beyond EOF would SIGBUS; a mapped write extends the file first in our
             // workloads (they only touch within the object's size).

@@ -35,6 +35,17 @@ pub mod pg {
     /// A read into the folio may still be in flight (`io_done_ns` is in the future as far as
     /// the last observer knew): the folio lock held during IO. Cleared lazily.
     pub const LOCKED: u32 = 1 << 15;
+    /// Multi-gen LRU: the folio's generation + 1 (0 = not on a generation list), as the
+    /// kernel's `LRU_GEN_MASK` field of `folio->flags`.
+    pub const LRU_GEN_SHIFT: u32 = 16;
+    pub const LRU_GEN_MASK: u32 = 7 << LRU_GEN_SHIFT;
+    /// Multi-gen LRU: the refs counter of fd accesses beyond the first (`LRU_REFS_MASK`).
+    pub const LRU_REFS_SHIFT: u32 = 19;
+    pub const LRU_REFS_MASK: u32 = 3 << LRU_REFS_SHIFT;
+    /// Multi-gen LRU, model-only: the generation list the folio is linked on (it differs from
+    /// the generation after a page-table walk promoted the folio, until reclaim sorts it).
+    pub const LRU_LIST_SHIFT: u32 = 21;
+    pub const LRU_LIST_MASK: u32 = 3 << LRU_LIST_SHIFT;
 }
 
 /// Who owns an allocated folio (the `mapping`/`index` pair of struct folio).

@@ -7,7 +7,7 @@ use crate::*;
 /// Seeds that once broke an invariant, kept so they are always re-run.
 const REGRESSION_SEEDS: &[u64] = &[];
 
-fn machine(seed: u64) -> Mm {
+fn machine_with(seed: u64, lru: LruKind) -> Mm {
     let mut rng = TestRng(seed);
     let mut cfg = tiny_config(
         if rng.below(2) == 0 {
@@ -42,11 +42,21 @@ fn machine(seed: u64) -> Mm {
     };
     cfg.max_file_folio_order = rng.below(6) as u32;
     cfg.swappiness = rng.below(201);
+    cfg.lru = lru;
+    if lru == LruKind::Mglru {
+        cfg.balance = BalanceKind::RefaultCost;
+        // Exercise the min_ttl OOM path in some machines.
+        cfg.lru_gen_min_ttl_ns = if rng.below(4) == 0 { 5_000_000 } else { 0 };
+    }
     Mm::new(cfg)
 }
 
 fn drive(seed: u64, steps: usize) -> vmstat::VmEvents {
-    let mut mm = machine(seed);
+    drive_with(seed, steps, LruKind::Classic)
+}
+
+fn drive_with(seed: u64, steps: usize, lru: LruKind) -> vmstat::VmEvents {
+    let mut mm = machine_with(seed, lru);
     let mut rng = TestRng(seed ^ 0x5555);
     let mut io = DelayIo(1 + rng.below(50_000));
     let mut now = 0u64;
@@ -119,5 +129,35 @@ fn random_streams_keep_every_invariant() {
         NrVmscanImmediateReclaim,
     ] {
         assert!(total.get(e) > 0, "{e:?} never happened");
+    }
+}
+
+/// The same random streams through the multi-gen LRU: the generation lists, page counts per
+/// generation and the compatibility active/inactive sizes are checked after every step.
+#[test]
+fn random_streams_keep_every_invariant_under_mglru() {
+    let n: u64 = if cfg!(debug_assertions) { 12 } else { 40 };
+    let mut total = vmstat::VmEvents::default();
+    for seed in 1..=n {
+        let ev = drive_with(seed, 1500, LruKind::Mglru);
+        for (t, e) in total.0.iter_mut().zip(ev.0.iter()) {
+            *t += e;
+        }
+    }
+    use vmstat::Ev::*;
+    for e in [
+        PgStealKswapd,
+        PgStealDirect,
+        PswpOut,
+        PswpIn,
+        WorkingsetRefaultFile,
+        WorkingsetRefaultAnon,
+        PgRefill,
+        PgActivate,
+    ] {
+        assert!(
+            total.get(e) > 0,
+            "{e:?} never happened under the multi-gen LRU"
+        );
     }
 }

@@ -45,8 +45,9 @@ pub struct SwapArea {
     pub synchronous: bool,
     pub rotational: bool,
     pub slots: Vec<u64>,
-    /// Reverse map of each used slot: (object << 32 | page index) of the PTE that holds it
-    /// (the swap cache's `folio->mapping`/`index` for a folio read by cluster readahead).
+    /// Reverse map of each used slot: (memcg << 48 | object << 32 | page index) of the PTE
+    /// that holds it (the swap cache's `folio->mapping`/`index` for a folio read by cluster
+    /// readahead, and the `swap_cgroup` record the swapped-in folio is charged to).
     pub owner: Vec<u64>,
     pub nr_free: u64,
     pub cursor: u64,
@@ -169,8 +170,9 @@ impl Mm {
             if let Some(slot) = self.swap[a].alloc_slot() {
                 self.swap[a].slots[slot as usize] = SLOT_USED | SLOT_CACHE | pfn as u64;
                 let i = pfn as usize;
-                self.swap[a].owner[slot as usize] =
-                    (self.pages.obj[i] as u64) << 32 | self.pages.index[i] as u64;
+                self.swap[a].owner[slot as usize] = (self.pages.memcg[i] as u64) << 48
+                    | (self.pages.obj[i] as u64) << 32
+                    | self.pages.index[i] as u64;
                 self.pages.swap_area[i] = a as u8;
                 self.pages.swap_slot[i] = slot;
                 self.pages.set(pfn, pg::SWAPCACHE | pg::DIRTY);
@@ -405,7 +407,7 @@ impl Mm {
     ) -> Option<Pfn> {
         let s = self.swap[a].slots[slot as usize];
         // The folio is charged to the memcg that owned the swapped-out page (swap_cgroup).
-        let memcg = ctx.memcg;
+        let memcg = (self.swap[a].owner[slot as usize] >> 48) as u16;
         let pfn = self.alloc_folio(ctx, 0, memcg)?;
         let i = pfn as usize;
         self.pages.flags[i] |= pg::SWAPBACKED;
@@ -519,7 +521,7 @@ impl Mm {
                     // Physical readahead reads slots without knowing their page tables; the
                     // folio's (object, index) comes from the slot's reverse map.
                     let ow = self.swap[a].owner[o as usize];
-                    self.readahead_swap_slot(ctx, (ow >> 32) as u32, ow as u32, a, o as u32);
+                    self.readahead_swap_slot(ctx, (ow >> 32) as u16 as u32, ow as u32, a, o as u32);
                 }
             }
         }

@@ -288,6 +288,9 @@ impl Mm {
     /// Kernel: `shrink_node()` (classic LRU): one pass over the lruvecs under the target.
     /// Returns the pages reclaimed in this pass.
     pub fn shrink_node(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) -> u64 {
+        if self.cfg.lru == crate::LruKind::Mglru {
+            return self.lru_gen_shrink_node(ctx, sc);
+        }
         let before = sc.nr_reclaimed;
         sc.nr = PassStats::default();
         self.prepare_scan_control(sc);
@@ -442,7 +445,7 @@ impl Mm {
 
     /// Kernel: `move_folios_to_lru()`: put back what reclaim kept; activated folios age the
     /// non-resident clock.
-    fn putback(&mut self, list_is_scratch2: bool) {
+    pub(crate) fn putback(&mut self, list_is_scratch2: bool) {
         let list = if list_is_scratch2 {
             std::mem::take(&mut self.scratch2)
         } else {
@@ -583,12 +586,29 @@ impl Mm {
             ctx.cpu_ns += c;
             self.reclaim_cpu.rmap_ns += c;
         }
+        if young && self.cfg.lru == crate::LruKind::Mglru {
+            // folio_referenced_one() under the multi-gen LRU: lru_gen_look_around().
+            let lv = self.pages.memcg[pfn as usize] as usize;
+            self.lru_gen_look_around(ctx, lv, o.obj, o.index as u64);
+        }
         young as u32
     }
 
     /// Kernel: `folio_check_references()`.
     fn folio_check_references(&mut self, ctx: &mut Ctx, pfn: Pfn) -> FolioRef {
         let ptes = self.folio_referenced(ctx, pfn);
+        if self.cfg.lru == crate::LruKind::Mglru {
+            // The multi-gen LRU's branch: fd accesses are left to the tiers (sort_folio());
+            // a young PTE keeps the folio the first time and activates it after.
+            if ptes == 0 {
+                return FolioRef::Reclaim;
+            }
+            return if self.mglru_set_refs(pfn) {
+                FolioRef::Activate
+            } else {
+                FolioRef::Keep
+            };
+        }
         let referenced = self.pages.test_clear(pfn, pg::REFERENCED);
         if ptes > 0 {
             self.pages.set(pfn, pg::REFERENCED);
@@ -605,7 +625,11 @@ impl Mm {
 
     /// Kernel: `shrink_folio_list()`: decide the fate of each isolated folio in
     /// `self.scratch`. Kept and activated folios go to `self.scratch2` for the putback.
-    fn shrink_folio_list(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) -> (u64, ReclaimStat) {
+    pub(crate) fn shrink_folio_list(
+        &mut self,
+        ctx: &mut Ctx,
+        sc: &mut ScanControl,
+    ) -> (u64, ReclaimStat) {
         let mut stat = ReclaimStat::default();
         let mut reclaimed = 0;
         let list = std::mem::take(&mut self.scratch);
@@ -826,6 +850,9 @@ impl Mm {
     /// kswapd_age_node() for the classic LRU: deactivate anon when the inactive anon list of a
     /// memcg is low, so it has candidates (can_age_anon_pages: swap present).
     pub(crate) fn kswapd_age_node(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) {
+        if self.cfg.lru == crate::LruKind::Mglru {
+            return self.lru_gen_age_node(ctx, sc);
+        }
         if self.nr_swap_free() == 0 {
             return;
         }

@@ -87,6 +87,9 @@ impl Mm {
     /// Kernel: `workingset_eviction()`: the shadow left behind by folio `pfn` evicted by
     /// reclaim targeting `target_lv`. Reads the clock, then ages it.
     pub fn workingset_eviction(&mut self, pfn: Pfn, target_lv: usize) -> Shadow {
+        if self.cfg.lru == crate::LruKind::Mglru {
+            return self.lru_gen_eviction(pfn);
+        }
         let age = self.lruvecs[target_lv].nonresident_age;
         self.workingset_age_nonresident(target_lv, self.pages.nr_pages(pfn));
         Shadow::pack(age, target_lv as u16, self.pages.test(pfn, pg::WORKINGSET))
@@ -114,6 +117,9 @@ impl Mm {
     /// Kernel: `workingset_refault()`: folio `pfn` (not yet on an LRU) replaces `shadow`.
     /// May set PG_active and PG_workingset; counts the refault events.
     pub fn workingset_refault(&mut self, pfn: Pfn, shadow: Shadow) {
+        if self.cfg.lru == crate::LruKind::Mglru {
+            return self.lru_gen_refault(pfn, shadow);
+        }
         let file = self.pages.is_file_lru(pfn);
         let nr = self.pages.nr_pages(pfn);
         let lv = self.pages.memcg[pfn as usize] as usize;

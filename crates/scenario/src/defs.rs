@@ -707,6 +707,11 @@ static COST: SectionDef = section(
             "One rmap step: checking one mapping of a folio for the young bit."
         ),
         k!(
+            "pt_walk_per_pte",
+            Value("\"10ns\""),
+            "Multi-gen LRU aging and look-around: visiting one PTE (or PMD entry) in a page-table walk."
+        ),
+        k!(
             "reclaim_per_page",
             Value("\"150ns\""),
             "Unmapping and freeing one reclaimed page."

@@ -355,6 +355,8 @@ pub struct CostTable {
     pub scan_per_page_ns: u64,
     /// One rmap walk step: checking one mapping of a folio (page_vma_mapped_walk + young test).
     pub rmap_per_mapping_ns: u64,
+    /// Multi-gen LRU aging: visiting one PTE (or PMD entry) in a page-table walk.
+    pub pt_walk_per_pte_ns: u64,
     /// Unmapping and freeing one reclaimed page.
     pub reclaim_per_page_ns: u64,
     /// Submitting one IO request.

@@ -273,6 +273,7 @@ pub(crate) struct RawCost {
     pub page_alloc: Option<Duration>,
     pub scan_per_page: Option<Duration>,
     pub rmap_per_mapping: Option<Duration>,
+    pub pt_walk_per_pte: Option<Duration>,
     pub reclaim_per_page: Option<Duration>,
     pub io_submit: Option<Duration>,
 }

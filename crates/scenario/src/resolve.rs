@@ -1324,6 +1324,7 @@ fn resolve_model(raw: &RawModel, cx: &Ctx) -> Result<(CostTable, ModelKnobs)> {
         page_alloc_ns: d(c.page_alloc, "page_alloc"),
         scan_per_page_ns: d(c.scan_per_page, "scan_per_page"),
         rmap_per_mapping_ns: d(c.rmap_per_mapping, "rmap_per_mapping"),
+        pt_walk_per_pte_ns: d(c.pt_walk_per_pte, "pt_walk_per_pte"),
         reclaim_per_page_ns: d(c.reclaim_per_page, "reclaim_per_page"),
         io_submit_ns: d(c.io_submit, "io_submit"),
     };

@@ -201,6 +201,7 @@ fn default_costs() -> CostTable {
         page_alloc_ns: 150,
         scan_per_page_ns: 40,
         rmap_per_mapping_ns: 150,
+        pt_walk_per_pte_ns: 10,
         reclaim_per_page_ns: 150,
         io_submit_ns: 2_000,
     }

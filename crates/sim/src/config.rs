@@ -85,6 +85,7 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
             page_alloc_ns: s.costs.page_alloc_ns,
             scan_per_page_ns: s.costs.scan_per_page_ns,
             rmap_per_mapping_ns: s.costs.rmap_per_mapping_ns,
+            pt_walk_per_pte_ns: s.costs.pt_walk_per_pte_ns,
             reclaim_per_page_ns: s.costs.reclaim_per_page_ns,
             io_submit_ns: s.costs.io_submit_ns,
         },

@@ -117,9 +117,11 @@ const NAP_NS: u64 = 100_000_000; // HZ/10
 /// Run a resolved scenario to completion.
 pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> {
     let wall = std::time::Instant::now();
-    if scn.policy.lru == refault_scenario::LruKind::Mglru {
+    if scn.policy.lru == refault_scenario::LruKind::Mglru
+        && scn.policy.balance == refault_scenario::BalanceKind::Legacy
+    {
         return Err(SimError::Unsupported(
-            "policy.lru = \"mglru\" (lru_gen.enabled) is not modelled yet: the multi-gen LRU is tracked in issue #5; use policy.lru = \"classic\"".into(),
+            "policy.balance = \"legacy\" is the active/inactive LRU's anon/file balance; the multi-gen LRU (policy.lru = \"mglru\") balances with its own refault controller".into(),
         ));
     }
     let mut mm = Mm::new(crate::config::mm_config(scn));

@@ -1,0 +1,1720 @@
+//! The multi-gen LRU: the second implementation of the LRU interface (`policy.lru = "mglru"`,
+//! `lru_gen.enabled = true`).
+//!
+//! # The problem
+//! The active/inactive LRU learns that a mapped page is in use only by asking the rmap, one
+//! folio at a time, and it sorts pages into just two bins. Under pressure, most of kswapd's
+//! time goes into `page_vma_mapped_walk()` for pages that turn out to be hot, and the two
+//! bins cannot tell a page used twice an hour ago from one used twice a second ago.
+//!
+//! # The idea
+//! ```text
+//!  max_seq ─┬─ gen (max_seq)     youngest   ← faults, promotions by the page-table walk
+//!           ├─ gen (max_seq - 1)             ← activated folios           "active"
+//!           ├─ gen (max_seq - 2)                                           "inactive"
+//!  min_seq ─┴─ gen (min_seq)     oldest     ← eviction takes from here; read() adds here
+//! ```
+//! Each lruvec keeps up to four generations per type (anon, file), indexed by `seq % 4`.
+//! *Aging* creates a new generation (`max_seq + 1`) after walking the processes' page tables
+//! for young PTEs, so hot mapped pages are found in bulk, page table by page table (Bloom
+//! filters remember which PTE tables were dense with young entries). *Eviction* consumes the
+//! oldest generation. Pages accessed through file descriptors are sorted into *tiers* by the
+//! number of accesses (`order_base_2(N)`); a feedback loop modelled on a PID controller
+//! compares the refault rates of tiers and types and protects the tiers that refault more
+//! than the first, and chooses anon or file by their refault rates weighted by swappiness.
+//!
+//! # In this model
+//! - Per lruvec ([`LruGen`]): `max_seq`, `min_seq[type]`, the generation lists, page counts
+//!   per generation/type/zone, the tier statistics and two Bloom filters.
+//! - Per folio, in its flags: the generation (`gen + 1`, [`pg::LRU_GEN_MASK`]), the refs
+//!   counter of fd accesses ([`pg::LRU_REFS_MASK`]) with PG_referenced and PG_workingset,
+//!   and which generation list it is linked on ([`pg::LRU_LIST_MASK`]). The kernel leaves a
+//!   folio promoted by the page-table walk on its old list until `sort_folio()` or
+//!   `inc_min_seq()` reaches it; the model does the same and needs the list bits because its
+//!   list heads keep a tail pointer.
+//! - The active/inactive sizes (`nr_active_*`, `nr_inactive_*`) are kept for compatibility,
+//!   as `lru_gen_update_size()` does: the two youngest generations count as active.
+//! - CPU: the page-table walk costs `model.cost.pt_walk_per_pte` per PTE (and per PMD entry
+//!   it visits), charged to `reclaim_cpu.pt_walk_ns`; rmap walks cost `rmap_per_mapping`
+//!   as in the classic LRU; look-around PTEs are page-table work.
+//!
+//! # Where we differ from the kernel (v6.15–6.18)
+//! - `NR_HIST_GENS` is 1 (the kernel's default), so the controller's history is one slot.
+//! - The memcg LRU of `shrink_many()` (generations × bins) becomes a round-robin walk over
+//!   the memcgs, stopping when `should_abort_scan()` says enough was reclaimed.
+//! - The mm list of a memcg is the set of objects (VMAs) its tasks have faulted into; every
+//!   listed mm is walked in a round (the kernel skips mms that did not run since the last
+//!   round, which only saves the walk of PTE tables that hold no young entries).
+//! - No non-leaf PMD accessed bit (`lru_gen.enabled` 0x0004): the Bloom filter alone decides
+//!   which PTE tables to visit. A PTE table exists in the model where any of its 512 entries
+//!   was ever used.
+//! - An OOM kill decided by kswapd under `lru_gen.min_ttl_ms` takes the next task that
+//!   allocates (the kernel picks the largest task by `oom_badness()`).
+//! - No per-CPU batches: `folio_update_gen()` size updates apply at once.
+//!
+//! # Kernel references
+//! mm/vmscan.c (v6.15): `lru_gen_add_folio()`/`lru_gen_del_folio()` and
+//! `lru_gen_folio_seq()` (include/linux/mm_inline.h), `lru_gen_inc_refs()` (mm/swap.c),
+//! `folio_update_gen()`, `folio_inc_gen()`, `inc_min_seq()`, `try_to_inc_min_seq()`,
+//! `inc_max_seq()`, `try_to_inc_max_seq()`, `walk_mm()`/`walk_pte_range()`,
+//! `lru_gen_look_around()`, `read_ctrl_pos()`, `reset_ctrl_pos()`, `positive_ctrl_err()`,
+//! `get_type_to_scan()`, `get_tier_idx()`, `sort_folio()`, `isolate_folio()`,
+//! `scan_folios()`, `isolate_folios()`, `evict_folios()`, `should_run_aging()`,
+//! `get_nr_to_scan()`, `try_to_shrink_lruvec()`, `should_abort_scan()`,
+//! `set_initial_priority()`, `lru_gen_shrink_node()`, `lru_gen_shrink_lruvec()`,
+//! `lru_gen_age_node()`, `lruvec_is_reclaimable()`; mm/workingset.c `lru_gen_eviction()`,
+//! `lru_gen_test_recent()`, `lru_gen_refault()`; seed 001.
+
+use crate::list::{Links, ListHead};
+use crate::memory::{pte_pfn, pte_present, PTE_DIRTY, PTE_YOUNG};
+use crate::page::pg;
+use crate::types::*;
+use crate::vmscan::{PassStats, ScanControl};
+use crate::vmstat::Ev;
+use crate::workingset::Shadow;
+use crate::{Ctx, Mm, ObjKind};
+
+/// Kernel: `MIN_NR_GENS`: two generations are needed for eviction to be possible.
+pub const MIN_NR_GENS: u64 = 2;
+/// Kernel: `MAX_NR_GENS`.
+pub const MAX_NR_GENS: u64 = 4;
+/// Kernel: `MAX_NR_TIERS`.
+pub const MAX_NR_TIERS: usize = 4;
+/// Kernel: `LRU_REFS_WIDTH` (v6.14+): the refs counter has two bits.
+pub const LRU_REFS_WIDTH: u32 = 2;
+/// Kernel: `MIN_LRU_BATCH` (`BITS_PER_LONG`).
+pub const MIN_LRU_BATCH: u64 = 64;
+/// Kernel: `MAX_LRU_BATCH`.
+pub const MAX_LRU_BATCH: u64 = MIN_LRU_BATCH * 64;
+/// Kernel: `MAX_SWAPPINESS`.
+pub const MAX_SWAPPINESS: u64 = 200;
+/// Kernel: `BLOOM_FILTER_SHIFT`: 2^15 bits per filter.
+const BLOOM_FILTER_SHIFT: u32 = 15;
+const BLOOM_WORDS: usize = (1 << BLOOM_FILTER_SHIFT) / 64;
+/// PTEs per page table (x86-64 `PTRS_PER_PTE`).
+pub const PTRS_PER_PTE: u64 = 512;
+/// x86-64: `clamp(cache_line_size() / sizeof(pte_t), 2, 8)` in `suitable_to_scan()`.
+const PTES_PER_CACHELINE: u64 = 8;
+/// The age field of a shadow entry: `token >> LRU_REFS_WIDTH` is compared under this mask.
+const SEQ_MASK: u64 = (1u64 << 40) - 1;
+
+/// Kernel: `lru_gen_from_seq()`.
+#[inline]
+pub fn lru_gen_from_seq(seq: u64) -> usize {
+    (seq % MAX_NR_GENS) as usize
+}
+
+/// Kernel: `order_base_2()`: ceil(log2(n)), 0 for 0 and 1.
+#[inline]
+pub fn order_base_2(n: u64) -> usize {
+    if n <= 1 {
+        0
+    } else {
+        (64 - (n - 1).leading_zeros()) as usize
+    }
+}
+
+/// Kernel: `lru_tier_from_refs()` (v6.14+): refs 0, 1 → tier 0; 2 → 1; 3, 4 → 2;
+/// PG_workingset → tier 3.
+#[inline]
+pub fn lru_tier_from_refs(refs: u32, workingset: bool) -> usize {
+    if workingset {
+        MAX_NR_TIERS - 1
+    } else {
+        order_base_2(refs as u64)
+    }
+}
+
+/// Kernel: `folio_lru_refs()`: the number of fd accesses, 0 without PG_referenced, else the
+/// refs counter plus one (1..=4).
+#[inline]
+pub fn folio_lru_refs(flags: u32) -> u32 {
+    if flags & pg::REFERENCED == 0 {
+        0
+    } else {
+        ((flags & pg::LRU_REFS_MASK) >> pg::LRU_REFS_SHIFT) + 1
+    }
+}
+
+/// Kernel: `folio_lru_gen()`: the generation in the flags, `None` when off the lists.
+#[inline]
+pub fn folio_lru_gen(flags: u32) -> Option<usize> {
+    let g = (flags & pg::LRU_GEN_MASK) >> pg::LRU_GEN_SHIFT;
+    if g == 0 {
+        None
+    } else {
+        Some(g as usize - 1)
+    }
+}
+
+#[inline]
+fn folio_list_gen(flags: u32) -> usize {
+    ((flags & pg::LRU_LIST_MASK) >> pg::LRU_LIST_SHIFT) as usize
+}
+
+/// Which types reclaim may evict at this swappiness (`for_each_evictable_type()`):
+/// 0 → file only; 1..=200 → both; above 200 → anon only.
+#[inline]
+pub fn evictable(ty: usize, swappiness: u64) -> bool {
+    if ty == ANON {
+        swappiness != 0
+    } else {
+        swappiness <= MAX_SWAPPINESS
+    }
+}
+
+/// Kernel: `struct ctrl_pos`: a refault rate (`refaulted / total`) with a gain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CtrlPos {
+    pub refaulted: u64,
+    pub total: u64,
+    pub gain: u64,
+}
+
+/// Kernel: `positive_ctrl_err()`: is the process variable `pv` not worse than the set point
+/// `sp`, i.e. `pv.refaulted / pv.total * pv.gain <= sp.refaulted / sp.total * sp.gain`
+/// (with `MIN_LRU_BATCH` of slack, and too few refaults counting as fine)?
+pub fn positive_ctrl_err(sp: CtrlPos, pv: CtrlPos) -> bool {
+    let lhs = pv.refaulted as u128 * (sp.total + MIN_LRU_BATCH) as u128 * sp.gain as u128;
+    let rhs = (sp.refaulted + 1) as u128 * pv.total as u128 * pv.gain as u128;
+    pv.refaulted < MIN_LRU_BATCH || lhs <= rhs
+}
+
+/// Page-table walk and look-around statistics (the `mm_stats` of `lru_gen_full`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WalkStats {
+    /// `inc_max_seq()` calls: generations created.
+    pub agings: u64,
+    /// VMAs (objects) walked by `walk_mm()`.
+    pub vmas_walked: u64,
+    /// PMD entries visited (`MM_NONLEAF_TOTAL`).
+    pub pmd_total: u64,
+    /// PTE tables walked (`MM_NONLEAF_FOUND`).
+    pub pmd_found: u64,
+    /// PTE tables added to the next Bloom filter (`MM_NONLEAF_ADDED`).
+    pub pmd_added: u64,
+    /// PTEs visited by the walk (`MM_LEAF_TOTAL`).
+    pub pte_total: u64,
+    /// Young PTEs the walk cleared (`MM_LEAF_YOUNG`).
+    pub pte_young: u64,
+    /// Look-arounds run from the rmap walk.
+    pub look_arounds: u64,
+    /// Young PTEs found by look-around beyond the one the rmap walk found.
+    pub look_around_young: u64,
+}
+
+/// Kernel: `struct lru_gen_folio` (+ the `lru_gen_mm_state` Bloom filters) of one lruvec.
+#[derive(Clone, Debug)]
+pub struct LruGen {
+    /// The youngest generation (shared by both types).
+    pub max_seq: u64,
+    /// The oldest generation of each type.
+    pub min_seq: [u64; 2],
+    /// When each generation was created (simulated ns).
+    pub timestamps: [u64; MAX_NR_GENS as usize],
+    /// The generation lists `[gen][type]` (the kernel has one per zone too; every allocation
+    /// in the model may use every zone, so `reclaim_idx` never skips a folio).
+    pub folios: [[ListHead; 2]; MAX_NR_GENS as usize],
+    /// Pages per generation, type and zone, by the generation in the folio flags.
+    pub nr_pages: [[[u64; 2]; 2]; MAX_NR_GENS as usize],
+    /// The controller's integral term: EMAs per type and tier.
+    pub avg_refaulted: [[u64; MAX_NR_TIERS]; 2],
+    pub avg_total: [[u64; MAX_NR_TIERS]; 2],
+    /// The proportional term of the current generation (history slot 0).
+    pub protected: [[u64; MAX_NR_TIERS]; 2],
+    pub evicted: [[u64; MAX_NR_TIERS]; 2],
+    pub refaulted: [[u64; MAX_NR_TIERS]; 2],
+    /// `mm_state.seq`: the last aging round that finished.
+    pub mm_seq: u64,
+    /// Bloom filters of dense PTE tables, `[seq % 2]`; empty = not allocated (test passes).
+    pub filters: [Vec<u64>; 2],
+    pub walk: WalkStats,
+}
+
+impl Default for LruGen {
+    /// Kernel: `lru_gen_init_lruvec()`: `max_seq = MIN_NR_GENS + 1`, `min_seq = 0` (four
+    /// generations), `mm_state.seq = MIN_NR_GENS`.
+    fn default() -> Self {
+        LruGen {
+            max_seq: MIN_NR_GENS + 1,
+            min_seq: [0, 0],
+            timestamps: [0; MAX_NR_GENS as usize],
+            folios: Default::default(),
+            nr_pages: Default::default(),
+            avg_refaulted: Default::default(),
+            avg_total: Default::default(),
+            protected: Default::default(),
+            evicted: Default::default(),
+            refaulted: Default::default(),
+            mm_seq: MIN_NR_GENS,
+            filters: [Vec::new(), Vec::new()],
+            walk: WalkStats::default(),
+        }
+    }
+}
+
+impl LruGen {
+    /// Generations of a type: `max_seq - min_seq[type] + 1`, in [2, 4].
+    pub fn nr_gens(&self, ty: usize) -> u64 {
+        self.max_seq - self.min_seq[ty] + 1
+    }
+
+    /// Kernel: `lru_gen_is_active()`: the two youngest generations are "active".
+    pub fn is_active(&self, gen: usize) -> bool {
+        gen == lru_gen_from_seq(self.max_seq) || gen == lru_gen_from_seq(self.max_seq - 1)
+    }
+
+    /// Kernel: `evictable_min_seq()`: the oldest generation over the evictable types.
+    pub fn evictable_min_seq(&self, swappiness: u64) -> u64 {
+        let mut seq = u64::MAX;
+        for ty in [ANON, FILE] {
+            if evictable(ty, swappiness) {
+                seq = seq.min(self.min_seq[ty]);
+            }
+        }
+        seq
+    }
+
+    /// Pages in the generations of a type.
+    pub fn type_pages(&self, ty: usize) -> u64 {
+        (self.min_seq[ty]..=self.max_seq)
+            .map(|s| {
+                let g = lru_gen_from_seq(s);
+                self.nr_pages[g][ty][0] + self.nr_pages[g][ty][1]
+            })
+            .sum()
+    }
+
+    /// Kernel: `read_ctrl_pos()`: refaulted and total (EMA plus the current generation's
+    /// evicted + protected) of one tier, or of all tiers with `tier == MAX_NR_TIERS`.
+    pub fn read_ctrl_pos(&self, ty: usize, tier: usize, gain: u64) -> CtrlPos {
+        let tiers = if tier == MAX_NR_TIERS {
+            0..MAX_NR_TIERS
+        } else {
+            tier..tier + 1
+        };
+        let mut pos = CtrlPos {
+            refaulted: 0,
+            total: 0,
+            gain,
+        };
+        for t in tiers {
+            pos.refaulted += self.avg_refaulted[ty][t] + self.refaulted[ty][t];
+            pos.total += self.avg_total[ty][t] + self.protected[ty][t] + self.evicted[ty][t];
+        }
+        pos
+    }
+
+    /// Kernel: `reset_ctrl_pos()`. With `carryover` (min_seq of the type advanced) the
+    /// current generation's figures are folded into the EMAs (factor 1/2) and, with one
+    /// history slot, cleared.
+    pub fn reset_ctrl_pos(&mut self, ty: usize, carryover: bool) {
+        if !carryover {
+            return;
+        }
+        for t in 0..MAX_NR_TIERS {
+            self.avg_refaulted[ty][t] = (self.avg_refaulted[ty][t] + self.refaulted[ty][t]) / 2;
+            self.avg_total[ty][t] =
+                (self.avg_total[ty][t] + self.protected[ty][t] + self.evicted[ty][t]) / 2;
+            self.refaulted[ty][t] = 0;
+            self.evicted[ty][t] = 0;
+            self.protected[ty][t] = 0;
+        }
+    }
+
+    /// Kernel: `get_type_to_scan()`: file unless its refault rate, weighted by
+    /// `200 - swappiness`, is worse than anon's weighted by `swappiness`.
+    pub fn get_type_to_scan(&self, swappiness: u64) -> usize {
+        if swappiness <= 1 {
+            return FILE;
+        }
+        if swappiness >= MAX_SWAPPINESS {
+            return ANON;
+        }
+        let sp = self.read_ctrl_pos(ANON, MAX_NR_TIERS, swappiness);
+        let pv = self.read_ctrl_pos(FILE, MAX_NR_TIERS, MAX_SWAPPINESS - swappiness);
+        if positive_ctrl_err(sp, pv) {
+            FILE
+        } else {
+            ANON
+        }
+    }
+
+    /// Kernel: `get_tier_idx()`: the highest tier whose refault rate is not worse than the
+    /// first tier's (gain 2 vs 3: a tier must refault 1.5x more to be protected); tiers above
+    /// the returned one are protected by `sort_folio()`.
+    pub fn get_tier_idx(&self, ty: usize) -> usize {
+        let sp = self.read_ctrl_pos(ty, 0, 2);
+        let mut tier = 1;
+        while tier < MAX_NR_TIERS {
+            let pv = self.read_ctrl_pos(ty, tier, 3);
+            if !positive_ctrl_err(sp, pv) {
+                break;
+            }
+            tier += 1;
+        }
+        tier - 1
+    }
+
+    /// Kernel: `lru_gen_folio_seq()`: the generation a folio joins when added to the LRU.
+    /// Active (faulted-in, activated) → `max_seq - 1` (`max_seq` if PG_workingset); rotated
+    /// after writeback (`reclaiming`) → the oldest; anon outside the swap cache or a folio
+    /// waiting for writeback it was reclaimed for → `max_seq - 1`; the rest (read() misses,
+    /// swap-cache folios) → the oldest, or one younger if PG_workingset. Never older than
+    /// `min_seq` of the type.
+    pub fn folio_seq(&self, flags: u32, anon_not_swapcache: bool, reclaiming: bool) -> u64 {
+        let ty = (flags & pg::SWAPBACKED == 0) as usize;
+        let ws = (flags & pg::WORKINGSET != 0) as u64;
+        let g = if flags & pg::ACTIVE != 0 {
+            MIN_NR_GENS - ws
+        } else if reclaiming {
+            MAX_NR_GENS
+        } else if anon_not_swapcache
+            || (flags & pg::RECLAIM != 0 && flags & (pg::DIRTY | pg::WRITEBACK) != 0)
+        {
+            MIN_NR_GENS
+        } else {
+            MAX_NR_GENS - ws
+        };
+        (self.max_seq + 1 - g).max(self.min_seq[ty])
+    }
+
+    fn bloom_keys(obj: u32, pmd: u64) -> (usize, usize) {
+        // hash_ptr() of the PMD: a fixed 64-bit mix of (VMA, PMD index), two 15-bit keys.
+        let mut h = (obj as u64) << 32 ^ pmd;
+        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        h ^= h >> 31;
+        let m = (1u64 << BLOOM_FILTER_SHIFT) - 1;
+        ((h & m) as usize, ((h >> BLOOM_FILTER_SHIFT) & m) as usize)
+    }
+
+    /// Kernel: `test_bloom_filter()`: true when the filter of `seq` is not allocated.
+    pub fn test_bloom(&self, seq: u64, obj: u32, pmd: u64) -> bool {
+        let f = &self.filters[(seq % 2) as usize];
+        if f.is_empty() {
+            return true;
+        }
+        let (a, b) = Self::bloom_keys(obj, pmd);
+        f[a / 64] & (1 << (a % 64)) != 0 && f[b / 64] & (1 << (b % 64)) != 0
+    }
+
+    /// Kernel: `update_bloom_filter()`.
+    pub fn update_bloom(&mut self, seq: u64, obj: u32, pmd: u64) {
+        let f = &mut self.filters[(seq % 2) as usize];
+        if f.is_empty() {
+            return;
+        }
+        let (a, b) = Self::bloom_keys(obj, pmd);
+        f[a / 64] |= 1 << (a % 64);
+        f[b / 64] |= 1 << (b % 64);
+    }
+
+    /// Kernel: `reset_bloom_filter()`: allocate (or clear) the filter of `seq`.
+    pub fn reset_bloom(&mut self, seq: u64) {
+        let f = &mut self.filters[(seq % 2) as usize];
+        if f.is_empty() {
+            *f = vec![0; BLOOM_WORDS];
+        } else {
+            f.iter_mut().for_each(|w| *w = 0);
+        }
+    }
+}
+
+/// One memcg's generations as `/sys/kernel/debug/lru_gen_full` shows them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LruGenView {
+    pub memcg: usize,
+    pub max_seq: u64,
+    pub min_seq: [u64; 2],
+    /// (seq, age in ms, anon pages, file pages), oldest first.
+    pub gens: Vec<(u64, u64, u64, u64)>,
+    /// Per type and tier: (avg_refaulted, avg_total, refaulted, evicted, protected).
+    pub tiers: [[(u64, u64, u64, u64, u64); MAX_NR_TIERS]; 2],
+    pub walk: WalkStats,
+}
+
+impl Mm {
+    /// `__update_lru_size()`: the compatibility active/inactive sizes of lruvec and zone.
+    fn update_lru_size(&mut self, lv: usize, lru: usize, zone: usize, nr: u64, add: bool) {
+        let v = &mut self.lruvecs[lv];
+        let z = &mut self.zones[zone].nr_lru[lru];
+        if add {
+            v.nr[lru] += nr;
+            v.nr_zone[zone][lru] += nr;
+            *z += nr;
+        } else {
+            v.nr[lru] -= nr;
+            v.nr_zone[zone][lru] -= nr;
+            *z -= nr;
+        }
+    }
+
+    /// Kernel: `lru_gen_update_size()`: move a folio's pages from generation `old` to `new`
+    /// (either may be none), keeping the active/inactive compatibility sizes.
+    fn lru_gen_update_size(&mut self, pfn: Pfn, old: Option<usize>, new: Option<usize>) {
+        let lv = self.pages.memcg[pfn as usize] as usize;
+        let ty = self.pages.is_file_lru(pfn) as usize;
+        let nr = self.pages.nr_pages(pfn);
+        let zone = self.zone_of(pfn);
+        if let Some(g) = old {
+            let lg = &mut self.lruvecs[lv].lrugen;
+            lg.nr_pages[g][ty][zone] -= nr;
+            let lru = 2 * ty + lg.is_active(g) as usize;
+            self.update_lru_size(lv, lru, zone, nr, false);
+        }
+        if let Some(g) = new {
+            let lg = &mut self.lruvecs[lv].lrugen;
+            lg.nr_pages[g][ty][zone] += nr;
+            let lru = 2 * ty + lg.is_active(g) as usize;
+            self.update_lru_size(lv, lru, zone, nr, true);
+        }
+    }
+
+    fn anon_not_swapcache(&self, pfn: Pfn) -> bool {
+        !self.pages.test(pfn, pg::SWAPCACHE)
+            && self.objects[self.pages.obj[pfn as usize] as usize].kind == ObjKind::Anon
+    }
+
+    /// Kernel: `lru_gen_add_folio()`: put a folio on the generation `lru_gen_folio_seq()`
+    /// picks, at the head (at the tail when `reclaiming`: rotation after writeback).
+    pub(crate) fn lru_gen_add_folio(&mut self, pfn: Pfn, reclaiming: bool) {
+        let lv = self.pages.memcg[pfn as usize] as usize;
+        let ty = self.pages.is_file_lru(pfn) as usize;
+        let f = self.pages.flags[pfn as usize];
+        let seq = self.lruvecs[lv]
+            .lrugen
+            .folio_seq(f, self.anon_not_swapcache(pfn), reclaiming);
+        let gen = lru_gen_from_seq(seq);
+        let f = f & !(pg::LRU_GEN_MASK | pg::LRU_LIST_MASK | pg::ACTIVE);
+        self.pages.flags[pfn as usize] = f
+            | ((gen as u32 + 1) << pg::LRU_GEN_SHIFT)
+            | ((gen as u32) << pg::LRU_LIST_SHIFT)
+            | pg::LRU;
+        self.lru_gen_update_size(pfn, None, Some(gen));
+        let mut l = Links {
+            prev: &mut self.pages.prev,
+            next: &mut self.pages.next,
+        };
+        let list = &mut self.lruvecs[lv].lrugen.folios[gen][ty];
+        if reclaiming {
+            l.add_tail(list, pfn);
+        } else {
+            l.add_head(list, pfn);
+        }
+    }
+
+    /// Kernel: `lru_gen_del_folio()`: take a folio off its generation list. Unless reclaim
+    /// is isolating it, a folio of an active generation leaves with PG_active set.
+    pub(crate) fn lru_gen_del_folio(&mut self, pfn: Pfn, reclaiming: bool) {
+        let lv = self.pages.memcg[pfn as usize] as usize;
+        let ty = self.pages.is_file_lru(pfn) as usize;
+        let f = self.pages.flags[pfn as usize];
+        let gen = folio_lru_gen(f).expect("lru_gen_del_folio: folio not on a generation");
+        let mut l = Links {
+            prev: &mut self.pages.prev,
+            next: &mut self.pages.next,
+        };
+        l.del(
+            &mut self.lruvecs[lv].lrugen.folios[folio_list_gen(f)][ty],
+            pfn,
+        );
+        self.lru_gen_update_size(pfn, Some(gen), None);
+        let active = !reclaiming && self.lruvecs[lv].lrugen.is_active(gen);
+        let mut f = f & !(pg::LRU_GEN_MASK | pg::LRU_LIST_MASK | pg::LRU);
+        if active {
+            f |= pg::ACTIVE;
+        }
+        self.pages.flags[pfn as usize] = f;
+    }
+
+    /// Relink a folio onto the list of generation `gen` (`list_move()`/`list_move_tail()`).
+    fn lru_gen_list_move(&mut self, pfn: Pfn, gen: usize, tail: bool) {
+        let lv = self.pages.memcg[pfn as usize] as usize;
+        let ty = self.pages.is_file_lru(pfn) as usize;
+        let f = self.pages.flags[pfn as usize];
+        let mut l = Links {
+            prev: &mut self.pages.prev,
+            next: &mut self.pages.next,
+        };
+        let lists = &mut self.lruvecs[lv].lrugen.folios;
+        l.del(&mut lists[folio_list_gen(f)][ty], pfn);
+        if tail {
+            l.add_tail(&mut lists[gen][ty], pfn);
+        } else {
+            l.add_head(&mut lists[gen][ty], pfn);
+        }
+        self.pages.flags[pfn as usize] =
+            (f & !pg::LRU_LIST_MASK) | ((gen as u32) << pg::LRU_LIST_SHIFT);
+    }
+
+    /// Kernel: `lru_gen_inc_refs()` (`folio_mark_accessed()` under the multi-gen LRU): the
+    /// first fd access sets PG_referenced, the next ones count up to 4, then PG_workingset.
+    /// No list move: tiers are sorted at eviction.
+    pub(crate) fn lru_gen_inc_refs(&mut self, pfn: Pfn) {
+        let f = self.pages.flags[pfn as usize];
+        if f & pg::UNEVICTABLE != 0 {
+            return;
+        }
+        if f & pg::REFERENCED == 0 {
+            self.pages.flags[pfn as usize] = (f & !pg::LRU_REFS_MASK) | pg::REFERENCED;
+            return;
+        }
+        if f & pg::LRU_REFS_MASK == pg::LRU_REFS_MASK {
+            self.pages.set(pfn, pg::WORKINGSET);
+            return;
+        }
+        self.pages.flags[pfn as usize] = f + (1 << pg::LRU_REFS_SHIFT);
+    }
+
+    /// Kernel: `folio_update_gen()`: a young PTE seen by the page-table walk (or by
+    /// look-around with a walk context). The first sighting of a folio that is neither
+    /// referenced nor workingset only sets PG_referenced; otherwise the folio moves to
+    /// generation `gen` (in its flags and counts, not on the lists) and becomes workingset.
+    /// Returns the previous generation when the folio was moved.
+    fn folio_update_gen(&mut self, pfn: Pfn, gen: usize) -> Option<usize> {
+        let f = self.pages.flags[pfn as usize];
+        if f & (pg::REFERENCED | pg::WORKINGSET) == 0 {
+            self.pages.flags[pfn as usize] = (f & !pg::LRU_REFS_MASK) | pg::REFERENCED;
+            return None;
+        }
+        let old = folio_lru_gen(f)?;
+        self.pages.flags[pfn as usize] =
+            (f & !(pg::LRU_GEN_MASK | pg::LRU_REFS_MASK | pg::REFERENCED))
+                | ((gen as u32 + 1) << pg::LRU_GEN_SHIFT)
+                | pg::WORKINGSET;
+        if old != gen {
+            self.lru_gen_update_size(pfn, Some(old), Some(gen));
+        }
+        Some(old)
+    }
+
+    /// Kernel: `lru_gen_set_refs()`: a young PTE found by the rmap walk. First sighting of a
+    /// folio neither referenced nor workingset: mark it referenced, keep it (false);
+    /// otherwise clear the refs and make it workingset: activate it (true).
+    pub(crate) fn mglru_set_refs(&mut self, pfn: Pfn) -> bool {
+        self.lru_gen_set_refs(pfn)
+    }
+
+    fn lru_gen_set_refs(&mut self, pfn: Pfn) -> bool {
+        let f = self.pages.flags[pfn as usize];
+        if f & (pg::REFERENCED | pg::WORKINGSET) == 0 {
+            self.pages.flags[pfn as usize] = (f & !pg::LRU_REFS_MASK) | pg::REFERENCED;
+            return false;
+        }
+        self.pages.flags[pfn as usize] =
+            (f & !(pg::LRU_REFS_MASK | pg::REFERENCED)) | pg::WORKINGSET;
+        true
+    }
+
+    /// Kernel: `folio_inc_gen()`: move a folio of the oldest generation to the next one,
+    /// clearing its refs (PG_workingset stays); a folio the walk already promoted keeps its
+    /// generation. The caller relinks it. Returns the new generation.
+    fn folio_inc_gen(&mut self, pfn: Pfn, reclaiming: bool) -> usize {
+        let lv = self.pages.memcg[pfn as usize] as usize;
+        let ty = self.pages.is_file_lru(pfn) as usize;
+        let old_gen = lru_gen_from_seq(self.lruvecs[lv].lrugen.min_seq[ty]);
+        let f = self.pages.flags[pfn as usize];
+        if let Some(g) = folio_lru_gen(f) {
+            if g != old_gen {
+                return g;
+            }
+        }
+        let new_gen = (old_gen + 1) % MAX_NR_GENS as usize;
+        let mut nf = (f & !(pg::LRU_GEN_MASK | pg::LRU_REFS_MASK | pg::REFERENCED))
+            | ((new_gen as u32 + 1) << pg::LRU_GEN_SHIFT);
+        if reclaiming {
+            nf |= pg::RECLAIM;
+        }
+        self.pages.flags[pfn as usize] = nf;
+        self.lru_gen_update_size(pfn, Some(old_gen), Some(new_gen));
+        new_gen
+    }
+
+    /// Kernel: `inc_min_seq()`: retire the oldest generation of a type, moving what is left
+    /// in it to the next one (counted as protected per tier, except the lazily promoted
+    /// workingset). A type that is not evictable at this swappiness advances without moving:
+    /// its old folios become part of the generation `inc_max_seq()` is about to create.
+    fn inc_min_seq(&mut self, lv: usize, ty: usize, swappiness: u64) {
+        if evictable(ty, swappiness) {
+            let old_gen = lru_gen_from_seq(self.lruvecs[lv].lrugen.min_seq[ty]);
+            loop {
+                let pfn = self.lruvecs[lv].lrugen.folios[old_gen][ty].tail;
+                if pfn == NIL {
+                    break;
+                }
+                let f = self.pages.flags[pfn as usize];
+                let refs = folio_lru_refs(f);
+                let ws = f & pg::WORKINGSET != 0;
+                let new_gen = self.folio_inc_gen(pfn, false);
+                self.lru_gen_list_move(pfn, new_gen, true);
+                if refs + ws as u32 != (1 << LRU_REFS_WIDTH) + 1 {
+                    let tier = lru_tier_from_refs(refs, ws);
+                    let nr = self.pages.nr_pages(pfn);
+                    self.lruvecs[lv].lrugen.protected[ty][tier] += nr;
+                }
+            }
+        }
+        let lg = &mut self.lruvecs[lv].lrugen;
+        lg.reset_ctrl_pos(ty, true);
+        lg.min_seq[ty] += 1;
+    }
+
+    /// Kernel: `try_to_inc_min_seq()`: advance `min_seq` of the evictable types over empty
+    /// generations (keeping at least two), and keep anon and file within reach of each
+    /// other. Returns whether any advanced.
+    fn try_to_inc_min_seq(&mut self, lv: usize, swappiness: u64) -> bool {
+        let lg = &self.lruvecs[lv].lrugen;
+        let mut min_seq = lg.min_seq;
+        for (ty, seq) in min_seq.iter_mut().enumerate() {
+            if !evictable(ty, swappiness) {
+                continue;
+            }
+            while *seq + MIN_NR_GENS <= lg.max_seq
+                && lg.folios[lru_gen_from_seq(*seq)][ty].is_empty()
+            {
+                *seq += 1;
+            }
+        }
+        if swappiness != 0 && swappiness <= MAX_SWAPPINESS {
+            let seq = lg.max_seq - MIN_NR_GENS;
+            if min_seq[ANON] > seq && min_seq[FILE] < seq {
+                min_seq[ANON] = seq;
+            } else if min_seq[FILE] > seq && min_seq[ANON] < seq {
+                min_seq[FILE] = seq;
+            }
+        }
+        let mut success = false;
+        for (ty, &seq) in min_seq.iter().enumerate() {
+            let lg = &mut self.lruvecs[lv].lrugen;
+            if !evictable(ty, swappiness) || seq <= lg.min_seq[ty] {
+                continue;
+            }
+            lg.reset_ctrl_pos(ty, true);
+            lg.min_seq[ty] = seq;
+            success = true;
+        }
+        success
+    }
+
+    /// Kernel: `inc_max_seq()`: create a new youngest generation, retiring the oldest of a
+    /// type that has four already; the generation that was second youngest turns inactive.
+    fn inc_max_seq(&mut self, lv: usize, seq: u64, swappiness: u64, now: u64) -> bool {
+        if seq != self.lruvecs[lv].lrugen.max_seq {
+            return false;
+        }
+        for ty in [ANON, FILE] {
+            if self.lruvecs[lv].lrugen.nr_gens(ty) == MAX_NR_GENS {
+                self.inc_min_seq(lv, ty, swappiness);
+            }
+        }
+        let lg = &self.lruvecs[lv].lrugen;
+        let prev = lru_gen_from_seq(lg.max_seq - 1);
+        let next = lru_gen_from_seq(lg.max_seq + 1);
+        let (pn, nn) = (lg.nr_pages[prev], lg.nr_pages[next]);
+        for ty in [ANON, FILE] {
+            for zone in 0..self.zones.len() {
+                // prev turns inactive, next (the new youngest) turns active.
+                let (p, n) = (pn[ty][zone], nn[ty][zone]);
+                self.update_lru_size(lv, 2 * ty + 1, zone, p, false);
+                self.update_lru_size(lv, 2 * ty, zone, p, true);
+                self.update_lru_size(lv, 2 * ty, zone, n, false);
+                self.update_lru_size(lv, 2 * ty + 1, zone, n, true);
+            }
+        }
+        let lg = &mut self.lruvecs[lv].lrugen;
+        lg.reset_ctrl_pos(ANON, false);
+        lg.reset_ctrl_pos(FILE, false);
+        lg.timestamps[next] = now;
+        lg.max_seq += 1;
+        lg.walk.agings += 1;
+        true
+    }
+
+    /// Kernel: `try_to_inc_max_seq()`: one aging round: walk the page tables of the memcg's
+    /// processes (`walk_mm()`), promoting young folios to generation `seq`, then
+    /// `inc_max_seq()`. Returns false when another reclaimer already finished this round.
+    fn try_to_inc_max_seq(&mut self, ctx: &mut Ctx, lv: usize, seq: u64, swappiness: u64) -> bool {
+        if seq <= self.lruvecs[lv].lrugen.mm_seq {
+            return false;
+        }
+        // The aging allocates a walk context that the rest of this reclaim call keeps
+        // (set_mm_walk(NULL, true)), so look-around batches promotions from now on.
+        self.mm_walk_active = true;
+        self.lruvecs[lv].lrugen.reset_bloom(seq + 1);
+        for obj in 0..self.objects.len() {
+            self.walk_vma(ctx, lv, obj as u32, seq, swappiness);
+        }
+        self.lruvecs[lv].lrugen.mm_seq = seq;
+        self.inc_max_seq(lv, seq, swappiness, ctx.now)
+    }
+
+    /// Kernel: `walk_mm()` → `walk_pmd_range()` → `walk_pte_range()` over one VMA (object):
+    /// visit the PTE tables the Bloom filter of `seq` names, clear young PTEs of this memcg's
+    /// folios and promote them to generation `seq`; dense tables go into the next filter.
+    fn walk_vma(&mut self, ctx: &mut Ctx, lv: usize, obj: u32, seq: u64, swappiness: u64) {
+        let o = &self.objects[obj as usize];
+        let bit = 1u64 << (lv.min(63));
+        if o.mm_memcgs & bit == 0 {
+            return;
+        }
+        // should_skip_vma(): anon VMAs when anon is not evictable; VMAs without recency
+        // (MADV_RANDOM / MADV_SEQUENTIAL); file VMAs never mapped.
+        let file = o.kind == ObjKind::File;
+        if !file && swappiness == 0 {
+            return;
+        }
+        if file && (o.mapped.is_empty() || o.hint != crate::filemap::Hint::Normal) {
+            return;
+        }
+        let size = o.size_pages;
+        let new_gen = lru_gen_from_seq(seq);
+        let pte_ns = self.cfg.costs.pt_walk_per_pte_ns;
+        let mut cost = 0u64;
+        self.lruvecs[lv].lrugen.walk.vmas_walked += 1;
+        let nr_pmds = size.div_ceil(PTRS_PER_PTE);
+        for pmd in 0..nr_pmds {
+            cost += pte_ns;
+            self.lruvecs[lv].lrugen.walk.pmd_total += 1;
+            if !self.lruvecs[lv].lrugen.test_bloom(seq, obj, pmd) {
+                continue;
+            }
+            let start = pmd * PTRS_PER_PTE;
+            let end = (start + PTRS_PER_PTE).min(size);
+            let (total, young, present) = self.walk_pte_range(lv, obj, start, end, new_gen);
+            if !present {
+                // pmd_none(): no PTE table here.
+                continue;
+            }
+            cost += total * pte_ns;
+            let lg = &mut self.lruvecs[lv].lrugen;
+            lg.walk.pmd_found += 1;
+            lg.walk.pte_total += total;
+            lg.walk.pte_young += young;
+            if young * PTES_PER_CACHELINE >= total {
+                lg.walk.pmd_added += 1;
+                lg.update_bloom(seq + 1, obj, pmd);
+            }
+        }
+        ctx.cpu_ns += cost;
+        self.reclaim_cpu.pt_walk_ns += cost;
+    }
+
+    /// The PTE loop of `walk_pte_range()` (and of `lru_gen_look_around()` with a walk
+    /// context) over pages [start, end) of `obj`. Returns (PTEs visited, young PTEs cleared,
+    /// whether any entry is in use).
+    fn walk_pte_range(
+        &mut self,
+        lv: usize,
+        obj: u32,
+        start: u64,
+        end: u64,
+        new_gen: usize,
+    ) -> (u64, u64, bool) {
+        let mut young = 0;
+        let mut present = false;
+        let mut last = NIL;
+        let mut last_dirty = false;
+        let file = self.objects[obj as usize].kind == ObjKind::File;
+        for i in start..end {
+            let Some((pfn, dirty)) = self.clear_young_pte(lv, obj, i, file, &mut present) else {
+                continue;
+            };
+            if pfn != last {
+                self.walk_update_folio(true, last, new_gen, last_dirty);
+                last = pfn;
+                last_dirty = false;
+            }
+            last_dirty |= dirty;
+            young += 1;
+        }
+        self.walk_update_folio(true, last, new_gen, last_dirty);
+        (end - start, young, present)
+    }
+
+    /// `get_pte_pfn()` + `get_pfn_folio()` + `ptep_clear_young_notify()`: if the PTE at
+    /// `obj`/`i` is present and young and maps a folio of memcg `lv` on a generation list,
+    /// clear its young bit and return (folio, PTE dirty). Notes whether the entry is in use.
+    #[inline]
+    fn clear_young_pte(
+        &mut self,
+        lv: usize,
+        obj: u32,
+        i: u64,
+        file: bool,
+        in_use: &mut bool,
+    ) -> Option<(Pfn, bool)> {
+        let o = &mut self.objects[obj as usize];
+        let (pfn, dirty) = if file {
+            let m = o.mapped[i as usize];
+            *in_use |= m != 0;
+            if m & 3 != 3 {
+                return None;
+            }
+            let e = o.ent[i as usize];
+            if e & crate::filemap::CACHE_PRESENT == 0 {
+                return None;
+            }
+            (e as u32, false)
+        } else {
+            let e = o.ent[i as usize];
+            *in_use |= e != 0;
+            if !pte_present(e) || e & PTE_YOUNG == 0 {
+                return None;
+            }
+            (pte_pfn(e), e & PTE_DIRTY != 0)
+        };
+        let f = self.pages.flags[pfn as usize];
+        if f & pg::LRU_GEN_MASK == 0 || self.pages.memcg[pfn as usize] as usize != lv {
+            return None;
+        }
+        let o = &mut self.objects[obj as usize];
+        if file {
+            o.mapped[i as usize] &= !2;
+        } else {
+            o.ent[i as usize] &= !PTE_YOUNG;
+        }
+        Some((pfn, dirty))
+    }
+
+    /// Kernel: `walk_update_folio()`: transfer the PTE dirty bit (not for anon outside the
+    /// swap cache), then promote with a walk context, or activate through
+    /// `lru_gen_set_refs()` without one.
+    fn walk_update_folio(&mut self, walk: bool, pfn: Pfn, new_gen: usize, dirty: bool) {
+        if pfn == NIL {
+            return;
+        }
+        if dirty && !self.pages.test(pfn, pg::DIRTY) && self.pages.test(pfn, pg::SWAPCACHE) {
+            self.pages.set(pfn, pg::DIRTY);
+        }
+        if walk {
+            self.folio_update_gen(pfn, new_gen);
+        } else if self.lru_gen_set_refs(pfn) {
+            if let Some(old) = folio_lru_gen(self.pages.flags[pfn as usize]) {
+                if old != new_gen {
+                    self.folio_activate(pfn);
+                }
+            }
+        }
+    }
+
+    /// Kernel: `lru_gen_look_around()`: the rmap walk found the PTE of `obj`/`index` young;
+    /// scan up to 64 neighbouring PTEs of the same page table, promoting (kswapd, or after
+    /// an aging in this reclaim call) or activating the young ones, and add the page table to
+    /// the Bloom filter of the next aging if it is dense.
+    pub(crate) fn lru_gen_look_around(&mut self, ctx: &mut Ctx, lv: usize, obj: u32, index: u64) {
+        let size = self.objects[obj as usize].size_pages;
+        let pmd_start = index & !(PTRS_PER_PTE - 1);
+        let (mut start, mut end) = (pmd_start, (pmd_start + PTRS_PER_PTE).min(size));
+        if end - start == 1 {
+            return;
+        }
+        if end - start > MIN_LRU_BATCH {
+            if index - start < MIN_LRU_BATCH / 2 {
+                end = start + MIN_LRU_BATCH;
+            } else if end - index < MIN_LRU_BATCH / 2 {
+                start = end - MIN_LRU_BATCH;
+            } else {
+                start = index - MIN_LRU_BATCH / 2;
+                end = index + MIN_LRU_BATCH / 2;
+            }
+        }
+        let walk = self.mm_walk_active;
+        let max_seq = self.lruvecs[lv].lrugen.max_seq;
+        let new_gen = lru_gen_from_seq(max_seq);
+        let file = self.objects[obj as usize].kind == ObjKind::File;
+        let mut young = 0u64;
+        let mut present = false;
+        let mut last = NIL;
+        let mut last_dirty = false;
+        for i in start..end {
+            let Some((pfn, dirty)) = self.clear_young_pte(lv, obj, i, file, &mut present) else {
+                continue;
+            };
+            if pfn != last {
+                self.walk_update_folio(walk, last, new_gen, last_dirty);
+                last = pfn;
+                last_dirty = false;
+            }
+            last_dirty |= dirty;
+            young += 1;
+        }
+        self.walk_update_folio(walk, last, new_gen, last_dirty);
+        let lg = &mut self.lruvecs[lv].lrugen;
+        lg.walk.look_arounds += 1;
+        lg.walk.look_around_young += young;
+        if young * PTES_PER_CACHELINE >= end - start {
+            lg.update_bloom(max_seq, obj, index / PTRS_PER_PTE);
+        }
+        let cost = (end - start) * self.cfg.costs.pt_walk_per_pte_ns;
+        ctx.cpu_ns += cost;
+        self.reclaim_cpu.pt_walk_ns += cost;
+    }
+
+    /// Kernel: `get_swappiness()`: 0 when reclaim may not swap or swap is (nearly) full.
+    fn lru_gen_swappiness(&self, lv: usize, sc: &ScanControl) -> u64 {
+        if !sc.may_swap || self.nr_swap_free() < MIN_LRU_BATCH {
+            return 0;
+        }
+        self.memcg_swappiness(lv)
+    }
+
+    /// Kernel: `sort_folio()`: handle a folio at the tail of the oldest generation without
+    /// isolating it, if it was promoted, is in a protected tier, or waits for writeback.
+    fn sort_folio(&mut self, pfn: Pfn, sc: &mut ScanControl, tier_idx: usize) -> bool {
+        let lv = self.pages.memcg[pfn as usize] as usize;
+        let ty = self.pages.is_file_lru(pfn) as usize;
+        let nr = self.pages.nr_pages(pfn);
+        let f = self.pages.flags[pfn as usize];
+        let gen = folio_lru_gen(f).expect("sort_folio: folio off the generations");
+        let refs = folio_lru_refs(f);
+        let ws = f & pg::WORKINGSET != 0;
+        let tier = lru_tier_from_refs(refs, ws);
+        let lg = &self.lruvecs[lv].lrugen;
+        // promoted by the page-table walk or look-around
+        if gen != lru_gen_from_seq(lg.min_seq[ty]) {
+            self.lru_gen_list_move(pfn, gen, false);
+            return true;
+        }
+        // protected tier
+        let lazy = refs + ws as u32 == (1 << LRU_REFS_WIDTH) + 1;
+        if tier > tier_idx || lazy {
+            let g = self.folio_inc_gen(pfn, false);
+            self.lru_gen_list_move(pfn, g, false);
+            if !lazy {
+                self.lruvecs[lv].lrugen.protected[ty][tier] += nr;
+            }
+            return true;
+        }
+        let dirty = f & pg::DIRTY != 0;
+        let writeback = f & pg::WRITEBACK != 0;
+        if ty == FILE && dirty {
+            sc.nr.file_taken += nr;
+            if !writeback {
+                sc.nr.unqueued_dirty += nr;
+            }
+        }
+        // waiting for writeback
+        if writeback || (ty == FILE && dirty) {
+            let g = self.folio_inc_gen(pfn, true);
+            self.lru_gen_list_move(pfn, g, false);
+            return true;
+        }
+        false
+    }
+
+    /// Kernel: `isolate_folio()`: take a folio off the lists for `shrink_folio_list()`.
+    fn lru_gen_isolate(&mut self, pfn: Pfn) {
+        let f = self.pages.flags[pfn as usize];
+        let mut nf = f & !pg::RECLAIM;
+        if f & pg::REFERENCED == 0 {
+            nf &= !pg::LRU_REFS_MASK;
+        }
+        self.pages.flags[pfn as usize] = nf;
+        self.lru_gen_del_folio(pfn, true);
+        self.pages.set(pfn, pg::ISOLATED);
+        let nr = self.pages.nr_pages(pfn);
+        self.node.nr_isolated[self.pages.is_file_lru(pfn) as usize] += nr;
+        self.scratch.push(pfn);
+    }
+
+    /// Kernel: `scan_folios()`: from the tail of the oldest generation of `ty`, sort or
+    /// isolate folios until 64 pages are isolated or MAX_LRU_BATCH folios were looked at.
+    /// Returns the pages scanned (0 if nothing could be isolated and the batch was not used
+    /// up).
+    fn scan_folios(
+        &mut self,
+        ctx: &mut Ctx,
+        lv: usize,
+        sc: &mut ScanControl,
+        ty: usize,
+        tier_idx: usize,
+    ) -> u64 {
+        let lg = &self.lruvecs[lv].lrugen;
+        if lg.nr_gens(ty) == MIN_NR_GENS {
+            return 0;
+        }
+        let gen = lru_gen_from_seq(lg.min_seq[ty]);
+        let mut remaining = MAX_LRU_BATCH;
+        let (mut scanned, mut sorted, mut isolated, mut folios) = (0u64, 0u64, 0u64, 0u64);
+        loop {
+            let pfn = self.lruvecs[lv].lrugen.folios[gen][ty].tail;
+            if pfn == NIL {
+                break;
+            }
+            let nr = self.pages.nr_pages(pfn);
+            scanned += nr;
+            folios += 1;
+            if self.sort_folio(pfn, sc, tier_idx) {
+                sorted += nr;
+            } else {
+                self.lru_gen_isolate(pfn);
+                isolated += nr;
+            }
+            remaining -= 1;
+            if remaining == 0 || isolated >= MIN_LRU_BATCH {
+                break;
+            }
+        }
+        let cost = self.cfg.costs.scan_per_page_ns * folios;
+        ctx.cpu_ns += cost;
+        self.reclaim_cpu.scan_ns += cost;
+        if !sc.cgroup_reclaim {
+            self.ev.add(
+                if sc.kswapd {
+                    Ev::PgScanKswapd
+                } else {
+                    Ev::PgScanDirect
+                },
+                isolated,
+            );
+            self.ev.add(Ev::PgRefill, sorted);
+        } else {
+            self.memcgs[sc.target].events.pgscan += isolated;
+        }
+        self.ev.add(
+            if ty == FILE {
+                Ev::PgScanFile
+            } else {
+                Ev::PgScanAnon
+            },
+            isolated,
+        );
+        if ty == FILE {
+            sc.nr.file_taken += isolated;
+        }
+        if isolated > 0 || remaining == 0 {
+            scanned
+        } else {
+            0
+        }
+    }
+
+    /// Kernel: `isolate_folios()`: scan the type the controller picks, the other if that
+    /// yields nothing. Returns (pages scanned, type scanned).
+    fn isolate_folios(
+        &mut self,
+        ctx: &mut Ctx,
+        lv: usize,
+        sc: &mut ScanControl,
+        swappiness: u64,
+    ) -> (u64, usize) {
+        let mut ty = self.lruvecs[lv].lrugen.get_type_to_scan(swappiness);
+        let nr_types = evictable(ANON, swappiness) as usize + evictable(FILE, swappiness) as usize;
+        for _ in 0..nr_types {
+            let tier = self.lruvecs[lv].lrugen.get_tier_idx(ty);
+            let s = self.scan_folios(ctx, lv, sc, ty, tier);
+            if s > 0 {
+                return (s, ty);
+            }
+            ty = 1 - ty;
+        }
+        (0, ty)
+    }
+
+    /// Kernel: `evict_folios()`: isolate a batch from the oldest generation, run it through
+    /// `shrink_folio_list()`, put back what was kept (never into the oldest generation), and
+    /// retry once the clean, unmapped folios that may have missed their rotation.
+    fn evict_folios(
+        &mut self,
+        ctx: &mut Ctx,
+        lv: usize,
+        sc: &mut ScanControl,
+        swappiness: u64,
+    ) -> u64 {
+        self.scratch.clear();
+        let (mut scanned, ty) = self.isolate_folios(ctx, lv, sc, swappiness);
+        scanned += self.try_to_inc_min_seq(lv, swappiness) as u64;
+        let lg = &self.lruvecs[lv].lrugen;
+        if lg.evictable_min_seq(swappiness) + MIN_NR_GENS > lg.max_seq {
+            scanned = 0;
+        }
+        if self.scratch.is_empty() {
+            return scanned;
+        }
+        let mut skip_retry = false;
+        loop {
+            let taken: u64 = self.scratch.iter().map(|&p| self.pages.nr_pages(p)).sum();
+            sc.nr_scanned += taken;
+            let (reclaimed, stat) = self.shrink_folio_list(ctx, sc);
+            sc.nr.unqueued_dirty += stat.nr_unqueued_dirty;
+            sc.nr_reclaimed += reclaimed;
+            // The survivors are in scratch2: pick the retry candidates, keep the rest out
+            // of the oldest generation.
+            let mut survivors = std::mem::take(&mut self.scratch2);
+            let mut retry = std::mem::take(&mut self.scratch3);
+            retry.clear();
+            survivors.retain(|&pfn| {
+                let f = self.pages.flags[pfn as usize];
+                if !skip_retry
+                    && f & (pg::ACTIVE | pg::DIRTY | pg::WRITEBACK) == 0
+                    && !self.folio_mapped(pfn)
+                {
+                    retry.push(pfn);
+                    return false;
+                }
+                let anon_nsc = self.anon_not_swapcache(pfn);
+                let lg = &self.lruvecs[lv].lrugen;
+                let t = self.pages.is_file_lru(pfn) as usize;
+                if lg.folio_seq(f, anon_nsc, false) == lg.min_seq[t] {
+                    self.pages.flags[pfn as usize] =
+                        (f & !(pg::LRU_REFS_MASK | pg::REFERENCED)) | pg::ACTIVE;
+                }
+                true
+            });
+            self.scratch2 = survivors;
+            self.putback(true);
+            if !sc.cgroup_reclaim {
+                self.ev.add(
+                    if sc.kswapd {
+                        Ev::PgStealKswapd
+                    } else {
+                        Ev::PgStealDirect
+                    },
+                    reclaimed,
+                );
+            } else {
+                self.memcgs[sc.target].events.pgsteal += reclaimed;
+            }
+            self.ev.add(
+                if ty == FILE {
+                    Ev::PgStealFile
+                } else {
+                    Ev::PgStealAnon
+                },
+                reclaimed,
+            );
+            if retry.is_empty() || skip_retry {
+                // Anything left in retry on the second pass was put back above.
+                self.scratch3 = retry;
+                break;
+            }
+            skip_retry = true;
+            let list = std::mem::replace(&mut self.scratch, retry);
+            self.scratch3 = list;
+            self.scratch3.clear();
+        }
+        scanned
+    }
+
+    /// Kernel: `should_run_aging()` + `get_nr_to_scan()`: how much to scan this lruvec at
+    /// this priority; ages it instead (returns -1) when it is down to its last cold
+    /// generation, or returns 0 when another reclaimer is aging it.
+    fn get_nr_to_scan(
+        &mut self,
+        ctx: &mut Ctx,
+        lv: usize,
+        sc: &ScanControl,
+        swappiness: u64,
+    ) -> i64 {
+        let lg = &self.lruvecs[lv].lrugen;
+        let max_seq = lg.max_seq;
+        let min = lg.evictable_min_seq(swappiness);
+        let (need_aging, total) = if min + MIN_NR_GENS > max_seq {
+            (true, 0)
+        } else {
+            let mut total = 0;
+            for ty in [ANON, FILE] {
+                if evictable(ty, swappiness) {
+                    total += lg.type_pages(ty);
+                }
+            }
+            (min + MIN_NR_GENS == max_seq, total)
+        };
+        if !need_aging || sc.priority == DEF_PRIORITY {
+            return (total >> sc.priority) as i64;
+        }
+        if self.try_to_inc_max_seq(ctx, lv, max_seq, swappiness) {
+            -1
+        } else {
+            0
+        }
+    }
+
+    /// Kernel: `should_abort_scan()` (root reclaim only): enough was reclaimed, or kswapd
+    /// sees every zone above its high watermark plus a batch.
+    fn should_abort_scan(&self, sc: &ScanControl) -> bool {
+        if sc.cgroup_reclaim {
+            return false;
+        }
+        if sc.nr_reclaimed >= sc.nr_to_reclaim.max(2u64 << sc.order) {
+            return true;
+        }
+        if !sc.kswapd || sc.order > 0 {
+            return false;
+        }
+        self.zones
+            .iter()
+            .all(|z| z.watermark_ok(0, z.wmark_pages(crate::mmzone::Wmark::High) + MIN_LRU_BATCH))
+    }
+
+    /// Kernel: `try_to_shrink_lruvec()`: evict until the lruvec's share for this priority is
+    /// scanned. Returns whether the lruvec was aged (the memcg rotates).
+    fn try_to_shrink_lruvec(&mut self, ctx: &mut Ctx, lv: usize, sc: &mut ScanControl) -> bool {
+        let swappiness = self.lru_gen_swappiness(lv, sc);
+        let mut scanned = 0u64;
+        let mut nr_to_scan;
+        loop {
+            nr_to_scan = self.get_nr_to_scan(ctx, lv, sc, swappiness);
+            if nr_to_scan <= 0 {
+                break;
+            }
+            let delta = self.evict_folios(ctx, lv, sc, swappiness);
+            if delta == 0 {
+                break;
+            }
+            scanned += delta;
+            if scanned >= nr_to_scan as u64 {
+                break;
+            }
+            if self.should_abort_scan(sc) {
+                break;
+            }
+        }
+        if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
+            // wakeup_flusher_threads(WB_REASON_VMSCAN)
+            self.flusher_wanted = true;
+        }
+        nr_to_scan < 0
+    }
+
+    /// Kernel: `set_initial_priority()`: start root reclaim at the priority where the
+    /// inactive pages shifted right give about `nr_to_reclaim`, between 6 and 12.
+    pub(crate) fn set_initial_priority(&self, sc: &mut ScanControl) {
+        if sc.priority != DEF_PRIORITY || sc.nr_to_reclaim < MIN_LRU_BATCH {
+            return;
+        }
+        let mut reclaimable = self.node_lru(LruList::InactiveFile);
+        if sc.may_swap && self.nr_swap_free() > 0 {
+            reclaimable += self.node_lru(LruList::InactiveAnon);
+        }
+        let fls = |x: u64| 64 - x.leading_zeros() as i32;
+        let prio = fls(reclaimable) - 1 - fls(sc.nr_to_reclaim - 1);
+        sc.priority = prio.clamp(DEF_PRIORITY / 2, DEF_PRIORITY);
+    }
+
+    /// Kernel: `shrink_node()` → `lru_gen_shrink_node()` for root reclaim (kswapd, direct
+    /// reclaim) and `shrink_lruvec()` → `lru_gen_shrink_lruvec()` for memcg limit reclaim.
+    /// Returns the pages reclaimed.
+    pub(crate) fn lru_gen_shrink_node(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) -> u64 {
+        let before = sc.nr_reclaimed;
+        sc.nr = PassStats::default();
+        if sc.cgroup_reclaim {
+            self.mm_walk_active = false;
+            self.try_to_shrink_lruvec(ctx, sc.target, sc);
+            self.mm_walk_active = false;
+            return sc.nr_reclaimed - before;
+        }
+        if !sc.may_writepage || !sc.may_unmap {
+            return 0;
+        }
+        // set_mm_walk(pgdat, ...): kswapd always has a walk context.
+        self.mm_walk_active = sc.kswapd;
+        self.set_initial_priority(sc);
+        // shrink_many(), as a round-robin walk over the memcgs.
+        let n = self.lruvecs.len();
+        let start = self.node.memcg_cursor % n;
+        for k in 0..n {
+            let lv = (start + k) % n;
+            self.try_to_shrink_lruvec(ctx, lv, sc);
+            if self.should_abort_scan(sc) {
+                self.node.memcg_cursor = lv + 1;
+                break;
+            }
+        }
+        self.mm_walk_active = false;
+        let reclaimed = sc.nr_reclaimed - before;
+        if reclaimed > 0 {
+            self.node.kswapd_failures = 0;
+        }
+        reclaimed
+    }
+
+    /// Kernel: `lruvec_is_reclaimable()`: sizable at this priority and its oldest evictable
+    /// generation is older than `min_ttl`.
+    fn lruvec_is_reclaimable(&self, lv: usize, sc: &ScanControl, min_ttl: u64, now: u64) -> bool {
+        let swappiness = self.lru_gen_swappiness(lv, sc);
+        let lg = &self.lruvecs[lv].lrugen;
+        let mut total = 0;
+        for ty in [ANON, FILE] {
+            if evictable(ty, swappiness) {
+                total += lg.type_pages(ty);
+            }
+        }
+        if total >> sc.priority == 0 {
+            return false;
+        }
+        let birth = lg.timestamps[lru_gen_from_seq(lg.evictable_min_seq(swappiness))];
+        now > birth + min_ttl
+    }
+
+    /// Kernel: `lru_gen_age_node()` (kswapd, v6.14+): no aging here, only the
+    /// `lru_gen.min_ttl_ms` check: when no memcg has a generation older than min_ttl worth
+    /// reclaiming, invoke the OOM killer rather than evict the working set.
+    pub(crate) fn lru_gen_age_node(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) {
+        self.set_initial_priority(sc);
+        let min_ttl = self.cfg.lru_gen_min_ttl_ns;
+        if min_ttl == 0 {
+            return;
+        }
+        let reclaimable =
+            (0..self.lruvecs.len()).any(|lv| self.lruvec_is_reclaimable(lv, sc, min_ttl, ctx.now));
+        if !reclaimable && sc.order == 0 {
+            self.oom_pending = true;
+        }
+    }
+
+    /// Kernel: `lru_gen_eviction()`: the shadow of an evicted folio: the oldest generation
+    /// of its type and its refs (the token), its memcg and PG_workingset; counts the folio as
+    /// evicted from its tier.
+    pub(crate) fn lru_gen_eviction(&mut self, pfn: Pfn) -> Shadow {
+        let lv = self.pages.memcg[pfn as usize] as usize;
+        let ty = self.pages.is_file_lru(pfn) as usize;
+        let f = self.pages.flags[pfn as usize];
+        let refs = folio_lru_refs(f);
+        let ws = f & pg::WORKINGSET != 0;
+        let tier = lru_tier_from_refs(refs, ws);
+        let lg = &mut self.lruvecs[lv].lrugen;
+        let token = (lg.min_seq[ty] << LRU_REFS_WIDTH) | refs.saturating_sub(1) as u64;
+        lg.evicted[ty][tier] += self.pages.nr_pages(pfn);
+        Shadow::pack(token, lv as u16, ws)
+    }
+
+    /// Kernel: `lru_gen_test_recent()`: was the folio evicted less than four generations
+    /// ago (`max_seq` now vs `min_seq` then)?
+    pub fn lru_gen_test_recent(&self, shadow: Shadow) -> bool {
+        let lv = shadow.memcg() as usize;
+        let Some(v) = self.lruvecs.get(lv) else {
+            return false;
+        };
+        let max_seq = v.lrugen.max_seq & (SEQ_MASK >> LRU_REFS_WIDTH);
+        let then = shadow.age() >> LRU_REFS_WIDTH;
+        max_seq.abs_diff(then) < MAX_NR_GENS
+    }
+
+    /// Kernel: `lru_gen_refault()`: a folio (not yet on the LRU) replaces its shadow. Counts
+    /// the refault; if recent, credits its tier's refaults, counts an activation when in a
+    /// fault (`folio_add_lru()` makes it active), and restores PG_workingset or the refs.
+    pub(crate) fn lru_gen_refault(&mut self, pfn: Pfn, shadow: Shadow) {
+        let lv = self.pages.memcg[pfn as usize] as usize;
+        if shadow.memcg() as usize != lv {
+            return;
+        }
+        let file = self.pages.is_file_lru(pfn);
+        let nr = self.pages.nr_pages(pfn);
+        let (refault, activate, restore) = if file {
+            (
+                Ev::WorkingsetRefaultFile,
+                Ev::WorkingsetActivateFile,
+                Ev::WorkingsetRestoreFile,
+            )
+        } else {
+            (
+                Ev::WorkingsetRefaultAnon,
+                Ev::WorkingsetActivateAnon,
+                Ev::WorkingsetRestoreAnon,
+            )
+        };
+        self.ev.add(refault, nr);
+        if !self.lru_gen_test_recent(shadow) {
+            return;
+        }
+        let token = shadow.age();
+        let refs = (token & ((1 << LRU_REFS_WIDTH) - 1)) as u32 + 1;
+        let ws = shadow.workingset();
+        let tier = lru_tier_from_refs(refs, ws);
+        self.lruvecs[lv].lrugen.refaulted[file as usize][tier] += nr;
+        if self.in_lru_fault {
+            self.ev.add(activate, nr);
+        }
+        if ws {
+            self.pages.set(pfn, pg::WORKINGSET);
+            self.ev.add(restore, nr);
+        } else {
+            let f = self.pages.flags[pfn as usize] & !pg::LRU_REFS_MASK;
+            self.pages.flags[pfn as usize] = f | ((refs - 1) << pg::LRU_REFS_SHIFT);
+        }
+    }
+
+    /// The lru_gen debugfs view of every memcg (`/sys/kernel/debug/lru_gen_full`).
+    pub fn lru_gen_view(&self, now: u64) -> Vec<LruGenView> {
+        self.lruvecs
+            .iter()
+            .enumerate()
+            .map(|(memcg, v)| {
+                let lg = &v.lrugen;
+                let oldest = lg.min_seq[ANON].min(lg.min_seq[FILE]);
+                let gens = (oldest..=lg.max_seq)
+                    .map(|seq| {
+                        let g = lru_gen_from_seq(seq);
+                        let pages = |ty: usize| {
+                            if seq >= lg.min_seq[ty] {
+                                lg.nr_pages[g][ty][0] + lg.nr_pages[g][ty][1]
+                            } else {
+                                0
+                            }
+                        };
+                        let age_ms = now.saturating_sub(lg.timestamps[g]) / 1_000_000;
+                        (seq, age_ms, pages(ANON), pages(FILE))
+                    })
+                    .collect();
+                let mut tiers = [[(0, 0, 0, 0, 0); MAX_NR_TIERS]; 2];
+                for (ty, row) in tiers.iter_mut().enumerate() {
+                    for (t, cell) in row.iter_mut().enumerate() {
+                        *cell = (
+                            lg.avg_refaulted[ty][t],
+                            lg.avg_total[ty][t],
+                            lg.refaulted[ty][t],
+                            lg.evicted[ty][t],
+                            lg.protected[ty][t],
+                        );
+                    }
+                }
+                LruGenView {
+                    memcg,
+                    max_seq: lg.max_seq,
+                    min_seq: lg.min_seq,
+                    gens,
+                    tiers,
+                    walk: lg.walk.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// Generation-list invariants: every folio on the list its list bits name, of the right
+    /// type and memcg, with a generation within [min_seq, max_seq] of its type; page counts
+    /// per generation match; lists of retired generations are empty; the classic lists are
+    /// empty. Returns the compatibility sizes the lists add up to, per lruvec and zone.
+    pub(crate) fn check_lru_gen(
+        &self,
+        lru_pages: &mut [[u64; NR_LRU_LISTS]],
+        zone_pages: &mut [[u64; NR_LRU_LISTS]],
+    ) -> Result<(), String> {
+        for (lv, v) in self.lruvecs.iter().enumerate() {
+            let lg = &v.lrugen;
+            if v.lists.iter().any(|l| !l.is_empty()) {
+                return Err(format!(
+                    "lruvec {lv}: classic lists in use under the multi-gen LRU"
+                ));
+            }
+            let mut counted = [[[0u64; 2]; 2]; MAX_NR_GENS as usize];
+            for ty in [ANON, FILE] {
+                let n = lg.nr_gens(ty);
+                if !(MIN_NR_GENS..=MAX_NR_GENS).contains(&n) {
+                    return Err(format!(
+                        "lruvec {lv} type {ty}: {n} generations (max_seq {}, min_seq {})",
+                        lg.max_seq, lg.min_seq[ty]
+                    ));
+                }
+                let valid =
+                    |g: usize| (lg.min_seq[ty]..=lg.max_seq).any(|s| lru_gen_from_seq(s) == g);
+                for list_gen in 0..MAX_NR_GENS as usize {
+                    let list = &lg.folios[list_gen][ty];
+                    if !valid(list_gen) && !list.is_empty() {
+                        return Err(format!(
+                            "lruvec {lv} type {ty}: retired generation list {list_gen} not empty"
+                        ));
+                    }
+                    let mut p = list.head;
+                    let mut prev = NIL;
+                    let mut cnt = 0;
+                    while p != NIL {
+                        let f = self.pages.flags[p as usize];
+                        let Some(g) = folio_lru_gen(f) else {
+                            return Err(format!("no generation: {}", self.dump_folio(p)));
+                        };
+                        if self.pages.prev[p as usize] != prev
+                            || f & pg::LRU == 0
+                            || f & pg::ACTIVE != 0
+                            || folio_list_gen(f) != list_gen
+                            || self.pages.is_file_lru(p) as usize != ty
+                            || self.pages.memcg[p as usize] as usize != lv
+                            || !valid(g)
+                        {
+                            return Err(format!(
+                                "{} (gen {g}) on lruvec {lv} generation list {list_gen} type {ty}",
+                                self.dump_folio(p)
+                            ));
+                        }
+                        let nr = self.pages.nr_pages(p);
+                        let zone = self.zone_of(p);
+                        counted[g][ty][zone] += nr;
+                        let lru = 2 * ty + lg.is_active(g) as usize;
+                        lru_pages[lv][lru] += nr;
+                        zone_pages[zone][lru] += nr;
+                        cnt += 1;
+                        prev = p;
+                        p = self.pages.next[p as usize];
+                    }
+                    if cnt != list.len || list.tail != prev {
+                        return Err(format!(
+                            "lruvec {lv} generation list {list_gen} type {ty}: len {} but {cnt} linked",
+                            list.len
+                        ));
+                    }
+                }
+            }
+            if counted != lg.nr_pages {
+                return Err(format!(
+                    "lruvec {lv}: nr_pages {:?} but lists hold {:?}",
+                    lg.nr_pages, counted
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generation_arithmetic() {
+        assert_eq!(lru_gen_from_seq(3), 3);
+        assert_eq!(lru_gen_from_seq(4), 0);
+        assert_eq!(lru_gen_from_seq(9), 1);
+        let lg = LruGen::default();
+        // lru_gen_init_lruvec(): max_seq 3, min_seq 0: four generations of each type.
+        assert_eq!((lg.max_seq, lg.nr_gens(ANON), lg.nr_gens(FILE)), (3, 4, 4));
+        // The two youngest (3 and 2) are active.
+        assert!(lg.is_active(3) && lg.is_active(2));
+        assert!(!lg.is_active(1) && !lg.is_active(0));
+        assert_eq!(lg.evictable_min_seq(0), 0);
+        let mut lg = lg;
+        lg.min_seq = [2, 1];
+        assert_eq!(lg.evictable_min_seq(0), 1); // file only
+        assert_eq!(lg.evictable_min_seq(60), 1);
+        lg.min_seq = [1, 2];
+        assert_eq!(lg.evictable_min_seq(0), 2);
+        assert_eq!(lg.evictable_min_seq(100), 1);
+    }
+
+    #[test]
+    fn tiers_from_refs() {
+        // order_base_2: 0, 1 → 0; 2 → 1; 3, 4 → 2.
+        assert_eq!(
+            (0..=4)
+                .map(|r| lru_tier_from_refs(r, false))
+                .collect::<Vec<_>>(),
+            vec![0, 0, 1, 2, 2]
+        );
+        assert_eq!(lru_tier_from_refs(1, true), 3);
+        assert_eq!(order_base_2(5), 3);
+        // folio_lru_refs(): 0 without PG_referenced, refs bits + 1 with it.
+        assert_eq!(folio_lru_refs(2 << pg::LRU_REFS_SHIFT), 0);
+        assert_eq!(folio_lru_refs(pg::REFERENCED), 1);
+        assert_eq!(
+            folio_lru_refs(pg::REFERENCED | (3 << pg::LRU_REFS_SHIFT)),
+            4
+        );
+    }
+
+    #[test]
+    fn folio_seq_placement() {
+        let mut lg = LruGen {
+            max_seq: 7,
+            min_seq: [4, 5],
+            ..Default::default()
+        };
+        let file = 0;
+        let anon = pg::SWAPBACKED;
+        // Active (faulted in): max_seq - 1; with PG_workingset: max_seq.
+        assert_eq!(lg.folio_seq(file | pg::ACTIVE, false, false), 6);
+        assert_eq!(
+            lg.folio_seq(file | pg::ACTIVE | pg::WORKINGSET, false, false),
+            7
+        );
+        // Rotated after writeback: the oldest (7 - 4 + 1 = 4), clamped to min_seq[file] = 5.
+        assert_eq!(lg.folio_seq(file, false, true), 5);
+        assert_eq!(lg.folio_seq(anon, false, true), 4);
+        // New anon outside the swap cache: max_seq - 1.
+        assert_eq!(lg.folio_seq(anon, true, false), 6);
+        // Reclaimed while dirty: max_seq - 1.
+        assert_eq!(
+            lg.folio_seq(file | pg::RECLAIM | pg::DIRTY, false, false),
+            6
+        );
+        // read() miss: the oldest; workingset: one younger.
+        lg.min_seq = [4, 4];
+        assert_eq!(lg.folio_seq(file, false, false), 4);
+        assert_eq!(lg.folio_seq(file | pg::WORKINGSET, false, false), 5);
+    }
+
+    #[test]
+    fn controller_decisions_by_hand() {
+        let mut lg = LruGen::default();
+        // No refaults anywhere: file is scanned (pv.refaulted < 64).
+        assert_eq!(lg.get_type_to_scan(60), FILE);
+        assert_eq!(lg.get_type_to_scan(1), FILE);
+        assert_eq!(lg.get_type_to_scan(200), ANON);
+        // File refaults 1000 of 2000 evicted, anon 10 of 1000 at swappiness 60:
+        // sp = anon {10, 1000, 60}, pv = file {1000, 2000, 140}:
+        // 1000 * (1000 + 64) * 60 = 63_840_000 > (10 + 1) * 2000 * 140 = 3_080_000 → anon.
+        lg.refaulted[FILE][0] = 1000;
+        lg.evicted[FILE][0] = 2000;
+        lg.refaulted[ANON][0] = 10;
+        lg.evicted[ANON][0] = 1000;
+        assert_eq!(lg.get_type_to_scan(60), ANON);
+        // Anon refaulting as much (500 of 1000): 1000 * 1064 * 60 = 63_840_000 <=
+        // 501 * 2000 * 140 = 140_280_000 → file.
+        lg.refaulted[ANON][0] = 500;
+        assert_eq!(lg.get_type_to_scan(60), FILE);
+        // Tiers of file: tier 0 refaults 100 of 1000 (sp gain 2); tier 1 refaults 600 of
+        // 1000 (gain 3): 600 * (1000 + 64) * 2 = 1_276_800 > 101 * 1000 * 3 = 303_000 →
+        // tier 1 is worse: get_tier_idx returns 0, protecting tiers 1 and up.
+        let mut lg = LruGen::default();
+        lg.refaulted[FILE] = [100, 600, 0, 0];
+        lg.evicted[FILE] = [1000, 1000, 0, 0];
+        assert_eq!(lg.get_tier_idx(FILE), 0);
+        // Tier 1 refaulting 100 of 1000 like tier 0: 100 * 1064 * 2 = 212_800 <=
+        // 101 * 1000 * 3 = 303_000 → not worse; tiers 2, 3 have < 64 refaults → not worse:
+        // nothing protected (tier 3).
+        lg.refaulted[FILE][1] = 100;
+        assert_eq!(lg.get_tier_idx(FILE), 3);
+    }
+
+    #[test]
+    fn reset_ctrl_pos_folds_into_the_averages() {
+        let mut lg = LruGen::default();
+        lg.avg_refaulted[FILE][1] = 10;
+        lg.avg_total[FILE][1] = 100;
+        lg.refaulted[FILE][1] = 30;
+        lg.evicted[FILE][1] = 50;
+        lg.protected[FILE][1] = 150;
+        // Without carryover (inc_max_seq), one history slot: nothing changes.
+        lg.reset_ctrl_pos(FILE, false);
+        assert_eq!(lg.refaulted[FILE][1], 30);
+        lg.reset_ctrl_pos(FILE, true);
+        // (10 + 30) / 2 = 20; (100 + 150 + 50) / 2 = 150; current slot cleared.
+        assert_eq!(
+            (lg.avg_refaulted[FILE][1], lg.avg_total[FILE][1]),
+            (20, 150)
+        );
+        assert_eq!(
+            (
+                lg.refaulted[FILE][1],
+                lg.evicted[FILE][1],
+                lg.protected[FILE][1]
+            ),
+            (0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn bloom_filter_membership() {
+        let mut lg = LruGen::default();
+        // Unallocated filter: every PTE table passes.
+        assert!(lg.test_bloom(4, 1, 7));
+        lg.reset_bloom(4);
+        assert!(!lg.test_bloom(4, 1, 7));
+        lg.update_bloom(4, 1, 7);
+        assert!(lg.test_bloom(4, 1, 7));
+        // seq 6 shares the slot of seq 4 (seq % 2); seq 5 is the other filter.
+        assert!(lg.test_bloom(6, 1, 7));
+        assert!(lg.test_bloom(5, 1, 8));
+        lg.reset_bloom(6);
+        assert!(!lg.test_bloom(4, 1, 7));
+    }
+}
