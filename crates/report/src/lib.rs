@@ -12,6 +12,7 @@
 //! | `timeseries` | `{t_s: [...], <series>: [...]}` (not used by the text reports) |
 //! | `sim_seconds`, `wall_seconds`, `events` | numbers |
 //! | `reclaim_cpu` | optional object: activity -> seconds |
+//! | `lru_gen` | optional (multi-gen LRU): per memcg generations, tiers, walk statistics |
 //!
 //! Missing keys and values of the wrong type read as missing (`-`), never as errors, so a
 //! partial or older result still prints what it can.
@@ -23,11 +24,13 @@
 //! | a `refault reproduce` table: baseline policy vs changed policy | [`SeedRow`], [`render_seed_table()`] |
 //! | how numbers and percentages are printed | [`format_value()`], [`format_percent()`], [`percent_change()`] |
 //! | the order and grouping of vmstat counters | [`vmstat`] |
+//! | the multi-gen LRU's generations, like debugfs `lru_gen_full` | [`lru_gen_text()`] |
 //! | writing output files so they are never half-written | [`write_atomic()`] |
 
 mod atomic;
 mod compare;
 mod format;
+mod lrugen;
 mod result;
 mod seed;
 mod summary;
@@ -37,5 +40,6 @@ pub mod vmstat;
 pub use atomic::write_atomic;
 pub use compare::{compare, Row, Table};
 pub use format::{format_percent, format_value, percent_change};
+pub use lrugen::lru_gen_text;
 pub use seed::{render_seed_table, SeedRow};
 pub use summary::summary;

@@ -497,6 +497,13 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             })
             .collect(),
         min_free_kbytes: mm.min_free_kbytes,
+        lru_gen: (mm.cfg.lru == refault_mm::LruKind::Mglru).then(|| {
+            let names: Vec<String> = scn.cgroups.iter().map(|c| c.name.clone()).collect();
+            mm.lru_gen_view(end)
+                .iter()
+                .map(|v| crate::result::LruGenResult::from_view(v, &names))
+                .collect()
+        }),
     })
 }
 

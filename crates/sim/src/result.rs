@@ -28,6 +28,103 @@ pub struct SimResult {
     pub devices: Vec<DeviceResult>,
     pub watermarks: Vec<ZoneResult>,
     pub min_free_kbytes: u64,
+    /// Multi-gen LRU only: each memcg's generations and tiers at the end, as
+    /// `/sys/kernel/debug/lru_gen_full` shows them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lru_gen: Option<Vec<LruGenResult>>,
+}
+
+/// One memcg's multi-gen LRU state (`lru_gen_full`).
+#[derive(Serialize, Clone, Debug)]
+pub struct LruGenResult {
+    /// `/` for the root, else the cgroup's name.
+    pub memcg: String,
+    pub max_seq: u64,
+    pub min_seq_anon: u64,
+    pub min_seq_file: u64,
+    /// Oldest first.
+    pub generations: Vec<LruGenGeneration>,
+    /// Per type, tiers 0..3 of the current history slot and the running averages.
+    pub tiers_anon: Vec<LruGenTier>,
+    pub tiers_file: Vec<LruGenTier>,
+    /// Aging and page-table walk statistics.
+    pub agings: u64,
+    pub vmas_walked: u64,
+    pub pmd_total: u64,
+    pub pmd_found: u64,
+    pub pmd_added: u64,
+    pub pte_total: u64,
+    pub pte_young: u64,
+    pub look_arounds: u64,
+    pub look_around_young: u64,
+}
+
+#[derive(Serialize, Clone, Debug)]
+pub struct LruGenGeneration {
+    pub seq: u64,
+    pub age_ms: u64,
+    pub nr_anon: u64,
+    pub nr_file: u64,
+}
+
+#[derive(Serialize, Clone, Debug)]
+pub struct LruGenTier {
+    pub tier: usize,
+    pub avg_refaulted: u64,
+    pub avg_total: u64,
+    pub refaulted: u64,
+    pub evicted: u64,
+    pub protected: u64,
+}
+
+impl LruGenResult {
+    pub fn from_view(v: &refault_mm::mglru::LruGenView, names: &[String]) -> Self {
+        let tiers = |ty: usize| {
+            v.tiers[ty]
+                .iter()
+                .enumerate()
+                .map(|(tier, t)| LruGenTier {
+                    tier,
+                    avg_refaulted: t.0,
+                    avg_total: t.1,
+                    refaulted: t.2,
+                    evicted: t.3,
+                    protected: t.4,
+                })
+                .collect()
+        };
+        LruGenResult {
+            memcg: if v.memcg == 0 {
+                "/".into()
+            } else {
+                names.get(v.memcg - 1).cloned().unwrap_or_default()
+            },
+            max_seq: v.max_seq,
+            min_seq_anon: v.min_seq[0],
+            min_seq_file: v.min_seq[1],
+            generations: v
+                .gens
+                .iter()
+                .map(|&(seq, age_ms, nr_anon, nr_file)| LruGenGeneration {
+                    seq,
+                    age_ms,
+                    nr_anon,
+                    nr_file,
+                })
+                .collect(),
+            tiers_anon: tiers(0),
+            tiers_file: tiers(1),
+            agings: v.walk.agings,
+            vmas_walked: v.walk.vmas_walked,
+            pmd_total: v.walk.pmd_total,
+            pmd_found: v.walk.pmd_found,
+            pmd_added: v.walk.pmd_added,
+            pte_total: v.walk.pte_total,
+            pte_young: v.walk.pte_young,
+            look_arounds: v.walk.look_arounds,
+            look_around_young: v.walk.look_around_young,
+        }
+    }
 }
 
 #[derive(Serialize, Clone, Debug)]

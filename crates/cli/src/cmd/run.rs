@@ -21,6 +21,11 @@ pub struct Args {
     /// mapping back-pointers) every N events and at the end (default N: 1000).
     #[arg(long, num_args = 0..=1, default_missing_value = "1000", value_name = "N")]
     pub check: Option<u64>,
+    /// Multi-gen LRU: also print each memcg's generations and tiers at the end, like
+    /// /sys/kernel/debug/lru_gen_full (to stderr when --out is given). Also in the result
+    /// JSON as `lru_gen`.
+    #[arg(long)]
+    pub lru_gen_stats: bool,
 }
 
 pub fn main(a: Args) -> Result<()> {
@@ -32,7 +37,7 @@ pub fn main(a: Args) -> Result<()> {
     let scn = refault_scenario::load(&a.scenario, &overrides, a.seed)?;
     let r = super::simulate(&scn, a.check.unwrap_or(0), &scn.name)?;
     let v = serde_json::to_value(&r)?;
-    match a.out {
+    match &a.out {
         Some(p) => {
             super::write_out(&p, refault_sim::to_json(&r).as_bytes())?;
             eprintln!(
@@ -45,6 +50,16 @@ pub fn main(a: Args) -> Result<()> {
             );
         }
         None => out!("{}", refault_report::summary(&v))?,
+    }
+    if a.lru_gen_stats {
+        match refault_report::lru_gen_text(&v) {
+            Some(t) if a.out.is_some() => eprint!("{t}"),
+            Some(t) => out!("\nlru_gen\n{t}")?,
+            None => anyhow::bail!(
+                "--lru-gen-stats: {} does not run the multi-gen LRU (policy.lru = \"classic\"); set policy.lru=mglru",
+                scn.name
+            ),
+        }
     }
     Ok(())
 }
