@@ -292,8 +292,11 @@ impl Mm {
         let mut c = cpu + self.cfg.costs.io_submit_ns;
         if synchronous {
             // SWP_SYNCHRONOUS_IO (zram): the write completes in the reclaimer's context, which
-            // spends the device time on it; the folio is clean when pageout() returns.
+            // spends the device time on it; the folio is clean when pageout() returns. The
+            // reclaimer's clock moves past it, so the next write of the same batch is
+            // submitted then and is charged only its own time.
             c += done.saturating_sub(ctx.now);
+            ctx.now = ctx.now.max(done);
         }
         ctx.cpu_ns += c;
         self.reclaim_cpu.io_ns += c;

@@ -6,6 +6,9 @@
 //! - `bench-hits`: the same machine, a working set that fits: the event path without reclaim.
 //! - `bench-16g`: a 16 GiB machine with a sequential anon fill and a file scan: host memory per
 //!   simulated page.
+//! - `bench-mixed-mglru`: `bench-mixed` under the multi-gen LRU (`policy.lru = "mglru"`); the
+//!   last column gives its events/s as a share of the active/inactive LRU's on the same
+//!   workload, measured in this run.
 //!
 //! Each runs for `--seconds` of simulated time (default: the scenario's); the figures are
 //! events per second of wall time (one core: a simulation is single-threaded) and the
@@ -21,7 +24,7 @@ pub struct Args {
     pub seconds: Option<u64>,
 }
 
-const WORKLOADS: [(&str, &str); 3] = [
+const WORKLOADS: [(&str, &str); 4] = [
     (
         "bench-mixed",
         include_str!("../../../../scenarios/bench-mixed.toml"),
@@ -33,6 +36,10 @@ const WORKLOADS: [(&str, &str); 3] = [
     (
         "bench-16g",
         include_str!("../../../../scenarios/bench-16g.toml"),
+    ),
+    (
+        "bench-mixed-mglru",
+        include_str!("../../../../scenarios/bench-mixed.toml"),
     ),
 ];
 
@@ -58,10 +65,15 @@ pub fn main(a: Args) -> Result<()> {
         "events/s",
         "B/page"
     )?;
+    let mut classic_rate = None;
     for (name, text) in WORKLOADS {
         let mut ov = Vec::new();
         if let Some(s) = a.seconds {
             ov.push(("run.duration".to_string(), format!("{s}s")));
+        }
+        let mglru = name.ends_with("-mglru");
+        if mglru {
+            ov.push(("policy.lru".to_string(), "mglru".to_string()));
         }
         let scn = refault_scenario::parse(text, &format!("scenarios/{name}.toml"), &ov, None)?;
         reset_peak_rss();
@@ -77,14 +89,22 @@ pub fn main(a: Args) -> Result<()> {
                 )
             })
             .unwrap_or_else(|| "-".into());
+        let vs_classic = match (mglru, classic_rate) {
+            (true, Some(c)) => format!("  {:.0}% of classic", rate / c * 100.0),
+            _ => String::new(),
+        };
+        if name == "bench-mixed" {
+            classic_rate = Some(rate);
+        }
         outln!(
-            "{:<18} {:>12} {:>10.1} {:>10.2} {:>14.0} {:>12}",
+            "{:<18} {:>12} {:>10.1} {:>10.2} {:>14.0} {:>12}{}",
             name,
             r.events,
             r.sim_seconds,
             r.wall_seconds,
             rate,
-            per_page
+            per_page,
+            vs_classic
         )?;
     }
     Ok(())

@@ -4,6 +4,10 @@
 //! `lru-balance` (seed S0, 000_7294c43fbea70511.txt): the pgbench-like and parallelio-like
 //! scenarios in `scenarios/s0-*.toml` (their descriptions give the scaling), each under
 //! `policy.balance = "legacy"` and `"refault-cost"`.
+//!
+//! `mglru` (seed S1, 001_61fe62ee94797880.txt): the fio-like and memcached-like scenarios in
+//! `scenarios/s1-*.toml` (scaling in their descriptions), each under `policy.lru = "classic"`
+//! and `"mglru"`, with the reclaim CPU broken down by activity.
 
 use anyhow::{bail, Result};
 use refault_report::SeedRow;
@@ -14,7 +18,7 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Which result: lru-balance (S0).
+    /// Which result: lru-balance (S0) or mglru (S1).
     pub name: String,
     /// Shorter runs (same scenarios, shorter duration): under a minute.
     #[arg(long)]
@@ -26,6 +30,8 @@ pub struct Args {
 
 pub const S0_PGBENCH: &str = include_str!("../../../../scenarios/s0-pgbench.toml");
 pub const S0_PARALLELIO: &str = include_str!("../../../../scenarios/s0-parallelio.toml");
+pub const S1_FIO: &str = include_str!("../../../../scenarios/s1-fio.toml");
+pub const S1_MEMCACHED: &str = include_str!("../../../../scenarios/s1-memcached.toml");
 
 /// One row of a reproduction table and the direction the seed reports.
 pub struct Expect {
@@ -65,12 +71,19 @@ impl Expect {
 fn quick_durations(name: &str) -> Option<(&'static str, &'static str)> {
     match name {
         "s0-pgbench" => None,
+        "s1-fio" => Some(("12s", "4s")),
+        "s1-memcached" => Some(("18s", "10s")),
         _ => Some(("60s", "20s")),
     }
 }
 
-fn load(text: &str, origin: &str, name: &str, balance: &str, quick: bool) -> Result<Scenario> {
-    let mut ov = vec![("policy.balance".to_string(), balance.to_string())];
+fn load(text: &str, origin: &str, name: &str, policy: &str, quick: bool) -> Result<Scenario> {
+    let key = if name.starts_with("s1-") {
+        "policy.lru"
+    } else {
+        "policy.balance"
+    };
+    let mut ov = vec![(key.to_string(), policy.to_string())];
     if let (true, Some((d, w))) = (quick, quick_durations(name)) {
         ov.push(("run.duration".into(), d.into()));
         ov.push(("run.warmup".into(), w.into()));
@@ -217,9 +230,117 @@ pub fn parallelio_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
     ]
 }
 
-fn render(title: &str, rows: &[Expect]) -> String {
+/// The S1 fio table (seed: IOPS +47-49% under the multi-gen LRU).
+pub fn fio_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
+    let moves = |r: &SimResult| vm(r, "pgactivate") + vm(r, "pgdeactivate");
+    let cpu = |r: &SimResult| {
+        let c = &r.reclaim_cpu;
+        c.scan + c.rmap_walk + c.page_table_walk + c.reclaim + c.io_submit
+    };
+    vec![
+        row(
+            "IOPS (read() ops/s, all jobs)",
+            sum_tasks(b, "fio", |t| t.ops_per_sec),
+            sum_tasks(c, "fio", |t| t.ops_per_sec),
+            Some(true),
+            0.0,
+        ),
+        row(
+            "file refaults",
+            vm(b, "workingset_refault_file"),
+            vm(c, "workingset_refault_file"),
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "LRU list moves (pgactivate + pgdeactivate)",
+            moves(b),
+            moves(c),
+            None,
+            f64::INFINITY,
+        ),
+        row("reclaim CPU (s)", cpu(b), cpu(c), None, f64::INFINITY),
+    ]
+}
+
+/// The S1 memcached table (seed: ops/s +101-105%) and the reclaim CPU profile (seed: the
+/// rmap walk falls from 38% to 15% of kswapd's time).
+pub fn memcached_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
+    let total = |r: &SimResult| {
+        let c = &r.reclaim_cpu;
+        c.scan + c.rmap_walk + c.page_table_walk + c.reclaim + c.io_submit
+    };
+    let share = |r: &SimResult| {
+        let t = total(r);
+        if t > 0.0 {
+            r.reclaim_cpu.rmap_walk / t * 100.0
+        } else {
+            0.0
+        }
+    };
+    vec![
+        row(
+            "ops/s (all server threads)",
+            sum_tasks(b, "memcached", |t| t.ops_per_sec),
+            sum_tasks(c, "memcached", |t| t.ops_per_sec),
+            Some(true),
+            0.0,
+        ),
+        row(
+            "anon refaults (pswpin)",
+            vm(b, "pswpin"),
+            vm(c, "pswpin"),
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "pages scanned (pgscan_anon)",
+            vm(b, "pgscan_anon"),
+            vm(c, "pgscan_anon"),
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "reclaim CPU: rmap walk (s)",
+            b.reclaim_cpu.rmap_walk,
+            c.reclaim_cpu.rmap_walk,
+            Some(false),
+            0.0,
+        ),
+        row(
+            "reclaim CPU: page-table walk (s)",
+            b.reclaim_cpu.page_table_walk,
+            c.reclaim_cpu.page_table_walk,
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "reclaim CPU: LRU scan (s)",
+            b.reclaim_cpu.scan,
+            c.reclaim_cpu.scan,
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "reclaim CPU: swap-out IO incl. sync device (s)",
+            b.reclaim_cpu.io_submit,
+            c.reclaim_cpu.io_submit,
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "rmap walk share of reclaim CPU (%)",
+            share(b),
+            share(c),
+            Some(false),
+            0.0,
+        ),
+    ]
+}
+
+fn render(title: &str, rows: &[Expect], labels: (&str, &str)) -> String {
     let seed_rows: Vec<SeedRow> = rows.iter().map(|e| e.row.clone()).collect();
-    let table = refault_report::render_seed_table(title, ("legacy", "refault-cost"), &seed_rows);
+    let table = refault_report::render_seed_table(title, labels, &seed_rows);
     let mut out = String::new();
     for (line_no, line) in table.lines().enumerate() {
         out.push_str(line);
@@ -249,19 +370,43 @@ fn render(title: &str, rows: &[Expect]) -> String {
     out
 }
 
+type RowsFn = [fn(&SimResult, &SimResult) -> Vec<Expect>; 2];
+
 pub fn main(a: Args) -> Result<()> {
-    if a.name != "lru-balance" {
-        bail!(
-            "unknown reproduction `{}`: available: lru-balance (seed S0)",
-            a.name
-        );
-    }
-    let specs = [
-        ("s0-pgbench", S0_PGBENCH, "legacy"),
-        ("s0-pgbench", S0_PGBENCH, "refault-cost"),
-        ("s0-parallelio", S0_PARALLELIO, "legacy"),
-        ("s0-parallelio", S0_PARALLELIO, "refault-cost"),
-    ];
+    let (specs, labels, titles, rows): ([(&str, &str, &str); 4], (&str, &str), [&str; 2], RowsFn) =
+        match a.name.as_str() {
+            "lru-balance" => (
+                [
+                    ("s0-pgbench", S0_PGBENCH, "legacy"),
+                    ("s0-pgbench", S0_PGBENCH, "refault-cost"),
+                    ("s0-parallelio", S0_PARALLELIO, "legacy"),
+                    ("s0-parallelio", S0_PARALLELIO, "refault-cost"),
+                ],
+                ("legacy", "refault-cost"),
+                [
+                    "S0 pgbench-like (scenarios/s0-pgbench.toml)",
+                    "S0 parallelio-like (scenarios/s0-parallelio.toml)",
+                ],
+                [pgbench_rows, parallelio_rows],
+            ),
+            "mglru" => (
+                [
+                    ("s1-fio", S1_FIO, "classic"),
+                    ("s1-fio", S1_FIO, "mglru"),
+                    ("s1-memcached", S1_MEMCACHED, "classic"),
+                    ("s1-memcached", S1_MEMCACHED, "mglru"),
+                ],
+                ("active/inactive", "multi-gen"),
+                [
+                    "S1 fio-like buffered random read in a memcg, ram disk (scenarios/s1-fio.toml)",
+                    "S1 memcached-like, swap on a ram disk (scenarios/s1-memcached.toml)",
+                ],
+                [fio_rows, memcached_rows],
+            ),
+            other => bail!(
+                "unknown reproduction `{other}`: available: lru-balance (seed S0), mglru (seed S1)"
+            ),
+        };
     let scns = specs
         .iter()
         .map(|(n, t, b)| load(t, &format!("scenarios/{n}.toml"), n, b, a.quick))
@@ -281,17 +426,11 @@ pub fn main(a: Args) -> Result<()> {
             .collect()
     });
     let results = results.into_iter().collect::<Result<Vec<_>>>()?;
-    let pg = pgbench_rows(&results[0], &results[1]);
-    let pio = parallelio_rows(&results[2], &results[3]);
-    out!(
-        "{}",
-        render("S0 pgbench-like (scenarios/s0-pgbench.toml)", &pg)
-    )?;
+    let pg = rows[0](&results[0], &results[1]);
+    let pio = rows[1](&results[2], &results[3]);
+    out!("{}", render(titles[0], &pg, labels))?;
     outln!()?;
-    out!(
-        "{}",
-        render("S0 parallelio-like (scenarios/s0-parallelio.toml)", &pio)
-    )?;
+    out!("{}", render(titles[1], &pio, labels))?;
     let failed: Vec<&str> = pg
         .iter()
         .chain(pio.iter())
@@ -307,8 +446,8 @@ pub fn main(a: Args) -> Result<()> {
     if let Some(out) = a.out {
         let table: Vec<Value> = pg
             .iter()
-            .map(|e| ("pgbench", e))
-            .chain(pio.iter().map(|e| ("parallelio", e)))
+            .map(|e| (specs[0].0, e))
+            .chain(pio.iter().map(|e| (specs[2].0, e)))
             .map(|(scn, e)| {
                 json!({"scenario": scn, "figure": e.row.figure, "baseline": e.row.baseline,
                        "change": e.row.change, "percent": e.row.percent, "direction_holds": e.holds()})
@@ -317,10 +456,9 @@ pub fn main(a: Args) -> Result<()> {
         let runs: Vec<Value> = specs
             .iter()
             .zip(results.iter())
-            .map(|((n, _, b), r)| json!({"scenario": n, "balance": b, "result": r}))
+            .map(|((n, _, b), r)| json!({"scenario": n, "policy": b, "result": r}))
             .collect();
-        let doc =
-            json!({"reproduce": "lru-balance", "quick": a.quick, "table": table, "runs": runs});
+        let doc = json!({"reproduce": a.name, "quick": a.quick, "table": table, "runs": runs});
         super::write_out(&out, serde_json::to_string_pretty(&doc)?.as_bytes())?;
     }
     Ok(())
