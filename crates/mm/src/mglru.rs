@@ -1717,4 +1717,98 @@ mod tests {
         lg.reset_bloom(6);
         assert!(!lg.test_bloom(4, 1, 7));
     }
+
+    /// lru_gen.min_ttl_ms: kswapd's lru_gen_age_node() invokes the OOM killer when the
+    /// oldest evictable generation is younger than min_ttl, and only then.
+    #[test]
+    fn min_ttl_protects_young_generations_with_the_oom_killer() {
+        use crate::testutil::tiny_config;
+        use crate::{BalanceKind, Ctx, InstantIo, LruKind};
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 1024);
+        cfg.lru = LruKind::Mglru;
+        cfg.lru_gen_min_ttl_ns = 1_000_000_000; // 1 s
+        let mut mm = crate::Mm::new(cfg);
+        let mut io = InstantIo;
+        // 600 anon pages faulted in at t = 0: they join generation max_seq - 1.
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for i in 0..600 {
+            mm.touch(&mut ctx, 0, i, true);
+        }
+        mm.check_invariants().unwrap();
+        let mut sc = ScanControl::new(64, 0);
+        sc.kswapd = true;
+        sc.priority = 0;
+        // At 0.5 s every generation (created at 0) is younger than min_ttl: OOM.
+        let mut ctx = Ctx::new(500_000_000, &mut io, 0);
+        mm.lru_gen_age_node(&mut ctx, &mut sc);
+        assert!(mm.oom_pending);
+        // The next allocation is the victim.
+        let mut ctx = Ctx::new(500_000_000, &mut io, 0);
+        assert!(mm.alloc_folio(&mut ctx, 0, 0).is_none() && ctx.oom);
+        assert!(!mm.oom_pending);
+        // At 2 s the oldest generation is older than min_ttl: reclaimable, no OOM.
+        let mut ctx = Ctx::new(2_000_000_000, &mut io, 0);
+        mm.lru_gen_age_node(&mut ctx, &mut sc);
+        assert!(!mm.oom_pending);
+        // min_ttl 0 never invokes the OOM killer.
+        mm.cfg.lru_gen_min_ttl_ns = 0;
+        let mut ctx = Ctx::new(1, &mut io, 0);
+        mm.lru_gen_age_node(&mut ctx, &mut sc);
+        assert!(!mm.oom_pending);
+    }
+
+    /// List-state walk-through: a read() miss joins the oldest generation, a fault the second
+    /// youngest; fd accesses only count refs; eviction takes the oldest generation and a
+    /// refault within four generations counts and restores the refs.
+    #[test]
+    fn generations_through_add_access_evict_refault() {
+        use crate::testutil::tiny_config;
+        use crate::{BalanceKind, Ctx, InstantIo, LruKind};
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 1024);
+        cfg.lru = LruKind::Mglru;
+        cfg.readahead_max_pages = 0;
+        let mut mm = crate::Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        mm.file_read(&mut ctx, 1, 0, 1);
+        mm.touch(&mut ctx, 0, 0, true);
+        let f = mm.cache_lookup(1, 0).unwrap();
+        let a = crate::memory::pte_pfn(mm.objects[0].ent[0]);
+        // max_seq 3: the read() miss is in generation 0 (the oldest), the fault in 2.
+        assert_eq!(folio_lru_gen(mm.pages.flags[f as usize]), Some(0));
+        assert_eq!(folio_lru_gen(mm.pages.flags[a as usize]), Some(2));
+        assert_eq!(mm.lruvecs[0].nr[LruList::InactiveFile.idx()], 1);
+        assert_eq!(mm.lruvecs[0].nr[LruList::ActiveAnon.idx()], 1);
+        // Three more reads of page 0, each after a read of another page (filemap_read() does
+        // not mark the folio the previous read ended in): the miss set PG_referenced, these
+        // count the refs bits up to 3: folio_lru_refs = 4, tier 2.
+        for p in 1..4 {
+            mm.file_read(&mut ctx, 1, p, 1);
+            mm.file_read(&mut ctx, 1, 0, 1);
+        }
+        let fl = mm.pages.flags[f as usize];
+        assert_eq!(folio_lru_refs(fl), 4);
+        assert_eq!(folio_lru_gen(fl), Some(0)); // no list move on fd access
+        mm.check_invariants().unwrap();
+        // Evict: no refaults yet, so get_tier_idx() protects nothing and the folio is
+        // isolated and reclaimed from generation 0 with pages 1-3 (tier 0); its shadow records
+        // min_seq 0 and refs - 1 = 3.
+        let mut sc = ScanControl::new(1, 0);
+        sc.priority = 0;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        mm.shrink_node(&mut ctx, &mut sc);
+        assert!(mm.cache_lookup(1, 0).is_none());
+        assert_eq!(mm.lruvecs[0].lrugen.evicted[FILE][2], 1);
+        mm.file_read(&mut ctx, 1, 0, 1);
+        assert_eq!(mm.ev.get(crate::vmstat::Ev::WorkingsetRefaultFile), 1);
+        assert_eq!(mm.lruvecs[0].lrugen.refaulted[FILE][2], 1);
+        let f = mm.cache_lookup(1, 0).unwrap();
+        // The refs bits are restored (3), PG_referenced is not (the refaulting read does not
+        // mark the folio: the previous read ended in it).
+        assert_eq!(
+            mm.pages.flags[f as usize] & pg::LRU_REFS_MASK,
+            3 << pg::LRU_REFS_SHIFT
+        );
+        mm.check_invariants().unwrap();
+    }
 }

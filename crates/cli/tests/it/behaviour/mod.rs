@@ -1,3 +1,4 @@
 mod lru_balance;
 mod memcg;
+mod mglru;
 mod workingset;

@@ -1,0 +1,191 @@
+//! The multi-gen LRU: what its design dictates.
+
+use crate::util::{sim, vm};
+
+const MACHINE: &str = r#"
+[machine]
+memory = "128M"
+cpus = 2
+[[device]]
+name = "disk"
+preset = "nvme"
+[[device]]
+name = "zram0"
+preset = "zram"
+[fs]
+device = "disk"
+[[swap.area]]
+device = "zram0"
+size = "256M"
+"#;
+
+/// A hot anon set survives a buffered read stream: stream pages read once enter the oldest
+/// generation (lru_gen_folio_seq) and are evicted from there, while the anon set, faulted in
+/// young and kept young by its accesses (look-around and the page-table walk), never reaches
+/// the oldest generation.
+#[test]
+fn hot_anon_survives_a_buffered_stream() {
+    let toml = format!(
+        r#"
+[run]
+duration = "20s"
+[policy]
+lru = "mglru"
+{MACHINE}
+[[object]]
+name = "hot"
+kind = "anon"
+size = "48M"
+[[object]]
+name = "stream"
+kind = "file"
+size = "512M"
+[[task]]
+name = "hot"
+repeat = 0
+[[task.phase]]
+access = "touch-write"
+object = "hot"
+pattern = "sequential"
+think = "2us"
+[[task]]
+name = "stream"
+start = "1s"
+[[task.phase]]
+access = "read"
+object = "stream"
+pattern = "sequential"
+pages_per_op = 32
+"#
+    );
+    let r = sim(&toml, &[]);
+    let hot_pages = 48 * 256;
+    assert!(
+        vm(&r, "pgsteal_file") > 3 * hot_pages,
+        "stream not reclaimed"
+    );
+    assert!(
+        vm(&r, "pswpout") < hot_pages / 20,
+        "pswpout {}",
+        vm(&r, "pswpout")
+    );
+    assert!(vm(&r, "nr_anon_pages") > hot_pages * 95 / 100);
+}
+
+/// Pages read twice through a descriptor are protected by their tier once their refault rate
+/// is higher than the first tier's: a small file read at random (each page a few times between
+/// evictions: refs 2..4, tiers 1 and 2) beside a stream read once (tier 0, which never
+/// refaults). Hot pages evicted early refault (lru_gen_refault() restores their refs and
+/// credits their tier), so tiers 1 and 2 refault at a far higher rate than tier 0; the
+/// controller (get_tier_idx) then protects them, and sort_folio() moves such folios to the
+/// next generation instead of evicting them, counting them as protected.
+#[test]
+fn fd_tiers_protect_pages_read_twice() {
+    let toml = format!(
+        r#"
+[run]
+duration = "30s"
+[policy]
+lru = "mglru"
+{MACHINE}
+[[object]]
+name = "hot"
+kind = "file"
+size = "40M"
+[[object]]
+name = "stream"
+kind = "file"
+size = "2G"
+[[task]]
+name = "hot"
+repeat = 0
+[[task.phase]]
+access = "read"
+object = "hot"
+pattern = "random"
+think = "20us"
+[[task]]
+name = "stream"
+start = "1s"
+[[task.phase]]
+access = "read"
+object = "stream"
+pattern = "sequential"
+pages_per_op = 32
+"#
+    );
+    let r = sim(&toml, &[]);
+    let lg = &r.lru_gen.as_ref().expect("lru_gen in the result")[0];
+    let t = &lg.tiers_file;
+    let rate = |tiers: &[refault_sim::result::LruGenTier]| {
+        let refaulted: u64 = tiers.iter().map(|t| t.refaulted + t.avg_refaulted).sum();
+        let total: u64 = tiers
+            .iter()
+            .map(|t| t.evicted + t.protected + t.avg_total)
+            .sum();
+        refaulted as f64 / total.max(1) as f64
+    };
+    // The stream went through and is the bulk of tier 0, which barely refaults...
+    assert!(vm(&r, "pgsteal_file") > 8 * 40 * 256);
+    assert!(
+        rate(&t[..1]) < 0.05,
+        "tier 0 refault rate {}",
+        rate(&t[..1])
+    );
+    // ...while pages read more than once refault when evicted, so they were protected.
+    assert!(
+        rate(&t[1..3]) > 0.5,
+        "tiers 1-2 refault rate {}",
+        rate(&t[1..3])
+    );
+    let protected: u64 = t[1..].iter().map(|t| t.protected).sum();
+    assert!(protected > 0, "no folio of a tier above 0 was protected");
+}
+
+/// A workload that thrashes its generations triggers aging: random touches of an anon region
+/// larger than memory evict the oldest generations until only two are left, and
+/// try_to_inc_max_seq() walks the page tables (the walk's PTE count and CPU are visible) to
+/// create new ones.
+#[test]
+fn thrashing_a_generation_triggers_aging() {
+    let toml = format!(
+        r#"
+[run]
+duration = "10s"
+[policy]
+lru = "mglru"
+{MACHINE}
+[[object]]
+name = "big"
+kind = "anon"
+size = "160M"
+[[task]]
+name = "toucher"
+repeat = 0
+[[task.phase]]
+access = "touch-write"
+object = "big"
+pattern = "random"
+"#
+    );
+    let r = sim(&toml, &[]);
+    let lg = &r.lru_gen.as_ref().expect("lru_gen in the result")[0];
+    assert!(lg.agings >= 2, "agings {}", lg.agings);
+    assert!(lg.max_seq >= 5, "max_seq {}", lg.max_seq);
+    assert!(lg.pte_total > 0 && lg.pte_young > 0, "walk saw no PTEs");
+    assert!(r.reclaim_cpu.page_table_walk > 0.0);
+    assert!(vm(&r, "pswpout") > 0 && vm(&r, "workingset_refault_anon") > 0);
+}
+
+/// The classic-only balance model is refused with the multi-gen LRU, naming both keys.
+#[test]
+fn legacy_balance_is_refused_with_mglru() {
+    let toml = format!(
+        "[run]\nduration = \"1s\"\n[policy]\nlru = \"mglru\"\nbalance = \"legacy\"\n{MACHINE}\n[[object]]\nname = \"a\"\nkind = \"anon\"\nsize = \"1M\"\n[[task]]\nname = \"t\"\n[[task.phase]]\naccess = \"touch\"\nobject = \"a\"\n"
+    );
+    let scn = refault_scenario::parse(&toml, "t.toml", &[], None).unwrap();
+    let e = refault_sim::run(&scn, Default::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("policy.balance") && e.contains("mglru"), "{e}");
+}
