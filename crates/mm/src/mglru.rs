@@ -421,6 +421,9 @@ impl LruGen {
     }
 }
 
+/// Per tier: (avg_refaulted, avg_total, refaulted, evicted, protected).
+pub type TierStats = (u64, u64, u64, u64, u64);
+
 /// One memcg's generations as `/sys/kernel/debug/lru_gen_full` shows them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LruGenView {
@@ -430,7 +433,7 @@ pub struct LruGenView {
     /// (seq, age in ms, anon pages, file pages), oldest first.
     pub gens: Vec<(u64, u64, u64, u64)>,
     /// Per type and tier: (avg_refaulted, avg_total, refaulted, evicted, protected).
-    pub tiers: [[(u64, u64, u64, u64, u64); MAX_NR_TIERS]; 2],
+    pub tiers: [[TierStats; MAX_NR_TIERS]; 2],
     pub walk: WalkStats,
 }
 

@@ -68,10 +68,19 @@ pub struct Setup {
     swap_file: Option<PathBuf>,
     pub children: Vec<libc::pid_t>,
     swaps_before: Vec<String>,
+    /// `/sys/kernel/mm/lru_gen/{enabled,min_ttl_ms}` as they were, restored on cleanup.
+    lru_gen_before: Option<(String, String)>,
 }
+
+const LRU_GEN_ENABLED: &str = "/sys/kernel/mm/lru_gen/enabled";
+const LRU_GEN_MIN_TTL: &str = "/sys/kernel/mm/lru_gen/min_ttl_ms";
 
 impl Setup {
     fn cleanup(&mut self) {
+        if let Some((enabled, ttl)) = self.lru_gen_before.take() {
+            let _ = std::fs::write(LRU_GEN_MIN_TTL, ttl.trim());
+            let _ = std::fs::write(LRU_GEN_ENABLED, enabled.trim());
+        }
         for &pid in &self.children {
             unsafe {
                 libc::kill(pid, libc::SIGKILL);
@@ -173,7 +182,21 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
         swap_file: None,
         children: Vec::new(),
         swaps_before: host::active_swaps(),
+        lru_gen_before: None,
     };
+    if s.host.lru_gen {
+        // The host has CONFIG_LRU_GEN: run the LRU the scenario asks for (a kernel that
+        // enables the multi-gen LRU by default must be switched off for a classic scenario),
+        // with its min_ttl_ms, and put both back afterwards.
+        let read = |p: &str| std::fs::read_to_string(p).map_err(|e| format!("reading {p}: {e}"));
+        s.lru_gen_before = Some((read(LRU_GEN_ENABLED)?, read(LRU_GEN_MIN_TTL)?));
+        let mglru = scn.policy.lru == refault_scenario::LruKind::Mglru;
+        write(Path::new(LRU_GEN_ENABLED), if mglru { "y" } else { "n" })?;
+        write(
+            Path::new(LRU_GEN_MIN_TTL),
+            &scn.policy.lru_gen_min_ttl_ms.to_string(),
+        )?;
+    }
     std::fs::create_dir_all(&s.workdir).map_err(|e| format!("{}: {e}", s.workdir.display()))?;
     for o in scn.objects.iter().filter(|o| o.kind == ObjectKind::File) {
         create_file(&file_path(&s.workdir, &o.name), o.size_pages, o.exists)

@@ -115,6 +115,7 @@ pub(crate) fn scenario(objects: Vec<ObjectSpec>, tasks: Vec<TaskSpec>) -> Scenar
             page_alloc_ns: 1,
             scan_per_page_ns: 1,
             rmap_per_mapping_ns: 1,
+            pt_walk_per_pte_ns: 1,
             reclaim_per_page_ns: 1,
             io_submit_ns: 1,
         },

@@ -371,42 +371,48 @@ fn render(title: &str, rows: &[Expect], labels: (&str, &str)) -> String {
 }
 
 type RowsFn = [fn(&SimResult, &SimResult) -> Vec<Expect>; 2];
+/// The four runs (scenario, text, policy), the column labels, the table titles, the rows.
+type Reproduction = (
+    [(&'static str, &'static str, &'static str); 4],
+    (&'static str, &'static str),
+    [&'static str; 2],
+    RowsFn,
+);
 
 pub fn main(a: Args) -> Result<()> {
-    let (specs, labels, titles, rows): ([(&str, &str, &str); 4], (&str, &str), [&str; 2], RowsFn) =
-        match a.name.as_str() {
-            "lru-balance" => (
-                [
-                    ("s0-pgbench", S0_PGBENCH, "legacy"),
-                    ("s0-pgbench", S0_PGBENCH, "refault-cost"),
-                    ("s0-parallelio", S0_PARALLELIO, "legacy"),
-                    ("s0-parallelio", S0_PARALLELIO, "refault-cost"),
-                ],
-                ("legacy", "refault-cost"),
-                [
-                    "S0 pgbench-like (scenarios/s0-pgbench.toml)",
-                    "S0 parallelio-like (scenarios/s0-parallelio.toml)",
-                ],
-                [pgbench_rows, parallelio_rows],
-            ),
-            "mglru" => (
-                [
-                    ("s1-fio", S1_FIO, "classic"),
-                    ("s1-fio", S1_FIO, "mglru"),
-                    ("s1-memcached", S1_MEMCACHED, "classic"),
-                    ("s1-memcached", S1_MEMCACHED, "mglru"),
-                ],
-                ("active/inactive", "multi-gen"),
-                [
-                    "S1 fio-like buffered random read in a memcg, ram disk (scenarios/s1-fio.toml)",
-                    "S1 memcached-like, swap on a ram disk (scenarios/s1-memcached.toml)",
-                ],
-                [fio_rows, memcached_rows],
-            ),
-            other => bail!(
-                "unknown reproduction `{other}`: available: lru-balance (seed S0), mglru (seed S1)"
-            ),
-        };
+    let (specs, labels, titles, rows): Reproduction = match a.name.as_str() {
+        "lru-balance" => (
+            [
+                ("s0-pgbench", S0_PGBENCH, "legacy"),
+                ("s0-pgbench", S0_PGBENCH, "refault-cost"),
+                ("s0-parallelio", S0_PARALLELIO, "legacy"),
+                ("s0-parallelio", S0_PARALLELIO, "refault-cost"),
+            ],
+            ("legacy", "refault-cost"),
+            [
+                "S0 pgbench-like (scenarios/s0-pgbench.toml)",
+                "S0 parallelio-like (scenarios/s0-parallelio.toml)",
+            ],
+            [pgbench_rows, parallelio_rows],
+        ),
+        "mglru" => (
+            [
+                ("s1-fio", S1_FIO, "classic"),
+                ("s1-fio", S1_FIO, "mglru"),
+                ("s1-memcached", S1_MEMCACHED, "classic"),
+                ("s1-memcached", S1_MEMCACHED, "mglru"),
+            ],
+            ("active/inactive", "multi-gen"),
+            [
+                "S1 fio-like buffered random read in a memcg, ram disk (scenarios/s1-fio.toml)",
+                "S1 memcached-like, swap on a ram disk (scenarios/s1-memcached.toml)",
+            ],
+            [fio_rows, memcached_rows],
+        ),
+        other => bail!(
+            "unknown reproduction `{other}`: available: lru-balance (seed S0), mglru (seed S1)"
+        ),
+    };
     let scns = specs
         .iter()
         .map(|(n, t, b)| load(t, &format!("scenarios/{n}.toml"), n, b, a.quick))

@@ -39,7 +39,7 @@ pub fn main(a: Args) -> Result<()> {
     let v = serde_json::to_value(&r)?;
     match &a.out {
         Some(p) => {
-            super::write_out(&p, refault_sim::to_json(&r).as_bytes())?;
+            super::write_out(p, refault_sim::to_json(&r).as_bytes())?;
             eprintln!(
                 "{}: {} events, {:.1} s simulated in {:.2} s; result written to {}",
                 scn.name,
