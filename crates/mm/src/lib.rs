@@ -158,6 +158,10 @@ pub struct MmConfig {
     pub max_file_folio_order: u32,
     /// cgroup v1 memcg semantics (per-memcg swappiness, writeback waits in limit reclaim).
     pub cgroup_v1: bool,
+    /// Period of the memcg statistics flusher (`flush_memcg_stats_dwork`, FLUSH_TIME = 2 s),
+    /// in ns: reclaim heuristics and refault detection read the lruvec statistics as of the
+    /// last flush (see [`memcontrol`]). 0 = they read exact, current counts.
+    pub memcg_stats_flush_ns: u64,
     pub costs: Costs,
 }
 
@@ -299,6 +303,8 @@ pub struct Mm {
     /// The filesystem journal (fsync commits).
     pub journal: filemap::Journal,
     pub min_free_kbytes: u64,
+    /// When the periodic memcg statistics flush is next due (u64::MAX when off).
+    pub memcg_stats_next_flush: u64,
 }
 
 impl Mm {
@@ -396,6 +402,7 @@ impl Mm {
             flusher_wanted: false,
             journal: Default::default(),
             min_free_kbytes,
+            memcg_stats_next_flush: memcontrol::first_stats_flush(cfg.memcg_stats_flush_ns),
             cfg,
         }
     }

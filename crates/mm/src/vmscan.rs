@@ -205,10 +205,11 @@ const DEACT_ANON: u8 = 1;
 const DEACT_FILE: u8 = 2;
 
 impl Mm {
-    /// Kernel: `inactive_is_low()` on hierarchical lruvec counts.
+    /// Kernel: `inactive_is_low()` on hierarchical lruvec counts (`lruvec_page_state()`:
+    /// as of the last memcg stats flush).
     pub fn inactive_is_low(&self, lv: usize, file: bool) -> bool {
-        let inactive = self.lruvec_hier(lv, LruList::of(file, false));
-        let active = self.lruvec_hier(lv, LruList::of(file, true));
+        let inactive = self.lruvec_page_state(lv, LruList::of(file, false));
+        let active = self.lruvec_page_state(lv, LruList::of(file, true));
         inactive_is_low_ratio(inactive, active)
     }
 
@@ -220,9 +221,10 @@ impl Mm {
         if !sc.force_deactivate {
             let mut bits = 0;
             for (file, bit) in [(false, DEACT_ANON), (true, DEACT_FILE)] {
-                let tv = &self.lruvecs[t];
-                let refaults = tv.workingset_activate[file as usize];
-                if refaults != tv.refaults[file as usize] || self.inactive_is_low(t, file) {
+                let refaults = self.lruvec_activate_state(t, file);
+                if refaults != self.lruvecs[t].refaults[file as usize]
+                    || self.inactive_is_low(t, file)
+                {
                     bits |= bit;
                 }
             }
@@ -230,7 +232,7 @@ impl Mm {
         } else {
             sc.may_deactivate = DEACT_ANON | DEACT_FILE;
         }
-        let inactive_file = self.lruvec_hier(t, LruList::InactiveFile);
+        let inactive_file = self.lruvec_page_state(t, LruList::InactiveFile);
         sc.cache_trim_mode =
             (inactive_file >> sc.priority) != 0 && sc.may_deactivate & DEACT_FILE == 0;
         sc.file_is_tiny = false;
@@ -760,10 +762,13 @@ impl Mm {
             .note_active(&mut self.lruvecs, lv, file, taken, referenced, 0);
     }
 
-    /// Kernel: `snapshot_refaults()`.
+    /// Kernel: `snapshot_refaults()` (of `lruvec_page_state()`: the flushed counts).
     fn snapshot_refaults(&mut self, target: usize) {
-        let v = &mut self.lruvecs[target];
-        v.refaults = v.workingset_activate;
+        let r = [
+            self.lruvec_activate_state(target, false),
+            self.lruvec_activate_state(target, true),
+        ];
+        self.lruvecs[target].refaults = r;
     }
 
     /// Kernel: `do_try_to_free_pages()`.
