@@ -30,6 +30,8 @@
 //! - Folios are never skipped for `reclaim_idx` (all simulated allocations may use every
 //!   zone, so `reclaim_idx` is always the highest zone); `pgskip_*` stays 0.
 //! - No VM_EXEC mappings, mlock or unevictable folios: the VM_EXEC rotation rules never fire.
+//! - `folio_referenced()` ignores mappings without recency (`vma_has_recency()`), with the
+//!   object's madvise hint standing for the VMA flags; FMODE_NOREUSE is not modelled.
 //! - No slab shrinking yet (`shrink_slab`), no memory.low/min protection.
 //! - Dirty file folios reached by direct reclaim are activated with PG_reclaim and the flusher
 //!   is woken, as the kernel does; kswapd writes them itself only on the second encounter
@@ -549,9 +551,26 @@ impl Mm {
     /// Kernel: `folio_referenced()`: test-and-clear the young bits of every mapping of the
     /// folio; returns the number of mappings that were young. Charges one rmap step per
     /// mapping visited.
+    ///
+    /// `invalid_folio_referenced_vma()` skips a mapping without recency (`vma_has_recency()`:
+    /// VM_RAND_READ or VM_SEQ_READ from madvise(MADV_RANDOM / MADV_SEQUENTIAL)): its young
+    /// bits are neither counted nor cleared, so reclaim takes such folios at their first trip
+    /// down the inactive list. In the model an object's hint is applied to its (single)
+    /// mapping as the twin's executor does (madvise on the mapping, fadvise on the file); the
+    /// memcg-ownership test of the same function always passes (one task per mapping, in the
+    /// memcg it charges).
     pub(crate) fn folio_referenced(&mut self, ctx: &mut Ctx, pfn: Pfn) -> u32 {
         let o = self.pages.owner(pfn);
         let nr = self.pages.nr_pages(pfn);
+        if self.objects[o.obj as usize].hint != crate::filemap::Hint::Normal {
+            // vma_has_recency() is false: the mapping is skipped by the rmap walk.
+            if self.folio_mapped(pfn) {
+                let c = self.cfg.costs.rmap_per_mapping_ns;
+                ctx.cpu_ns += c;
+                self.reclaim_cpu.rmap_ns += c;
+            }
+            return 0;
+        }
         let obj = &mut self.objects[o.obj as usize];
         let (young, mapped) = match obj.kind {
             ObjKind::Anon | ObjKind::Shmem => {
