@@ -162,6 +162,10 @@ pub struct MmConfig {
     pub max_file_folio_order: u32,
     /// cgroup v1 memcg semantics (per-memcg swappiness, writeback waits in limit reclaim).
     pub cgroup_v1: bool,
+    /// Period of the memcg statistics flusher (`flush_memcg_stats_dwork`, FLUSH_TIME = 2 s),
+    /// in ns: reclaim heuristics and refault detection read the lruvec statistics as of the
+    /// last flush (see [`memcontrol`]). 0 = they read exact, current counts.
+    pub memcg_stats_flush_ns: u64,
     pub costs: Costs,
 }
 
@@ -315,6 +319,8 @@ pub struct Mm {
     /// kswapd invoked the OOM killer (`lru_gen.min_ttl_ms`): the next allocating task is the
     /// victim.
     pub(crate) oom_pending: bool,
+    /// When the periodic memcg statistics flush is next due (u64::MAX when off).
+    pub memcg_stats_next_flush: u64,
 }
 
 impl Mm {
@@ -417,6 +423,7 @@ impl Mm {
             mm_walk_active: false,
             in_lru_fault: false,
             oom_pending: false,
+            memcg_stats_next_flush: memcontrol::first_stats_flush(cfg.memcg_stats_flush_ns),
             cfg,
         }
     }

@@ -27,6 +27,11 @@ pub struct Lruvec {
     /// Kernel: `lruvec->refaults[]`, the snapshot of `workingset_activate` taken at the end of
     /// the last reclaim cycle (`snapshot_refaults()`).
     pub refaults: [u64; 2],
+    /// The lruvec statistics as of the last memcg stats flush (`lruvec_page_state()` reads
+    /// these): the hierarchical sizes of the four evictable lists and
+    /// WORKINGSET_ACTIVATE_{ANON,FILE}. Only used when `memcg_stats_flush_ns` > 0.
+    pub flushed_lru: [u64; 4],
+    pub flushed_activate: [u64; 2],
     /// Legacy balance (< v5.8): `reclaim_stat.recent_scanned[]` / `recent_rotated[]`.
     pub recent_scanned: [u64; 2],
     pub recent_rotated: [u64; 2],

@@ -98,8 +98,10 @@ impl Mm {
         // handle_mm_fault(): the task's mm joins its memcg's mm list (lru_gen_add_mm()), and
         // folios added during the fault are "in fault" for the multi-gen LRU.
         self.objects[obj as usize].mm_memcgs |= 1u64 << (ctx.memcg as u64).min(63);
+        // lru_gen_enter_fault(): only VMAs with recency (no MADV_RANDOM/MADV_SEQUENTIAL).
+        let recency = self.objects[obj as usize].hint == crate::filemap::Hint::Normal;
         if pte_swap(e) {
-            self.in_lru_fault = true;
+            self.in_lru_fault = recency;
             self.do_swap_page(ctx, obj, index, e, write);
             self.in_lru_fault = false;
             return;
@@ -114,7 +116,7 @@ impl Mm {
             ctx.cpu_ns += self.cfg.costs.minor_fault_ns;
             return;
         }
-        self.in_lru_fault = true;
+        self.in_lru_fault = recency;
         self.do_anonymous_page(ctx, obj, index, write);
         self.in_lru_fault = false;
     }

@@ -761,13 +761,16 @@ impl Mm {
         if o.mm_memcgs & bit == 0 {
             return;
         }
-        // should_skip_vma(): anon VMAs when anon is not evictable; VMAs without recency
-        // (MADV_RANDOM / MADV_SEQUENTIAL); file VMAs never mapped.
+        // should_skip_vma(): VMAs without recency (vma_has_recency(): MADV_RANDOM /
+        // MADV_SEQUENTIAL); anon VMAs when anon is not evictable; file VMAs never mapped.
         let file = o.kind == ObjKind::File;
+        if o.hint != crate::filemap::Hint::Normal {
+            return;
+        }
         if !file && swappiness == 0 {
             return;
         }
-        if file && (o.mapped.is_empty() || o.hint != crate::filemap::Hint::Normal) {
+        if file && o.mapped.is_empty() {
             return;
         }
         let size = o.size_pages;

@@ -30,6 +30,8 @@
 //! - Folios are never skipped for `reclaim_idx` (all simulated allocations may use every
 //!   zone, so `reclaim_idx` is always the highest zone); `pgskip_*` stays 0.
 //! - No VM_EXEC mappings, mlock or unevictable folios: the VM_EXEC rotation rules never fire.
+//! - `folio_referenced()` ignores mappings without recency (`vma_has_recency()`), with the
+//!   object's madvise hint standing for the VMA flags; FMODE_NOREUSE is not modelled.
 //! - No slab shrinking yet (`shrink_slab`), no memory.low/min protection.
 //! - Dirty file folios reached by direct reclaim are activated with PG_reclaim and the flusher
 //!   is woken, as the kernel does; kswapd writes them itself only on the second encounter
@@ -205,10 +207,11 @@ const DEACT_ANON: u8 = 1;
 const DEACT_FILE: u8 = 2;
 
 impl Mm {
-    /// Kernel: `inactive_is_low()` on hierarchical lruvec counts.
+    /// Kernel: `inactive_is_low()` on hierarchical lruvec counts (`lruvec_page_state()`:
+    /// as of the last memcg stats flush).
     pub fn inactive_is_low(&self, lv: usize, file: bool) -> bool {
-        let inactive = self.lruvec_hier(lv, LruList::of(file, false));
-        let active = self.lruvec_hier(lv, LruList::of(file, true));
+        let inactive = self.lruvec_page_state(lv, LruList::of(file, false));
+        let active = self.lruvec_page_state(lv, LruList::of(file, true));
         inactive_is_low_ratio(inactive, active)
     }
 
@@ -220,9 +223,10 @@ impl Mm {
         if !sc.force_deactivate {
             let mut bits = 0;
             for (file, bit) in [(false, DEACT_ANON), (true, DEACT_FILE)] {
-                let tv = &self.lruvecs[t];
-                let refaults = tv.workingset_activate[file as usize];
-                if refaults != tv.refaults[file as usize] || self.inactive_is_low(t, file) {
+                let refaults = self.lruvec_activate_state(t, file);
+                if refaults != self.lruvecs[t].refaults[file as usize]
+                    || self.inactive_is_low(t, file)
+                {
                     bits |= bit;
                 }
             }
@@ -230,7 +234,7 @@ impl Mm {
         } else {
             sc.may_deactivate = DEACT_ANON | DEACT_FILE;
         }
-        let inactive_file = self.lruvec_hier(t, LruList::InactiveFile);
+        let inactive_file = self.lruvec_page_state(t, LruList::InactiveFile);
         sc.cache_trim_mode =
             (inactive_file >> sc.priority) != 0 && sc.may_deactivate & DEACT_FILE == 0;
         sc.file_is_tiny = false;
@@ -550,9 +554,26 @@ impl Mm {
     /// Kernel: `folio_referenced()`: test-and-clear the young bits of every mapping of the
     /// folio; returns the number of mappings that were young. Charges one rmap step per
     /// mapping visited.
+    ///
+    /// `invalid_folio_referenced_vma()` skips a mapping without recency (`vma_has_recency()`:
+    /// VM_RAND_READ or VM_SEQ_READ from madvise(MADV_RANDOM / MADV_SEQUENTIAL)): its young
+    /// bits are neither counted nor cleared, so reclaim takes such folios at their first trip
+    /// down the inactive list. In the model an object's hint is applied to its (single)
+    /// mapping as the twin's executor does (madvise on the mapping, fadvise on the file); the
+    /// memcg-ownership test of the same function always passes (one task per mapping, in the
+    /// memcg it charges).
     pub(crate) fn folio_referenced(&mut self, ctx: &mut Ctx, pfn: Pfn) -> u32 {
         let o = self.pages.owner(pfn);
         let nr = self.pages.nr_pages(pfn);
+        if self.objects[o.obj as usize].hint != crate::filemap::Hint::Normal {
+            // vma_has_recency() is false: the mapping is skipped by the rmap walk.
+            if self.folio_mapped(pfn) {
+                let c = self.cfg.costs.rmap_per_mapping_ns;
+                ctx.cpu_ns += c;
+                self.reclaim_cpu.rmap_ns += c;
+            }
+            return 0;
+        }
         let obj = &mut self.objects[o.obj as usize];
         let (young, mapped) = match obj.kind {
             ObjKind::Anon | ObjKind::Shmem => {
@@ -784,10 +805,13 @@ impl Mm {
             .note_active(&mut self.lruvecs, lv, file, taken, referenced, 0);
     }
 
-    /// Kernel: `snapshot_refaults()`.
+    /// Kernel: `snapshot_refaults()` (of `lruvec_page_state()`: the flushed counts).
     fn snapshot_refaults(&mut self, target: usize) {
-        let v = &mut self.lruvecs[target];
-        v.refaults = v.workingset_activate;
+        let r = [
+            self.lruvec_activate_state(target, false),
+            self.lruvec_activate_state(target, true),
+        ];
+        self.lruvecs[target].refaults = r;
     }
 
     /// Kernel: `do_try_to_free_pages()`.

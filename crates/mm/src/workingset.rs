@@ -104,11 +104,12 @@ impl Mm {
         }
         let now = self.lruvecs[lv].nonresident_age & AGE_MASK;
         let distance = now.wrapping_sub(shadow.age()) & AGE_MASK;
+        // lruvec_page_state(): the sizes as of the last memcg stats flush.
         let s = WsSizes {
-            active_file: self.lruvec_hier(lv, LruList::ActiveFile),
-            inactive_file: self.lruvec_hier(lv, LruList::InactiveFile),
-            active_anon: self.lruvec_hier(lv, LruList::ActiveAnon),
-            inactive_anon: self.lruvec_hier(lv, LruList::InactiveAnon),
+            active_file: self.lruvec_page_state(lv, LruList::ActiveFile),
+            inactive_file: self.lruvec_page_state(lv, LruList::InactiveFile),
+            active_anon: self.lruvec_page_state(lv, LruList::ActiveAnon),
+            inactive_anon: self.lruvec_page_state(lv, LruList::InactiveAnon),
         };
         let swap_available = self.nr_swap_free() > 0;
         distance <= self.balance.workingset_size(file, s, swap_available)

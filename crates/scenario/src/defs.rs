@@ -662,6 +662,13 @@ static MODEL: SectionDef = SectionDef {
                 reclaim waits for writeback of folios it marked PG_reclaim), 2 = the default \
                 hierarchy (vm.swappiness everywhere, no such wait)."
             ),
+            k!(
+                "memcg_stats_flush_ms",
+                Value("2000"),
+                "Period of the kernel's memcg statistics flusher (FLUSH_TIME): reclaim's \
+                heuristics and refault detection read the lruvec statistics as of the last \
+                flush, the first half a period after the start. 0 = they read exact counts."
+            ),
         ],
     )
 };

@@ -376,4 +376,7 @@ pub struct ModelKnobs {
     /// waits for writeback of folios it already marked PG_reclaim), 2 = the default hierarchy
     /// (vm.swappiness for every cgroup; no such wait).
     pub cgroup_version: u32,
+    /// Period of the memcg statistics flusher in ns (kernel FLUSH_TIME = 2 s); reclaim
+    /// heuristics read statistics as of the last flush. 0 = exact statistics.
+    pub memcg_stats_flush_ns: u64,
 }

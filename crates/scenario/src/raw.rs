@@ -260,6 +260,7 @@ pub(crate) struct RawModel {
     pub max_file_folio_order: Option<u32>,
     pub check_interval: Option<u64>,
     pub cgroup_version: Option<u32>,
+    pub memcg_stats_flush_ms: Option<u64>,
     pub cost: RawCost,
 }
 

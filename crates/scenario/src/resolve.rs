@@ -1311,6 +1311,10 @@ fn resolve_model(raw: &RawModel, cx: &Ctx) -> Result<(CostTable, ModelKnobs)> {
             .check_interval
             .unwrap_or_else(|| defs::default("model", "check_interval")),
         cgroup_version,
+        memcg_stats_flush_ns: raw
+            .memcg_stats_flush_ms
+            .unwrap_or_else(|| defs::default("model", "memcg_stats_flush_ms"))
+            .saturating_mul(1_000_000),
     };
     let c = &raw.cost;
     let d = |v: Option<crate::size::Duration>, key: &str| -> u64 {

@@ -510,6 +510,7 @@ fn full_example_resolves_to_exact_values() {
             max_file_folio_order: 9,
             check_interval: 0,
             cgroup_version: 2,
+            memcg_stats_flush_ns: 2_000_000_000,
         },
     };
     assert_eq!(ok(FULL), expected);
@@ -556,6 +557,7 @@ fn minimal_scenario_gets_every_default() {
             max_file_folio_order: 9,
             check_interval: 0,
             cgroup_version: 2,
+            memcg_stats_flush_ns: 2_000_000_000,
         },
     };
     assert_eq!(s, expected);

@@ -199,6 +199,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 baseline_cpu = mm.reclaim_cpu.clone();
             }
             mm.run_completions(next_sample);
+            mm.memcg_flush_stats(next_sample);
             sampler.sample(next_sample, &mm, &tasks_ops(&tasks));
             next_sample += interval;
         }
@@ -207,6 +208,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             baseline_cpu = mm.reclaim_cpu.clone();
         }
         mm.run_completions(now);
+        mm.memcg_flush_stats(now);
         // Wait for a CPU.
         let (c, free_at) = cpus
             .iter()
@@ -337,6 +339,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             if wake
                 || t_now >= horizon
                 || t_now >= next_sample
+                || t_now >= mm.memcg_stats_flush_due()
                 || mm.next_completion().is_some_and(|c| c <= t_now)
             {
                 break;

@@ -322,6 +322,12 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<(Counters, Counters), S
     done.store(0, Ordering::SeqCst);
     let machine_cg = s.cgroups.last().cloned().expect("machine cgroup");
     let before = host::read_vmstat();
+    // The cgroups live across runs: their memory.stat event counters are taken as deltas.
+    let stat_before: Vec<String> = s
+        .cgroups
+        .iter()
+        .map(|cg| std::fs::read_to_string(cg.join("memory.stat")).unwrap_or_default())
+        .collect();
     let t0 = {
         let mut ts = libc::timespec {
             tv_sec: 0,
@@ -402,9 +408,11 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<(Counters, Counters), S
         "pgmajfault",
     ] {
         let mut sum = None;
-        for text in &stat_now {
-            if let Some((_, v)) = host::parse_kv(text).into_iter().find(|(k, _)| k == key) {
-                *sum.get_or_insert(0) += v;
+        for (text, old) in stat_now.iter().zip(&stat_before) {
+            let get = |t: &str| host::parse_kv(t).into_iter().find(|(k, _)| k == key);
+            if let Some((_, v)) = get(text) {
+                let v0 = get(old).map_or(0, |(_, v)| v);
+                *sum.get_or_insert(0) += v.saturating_sub(v0);
             }
         }
         if let Some(v) = sum {

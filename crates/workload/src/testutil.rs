@@ -124,6 +124,7 @@ pub(crate) fn scenario(objects: Vec<ObjectSpec>, tasks: Vec<TaskSpec>) -> Scenar
             max_file_folio_order: 0,
             check_interval: 0,
             cgroup_version: 2,
+            memcg_stats_flush_ns: 2_000_000_000,
         },
     }
 }

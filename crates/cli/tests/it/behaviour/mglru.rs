@@ -166,6 +166,8 @@ repeat = 0
 access = "touch-write"
 object = "big"
 pattern = "random"
+# No MADV_RANDOM: a VMA without recency is skipped by the walk (should_skip_vma()).
+advice = "normal"
 "#
     );
     let r = sim(&toml, &[]);
