@@ -188,7 +188,9 @@ static POLICY: SectionDef = section(
             Value("\"refault-cost\""),
             "Anon/file scan balance: \"refault-cost\" (lru_note_cost(): rotations are CPU \
             cost, refaults and writes IO cost; v5.8 and later) or \"legacy\" \
-            (recent_scanned/recent_rotated; before v5.8)."
+            (recent_scanned/recent_rotated; before v5.8). The active/inactive LRU's \
+            balance: the multi-gen LRU balances with its own refault controller (legacy \
+            with mglru is refused)."
         ),
     ],
 );
