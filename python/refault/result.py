@@ -133,6 +133,22 @@ class Result:
         return rc
 
     @property
+    def lru_gen(self) -> pd.DataFrame | None:
+        """Multi-gen LRU runs only (``policy.lru = "mglru"``), else None: one row per memcg
+        and generation, oldest first, as ``/sys/kernel/debug/lru_gen`` lists them:
+        ``memcg``, ``seq``, ``age_ms``, ``nr_anon``, ``nr_file``. The tiers and page-table
+        walk statistics are in ``data["lru_gen"]``."""
+        memcgs = self._data.get("lru_gen")
+        if memcgs is None:
+            return None
+        rows = [
+            {"memcg": m["memcg"], **g}
+            for m in memcgs
+            for g in m.get("generations", [])
+        ]
+        return pd.DataFrame(rows, columns=["memcg", "seq", "age_ms", "nr_anon", "nr_file"])
+
+    @property
     def tasks(self) -> pd.DataFrame:
         """One row per task instance, indexed by its label (``reader/0``...): ``ops``,
         ``ops_per_sec``, ``latency_{mean,p50,p90,p99,p999,max}_us``, ``cpu_seconds``,

@@ -61,6 +61,23 @@ def test_result_views(small: Path) -> None:
     assert r.name == "small" and r.events > 0 and r.sim_seconds == pytest.approx(2.0)
 
 
+def test_lru_gen_view_only_under_the_multi_gen_lru(small: Path) -> None:
+    assert refault.run(small).lru_gen is None
+    r = refault.run(small, {"policy.lru": "mglru"})
+    gens = r.lru_gen
+    assert gens is not None
+    assert list(gens.columns) == ["memcg", "seq", "age_ms", "nr_anon", "nr_file"]
+    # One block per memcg (the root and "box"), each with 2..4 generations, oldest first.
+    assert set(gens["memcg"]) == {"/", "box"}
+    for _, g in gens.groupby("memcg"):
+        assert 2 <= len(g) <= 4 and g["seq"].is_monotonic_increasing
+    # The generations hold the memcgs' LRU pages (compatibility sizes of memory.stat).
+    box = r.data["cgroups"][0]
+    lru = box["inactive_anon"] + box["active_anon"] + box["inactive_file"] + box["active_file"]
+    g = gens[gens["memcg"] == "box"]
+    assert int(g["nr_anon"].sum() + g["nr_file"].sum()) == lru
+
+
 def test_save_and_load_round_trip(small: Path, tmp_path: Path) -> None:
     r = refault.run(small)
     r.save(tmp_path / "r.json")
