@@ -817,6 +817,23 @@ impl Mm {
         end: u64,
         new_gen: usize,
     ) -> (u64, u64, bool) {
+        let (young, present) = self.update_young_range(true, lv, obj, start, end, new_gen);
+        (end - start, young, present)
+    }
+
+    /// The PTE loop shared by `walk_pte_range()` and `lru_gen_look_around()`: clear the
+    /// young PTEs of memcg `lv`'s folios in pages [start, end) of `obj` and update each
+    /// folio once per run of its PTEs (`walk_update_folio()`). Returns (young PTEs, whether
+    /// any entry is in use).
+    fn update_young_range(
+        &mut self,
+        walk: bool,
+        lv: usize,
+        obj: u32,
+        start: u64,
+        end: u64,
+        new_gen: usize,
+    ) -> (u64, bool) {
         let mut young = 0;
         let mut present = false;
         let mut last = NIL;
@@ -827,15 +844,15 @@ impl Mm {
                 continue;
             };
             if pfn != last {
-                self.walk_update_folio(true, last, new_gen, last_dirty);
+                self.walk_update_folio(walk, last, new_gen, last_dirty);
                 last = pfn;
                 last_dirty = false;
             }
             last_dirty |= dirty;
             young += 1;
         }
-        self.walk_update_folio(true, last, new_gen, last_dirty);
-        (end - start, young, present)
+        self.walk_update_folio(walk, last, new_gen, last_dirty);
+        (young, present)
     }
 
     /// `get_pte_pfn()` + `get_pfn_folio()` + `ptep_clear_young_notify()`: if the PTE at
@@ -928,24 +945,7 @@ impl Mm {
         let walk = self.mm_walk_active;
         let max_seq = self.lruvecs[lv].lrugen.max_seq;
         let new_gen = lru_gen_from_seq(max_seq);
-        let file = self.objects[obj as usize].kind == ObjKind::File;
-        let mut young = 0u64;
-        let mut present = false;
-        let mut last = NIL;
-        let mut last_dirty = false;
-        for i in start..end {
-            let Some((pfn, dirty)) = self.clear_young_pte(lv, obj, i, file, &mut present) else {
-                continue;
-            };
-            if pfn != last {
-                self.walk_update_folio(walk, last, new_gen, last_dirty);
-                last = pfn;
-                last_dirty = false;
-            }
-            last_dirty |= dirty;
-            young += 1;
-        }
-        self.walk_update_folio(walk, last, new_gen, last_dirty);
+        let (young, _) = self.update_young_range(walk, lv, obj, start, end, new_gen);
         let lg = &mut self.lruvecs[lv].lrugen;
         lg.walk.look_arounds += 1;
         lg.walk.look_around_young += young;
@@ -1065,27 +1065,11 @@ impl Mm {
         let cost = self.cfg.costs.scan_per_page_ns * folios;
         ctx.cpu_ns += cost;
         self.reclaim_cpu.scan_ns += cost;
+        // PGSCAN_* count the isolated folios, not the scanned ones; PGREFILL the sorted.
+        self.count_scan(sc, ty == FILE, isolated);
         if !sc.cgroup_reclaim {
-            self.ev.add(
-                if sc.kswapd {
-                    Ev::PgScanKswapd
-                } else {
-                    Ev::PgScanDirect
-                },
-                isolated,
-            );
             self.ev.add(Ev::PgRefill, sorted);
-        } else {
-            self.memcgs[sc.target].events.pgscan += isolated;
         }
-        self.ev.add(
-            if ty == FILE {
-                Ev::PgScanFile
-            } else {
-                Ev::PgScanAnon
-            },
-            isolated,
-        );
         if ty == FILE {
             sc.nr.file_taken += isolated;
         }
@@ -1170,26 +1154,7 @@ impl Mm {
             });
             self.scratch2 = survivors;
             self.putback(true);
-            if !sc.cgroup_reclaim {
-                self.ev.add(
-                    if sc.kswapd {
-                        Ev::PgStealKswapd
-                    } else {
-                        Ev::PgStealDirect
-                    },
-                    reclaimed,
-                );
-            } else {
-                self.memcgs[sc.target].events.pgsteal += reclaimed;
-            }
-            self.ev.add(
-                if ty == FILE {
-                    Ev::PgStealFile
-                } else {
-                    Ev::PgStealAnon
-                },
-                reclaimed,
-            );
+            self.count_steal(sc, ty == FILE, reclaimed);
             if retry.is_empty() || skip_retry {
                 // Anything left in retry on the second pass was put back above.
                 self.scratch3 = retry;
@@ -1408,19 +1373,7 @@ impl Mm {
         }
         let file = self.pages.is_file_lru(pfn);
         let nr = self.pages.nr_pages(pfn);
-        let (refault, activate, restore) = if file {
-            (
-                Ev::WorkingsetRefaultFile,
-                Ev::WorkingsetActivateFile,
-                Ev::WorkingsetRestoreFile,
-            )
-        } else {
-            (
-                Ev::WorkingsetRefaultAnon,
-                Ev::WorkingsetActivateAnon,
-                Ev::WorkingsetRestoreAnon,
-            )
-        };
+        let (refault, activate, restore) = crate::workingset::workingset_events(file);
         self.ev.add(refault, nr);
         if !self.lru_gen_test_recent(shadow) {
             return;

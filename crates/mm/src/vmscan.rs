@@ -475,6 +475,46 @@ impl Mm {
         }
     }
 
+    /// PGSCAN_KSWAPD/PGSCAN_DIRECT for root reclaim (memcg limit reclaim counts only in the
+    /// target memcg), and PGSCAN_ANON/PGSCAN_FILE, as `shrink_inactive_list()` and the
+    /// multi-gen LRU's `scan_folios()` count them.
+    pub(crate) fn count_scan(&mut self, sc: &ScanControl, file: bool, n: u64) {
+        if !sc.cgroup_reclaim {
+            let ev = if sc.kswapd {
+                Ev::PgScanKswapd
+            } else {
+                Ev::PgScanDirect
+            };
+            self.ev.add(ev, n);
+        } else {
+            self.memcgs[sc.target].events.pgscan += n;
+        }
+        self.ev
+            .add(if file { Ev::PgScanFile } else { Ev::PgScanAnon }, n);
+    }
+
+    /// PGSTEAL_* likewise (`shrink_inactive_list()`, `evict_folios()`).
+    pub(crate) fn count_steal(&mut self, sc: &ScanControl, file: bool, n: u64) {
+        if !sc.cgroup_reclaim {
+            let ev = if sc.kswapd {
+                Ev::PgStealKswapd
+            } else {
+                Ev::PgStealDirect
+            };
+            self.ev.add(ev, n);
+        } else {
+            self.memcgs[sc.target].events.pgsteal += n;
+        }
+        self.ev.add(
+            if file {
+                Ev::PgStealFile
+            } else {
+                Ev::PgStealAnon
+            },
+            n,
+        );
+    }
+
     /// Kernel: `shrink_inactive_list()`.
     fn shrink_inactive_list(
         &mut self,
@@ -487,45 +527,13 @@ impl Mm {
         let file = lru.is_file();
         let (taken, scanned) = self.isolate_lru_folios(ctx, lv, lru, nr_to_scan);
         sc.nr_scanned += scanned;
-        if !sc.cgroup_reclaim {
-            self.ev.add(
-                if sc.kswapd {
-                    Ev::PgScanKswapd
-                } else {
-                    Ev::PgScanDirect
-                },
-                scanned,
-            );
-        } else {
-            self.memcgs[sc.target].events.pgscan += scanned;
-        }
-        self.ev
-            .add(if file { Ev::PgScanFile } else { Ev::PgScanAnon }, scanned);
+        self.count_scan(sc, file, scanned);
         if taken == 0 {
             return 0;
         }
         let (reclaimed, stat) = self.shrink_folio_list(ctx, sc);
         self.putback(true);
-        if !sc.cgroup_reclaim {
-            self.ev.add(
-                if sc.kswapd {
-                    Ev::PgStealKswapd
-                } else {
-                    Ev::PgStealDirect
-                },
-                reclaimed,
-            );
-        } else {
-            self.memcgs[sc.target].events.pgsteal += reclaimed;
-        }
-        self.ev.add(
-            if file {
-                Ev::PgStealFile
-            } else {
-                Ev::PgStealAnon
-            },
-            reclaimed,
-        );
+        self.count_steal(sc, file, reclaimed);
         let outcome = crate::balance::InactiveOutcome {
             taken,
             scanned,

@@ -75,6 +75,23 @@ impl Shadow {
     }
 }
 
+/// The WORKINGSET_{REFAULT,ACTIVATE,RESTORE} counters of a type (`WORKINGSET_*_BASE + type`).
+pub(crate) fn workingset_events(file: bool) -> (Ev, Ev, Ev) {
+    if file {
+        (
+            Ev::WorkingsetRefaultFile,
+            Ev::WorkingsetActivateFile,
+            Ev::WorkingsetRestoreFile,
+        )
+    } else {
+        (
+            Ev::WorkingsetRefaultAnon,
+            Ev::WorkingsetActivateAnon,
+            Ev::WorkingsetRestoreAnon,
+        )
+    }
+}
+
 impl Mm {
     /// Kernel: `workingset_age_nonresident()`: advance the clock of the lruvec and every
     /// ancestor.
@@ -124,19 +141,7 @@ impl Mm {
         let file = self.pages.is_file_lru(pfn);
         let nr = self.pages.nr_pages(pfn);
         let lv = self.pages.memcg[pfn as usize] as usize;
-        let (refault, activate, restore) = if file {
-            (
-                Ev::WorkingsetRefaultFile,
-                Ev::WorkingsetActivateFile,
-                Ev::WorkingsetRestoreFile,
-            )
-        } else {
-            (
-                Ev::WorkingsetRefaultAnon,
-                Ev::WorkingsetActivateAnon,
-                Ev::WorkingsetRestoreAnon,
-            )
-        };
+        let (refault, activate, restore) = workingset_events(file);
         self.ev.add(refault, nr);
         if !self.workingset_test_recent(shadow, file) {
             return;
