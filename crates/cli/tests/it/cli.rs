@@ -124,6 +124,42 @@ fn compare_prints_percent_changes() {
     assert!(!t["rows"].as_array().unwrap().is_empty());
 }
 
+/// `refault reproduce mglru --quick`: every direction of seed S1's table holds (throughput
+/// higher under the multi-gen LRU, rmap-walk CPU lower), and the JSON names the policies.
+#[test]
+fn reproduce_mglru_quick_matches_the_seed_directions() {
+    let d = scratch("cli-reproduce-mglru");
+    let out = d.join("s1.json");
+    let o = Command::new(bin())
+        .args([
+            "reproduce",
+            "mglru",
+            "--quick",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(o.status.success(), "{text}");
+    assert!(
+        text.contains("every direction the seed reports is reproduced"),
+        "{text}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(v["reproduce"], "mglru");
+    let policies: Vec<&str> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["policy"].as_str().unwrap())
+        .collect();
+    assert_eq!(policies, ["classic", "mglru", "classic", "mglru"]);
+    let mglru = &v["runs"][3]["result"];
+    assert!(mglru["lru_gen"].as_array().is_some_and(|a| !a.is_empty()));
+    assert!(v["runs"][2]["result"].get("lru_gen").is_none());
+}
+
 /// `refault reproduce lru-balance --quick`: every direction of seed S0's table holds.
 #[test]
 fn reproduce_lru_balance_quick_matches_the_seed_directions() {

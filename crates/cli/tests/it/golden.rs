@@ -6,8 +6,18 @@ use crate::util::root;
 use std::collections::BTreeMap;
 
 fn check(scenario: &str, seed: u64) {
+    check_with(scenario, "", &[], seed);
+}
+
+/// Golden file `{scenario}{suffix}@{seed}.json` for the scenario with overrides.
+fn check_with(scenario: &str, suffix: &str, overrides: &[(&str, &str)], seed: u64) {
     let path = root().join(format!("scenarios/{scenario}.toml"));
-    let scn = refault_scenario::load(&path, &[], Some(seed)).unwrap();
+    let ov: Vec<(String, String)> = overrides
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let scn = refault_scenario::load(&path, &ov, Some(seed)).unwrap();
+    let scenario = format!("{scenario}{suffix}");
     let r = refault_sim::run(&scn, Default::default()).unwrap();
     let mut got: BTreeMap<String, u64> = r.vmstat.clone();
     got.insert("events".into(), r.events);
@@ -48,4 +58,15 @@ fn golden_quickstart_seed_7() {
 #[test]
 fn golden_thrash_cache_seed_1() {
     check("thrash-cache", 1);
+}
+
+/// The multi-gen LRU on the same scenarios.
+#[test]
+fn golden_quickstart_mglru_seed_1() {
+    check_with("quickstart", "-mglru", &[("policy.lru", "mglru")], 1);
+}
+
+#[test]
+fn golden_thrash_cache_mglru_seed_1() {
+    check_with("thrash-cache", "-mglru", &[("policy.lru", "mglru")], 1);
 }
