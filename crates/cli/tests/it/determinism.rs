@@ -22,13 +22,16 @@ fn run_json(scenario: &str, out: &std::path::Path, extra: &[&str]) -> serde_json
 fn same_scenario_twice_gives_identical_json() {
     let d = scratch("determinism");
     for s in ["quickstart", "thrash-cache"] {
-        let a = run_json(s, &d.join("a.json"), &[]);
-        let b = run_json(s, &d.join("b.json"), &[]);
-        assert_eq!(
-            serde_json::to_string(&a).unwrap(),
-            serde_json::to_string(&b).unwrap(),
-            "{s} differs between two runs"
-        );
+        // Both LRU implementations (the multi-gen LRU adds its lru_gen view to the JSON).
+        for lru in ["policy.lru=classic", "policy.lru=mglru"] {
+            let a = run_json(s, &d.join("a.json"), &["--set", lru]);
+            let b = run_json(s, &d.join("b.json"), &["--set", lru]);
+            assert_eq!(
+                serde_json::to_string(&a).unwrap(),
+                serde_json::to_string(&b).unwrap(),
+                "{s} ({lru}) differs between two runs"
+            );
+        }
     }
 }
 
