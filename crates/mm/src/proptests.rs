@@ -7,6 +7,14 @@ use crate::*;
 /// Seeds that once broke an invariant, kept so they are always re-run.
 const REGRESSION_SEEDS: &[u64] = &[];
 
+/// Seeds per property test: 12 in debug builds, 40 in release, or `REFAULT_PROPTEST_SEEDS`.
+fn seeds() -> u64 {
+    std::env::var("REFAULT_PROPTEST_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(if cfg!(debug_assertions) { 12 } else { 40 })
+}
+
 fn machine_with(seed: u64, lru: LruKind) -> Mm {
     let mut rng = TestRng(seed);
     let mut cfg = tiny_config(
@@ -107,7 +115,7 @@ fn drive_with(seed: u64, steps: usize, lru: LruKind) -> vmstat::VmEvents {
 
 #[test]
 fn random_streams_keep_every_invariant() {
-    let n: u64 = if cfg!(debug_assertions) { 12 } else { 40 };
+    let n = seeds();
     let mut total = vmstat::VmEvents::default();
     for seed in (1..=n).chain(REGRESSION_SEEDS.iter().copied()) {
         let ev = drive(seed, 1500);
@@ -136,7 +144,7 @@ fn random_streams_keep_every_invariant() {
 /// generation and the compatibility active/inactive sizes are checked after every step.
 #[test]
 fn random_streams_keep_every_invariant_under_mglru() {
-    let n: u64 = if cfg!(debug_assertions) { 12 } else { 40 };
+    let n = seeds();
     let mut total = vmstat::VmEvents::default();
     for seed in 1..=n {
         let ev = drive_with(seed, 1500, LruKind::Mglru);
