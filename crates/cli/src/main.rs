@@ -20,7 +20,7 @@ struct Cli {
 enum Command {
     /// Run a scenario and print a summary, or write the result JSON with --out.
     Run(cmd::run::Args),
-    /// Reproduce a source document's benchmark (lru-balance = seed S0) side by side.
+    /// Reproduce a source document's benchmark side by side (lru-balance = seed S0, mglru = S1).
     Reproduce(cmd::reproduce::Args),
     /// Compare result files mmtests-style: baseline, each change, percent change.
     Compare(cmd::compare::Args),

@@ -35,6 +35,12 @@ pub fn main(a: Args) -> Result<()> {
         .map(|s| refault_scenario::parse_override(s))
         .collect::<Result<Vec<_>, _>>()?;
     let scn = refault_scenario::load(&a.scenario, &overrides, a.seed)?;
+    if a.lru_gen_stats && scn.policy.lru != refault_scenario::LruKind::Mglru {
+        anyhow::bail!(
+            "--lru-gen-stats: {} does not run the multi-gen LRU (policy.lru = \"classic\"); set policy.lru=mglru",
+            scn.name
+        );
+    }
     let r = super::simulate(&scn, a.check.unwrap_or(0), &scn.name)?;
     let v = serde_json::to_value(&r)?;
     match &a.out {
@@ -51,14 +57,12 @@ pub fn main(a: Args) -> Result<()> {
         }
         None => out!("{}", refault_report::summary(&v))?,
     }
-    if a.lru_gen_stats {
-        match refault_report::lru_gen_text(&v) {
-            Some(t) if a.out.is_some() => eprint!("{t}"),
-            Some(t) => out!("\nlru_gen\n{t}")?,
-            None => anyhow::bail!(
-                "--lru-gen-stats: {} does not run the multi-gen LRU (policy.lru = \"classic\"); set policy.lru=mglru",
-                scn.name
-            ),
+    // Checked above: a multi-gen LRU result always carries `lru_gen`.
+    if let (true, Some(t)) = (a.lru_gen_stats, refault_report::lru_gen_text(&v)) {
+        if a.out.is_some() {
+            eprint!("{t}");
+        } else {
+            out!("\nlru_gen\n{t}")?;
         }
     }
     Ok(())

@@ -81,6 +81,42 @@ fn run_without_out_prints_a_summary() {
     );
 }
 
+/// `--lru-gen-stats` prints each memcg's generations under the multi-gen LRU, and is refused
+/// (exit 2, before simulating) for a classic-LRU run.
+#[test]
+fn run_lru_gen_stats() {
+    let scn = root().join("scenarios/quickstart.toml");
+    let o = Command::new(bin())
+        .args([
+            "run",
+            scn.to_str().unwrap(),
+            "--set",
+            "policy.lru=mglru",
+            "--lru-gen-stats",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(o.status.success(), "{text}");
+    let stats = text
+        .split("\nlru_gen\n")
+        .nth(1)
+        .expect("an lru_gen section");
+    assert!(stats.starts_with("memcg     0 /\n node     0\n"), "{stats}");
+    assert!(
+        stats.contains("min_seq anon") && stats.contains("file tier"),
+        "{stats}"
+    );
+    let o = Command::new(bin())
+        .args(["run", scn.to_str().unwrap(), "--lru-gen-stats"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(err.contains("does not run the multi-gen LRU"), "{err}");
+}
+
 #[test]
 fn run_check_validates_invariants() {
     let o = Command::new(bin())
