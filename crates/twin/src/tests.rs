@@ -152,3 +152,14 @@ fn relative_error_is_against_the_kernel() {
     assert_eq!(relative_error(100.0, 150.0), 0.5);
     assert_eq!(relative_error(0.0, 3.0), 3.0);
 }
+
+#[test]
+fn v1_activation_estimate_is_capped_by_what_our_cgroups_can_have_activated() {
+    use crate::v1_activate_file_bound;
+    // Host noise only: our cgroups refaulted nothing.
+    assert_eq!(v1_activate_file_bound(74, 0, 0, 0), 0);
+    // Refaults, but nothing active at the end and nothing deactivated: none activated.
+    assert_eq!(v1_activate_file_bound(521, 521, 0, 0), 0);
+    // A thrashing cache: the global count is below both bounds and is kept.
+    assert_eq!(v1_activate_file_bound(5120, 7155, 9000, 4000), 5120);
+}
