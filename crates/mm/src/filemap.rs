@@ -13,11 +13,13 @@
 //! `get_init_ra_size(request, ra_pages)` pages (4x a tiny request, 2x a medium one, else the
 //! maximum); the folio at `start + size - async_size` is marked PG_readahead, and a later hit
 //! on it pushes the next window (`get_next_ra_size`: 4x, 2x, then the maximum) asynchronously.
-//! Folio order grows by 2 per window from the order of the folio that triggered it, up to
-//! `min(model.max_file_folio_order, ilog2(window))`, reduced at unaligned indices and at the
-//! window's end. Worked example with ra_pages = 32 and 1-page reads from index 0: window
-//! 4 pages in one order-2 folio (async mark at index 3 → actually index 0+4-3 = 1, rounded
-//! down to the folio: index 0), then 8 pages of order 3, 16 of order 4, 32 of order 5.
+//! Folio order (`ra->order`, v6.16+): 0 for the synchronous window, +2 per asynchronous
+//! window, clamped to `min(model.max_file_folio_order, ilog2(window))` and stored back;
+//! reduced at unaligned indices and at the window's end, and an asynchronous window's end is
+//! rounded down to that order's alignment. Worked example, checked against this host's
+//! kernel (6.18, ext4, read_ahead_kb = 8192, 32-page reads from index 0, traced with
+//! `mm_filemap_add_to_page_cache`): pages 0–127 order 0, 128–383 order 2, 384–895 order 4,
+//! 896–1919 order 6, one order-7 folio at 1920, order 8 up to 4095, then order 9.
 //! A miss elsewhere reads just the request; `POSIX_FADV_RANDOM` disables readahead (order-0
 //! folios of exactly the request); `POSIX_FADV_SEQUENTIAL` doubles the window.
 //! Page faults on a mapping read around the fault (`do_sync_mmap_readahead()`): a window of
@@ -98,6 +100,9 @@ pub struct RaState {
     pub async_size: u64,
     /// Index of the last page read (`prev_pos >> PAGE_SHIFT`), +1; 0 = none.
     pub prev_index: u64,
+    /// Folio order of the next window (`ra->order`, v6.16+): 0 for a synchronous window
+    /// or mmap read-around, +2 per asynchronous window, clamped by `page_cache_ra_order()`.
+    pub order: u32,
     /// Lowest and highest+1 dirty index (bounding box for writeback scans).
     pub dirty_lo: u64,
     pub dirty_hi: u64,
@@ -173,10 +178,14 @@ impl Mm {
         ra.start = index;
         ra.size = size;
         ra.async_size = async_size;
-        self.page_cache_ra_order(ctx, obj, 0);
+        ra.order = 0;
+        self.page_cache_ra_order(ctx, obj);
     }
 
     /// Kernel: `page_cache_async_ra()`: a hit on the PG_readahead folio `pfn` at `index`.
+    /// The next window's folio order is the stored `ra->order` + 2 (v6.16+; before, the
+    /// order of the folio that was hit + 2), and the window's end is rounded down to a
+    /// multiple of `1 << min(order, ffs(ra_pages) - 1)` pages when that leaves a window.
     pub(crate) fn page_cache_async_ra(&mut self, ctx: &mut Ctx, obj: u32, index: u32, pfn: Pfn) {
         self.pages.clear(pfn, pg::READAHEAD);
         if self.objects[obj as usize].hint == Hint::Random {
@@ -195,13 +204,21 @@ impl Mm {
             ra.start = folio_end;
         }
         ra.size = get_next_ra_size(ra.size.max(1), max);
+        ra.order += 2;
+        let align = 1u64 << ra.order.min(max.trailing_zeros());
+        let end = ra.start + ra.size;
+        let aligned_end = end & !(align - 1);
+        if aligned_end > ra.start {
+            ra.size -= end - aligned_end;
+        }
         ra.async_size = ra.size;
-        self.page_cache_ra_order(ctx, obj, order);
+        self.page_cache_ra_order(ctx, obj);
     }
 
-    /// Kernel: `page_cache_ra_order()`: read the window in `ra` into folios whose order grows
-    /// from `prev_order`.
-    fn page_cache_ra_order(&mut self, ctx: &mut Ctx, obj: u32, prev_order: u32) {
+    /// Kernel: `page_cache_ra_order()`: read the window in `ra` into folios of order
+    /// `ra->order`, clamped to the mapping's largest folio order and `ilog2(ra->size)`; the
+    /// clamped order is stored back. A window under 4 pages (or no large folios) is order 0.
+    fn page_cache_ra_order(&mut self, ctx: &mut Ctx, obj: u32) {
         let ra = self.objects[obj as usize].ra;
         let eof = self.objects[obj as usize].file_pages;
         if ra.start >= eof {
@@ -213,13 +230,10 @@ impl Mm {
         let mut new_order = if ra.size < 4 || max_order == 0 {
             0
         } else {
-            let mut o = prev_order;
-            if o < max_order {
-                o += 2;
-            }
-            o.min(max_order).min(ilog2(ra.size))
+            ra.order.min(max_order).min(ilog2(ra.size))
         };
         new_order = new_order.min(MAX_PAGE_ORDER);
+        self.objects[obj as usize].ra.order = new_order;
         self.ra_read(ctx, obj, ra.start, size, mark, new_order, false);
     }
 
@@ -355,9 +369,10 @@ impl Mm {
         ra.start = start;
         ra.size = size;
         ra.async_size = ra_pages / 4;
-        // read-around starts with order-0 folios in the kernel's mmap path unless the VMA
-        // is VM_HUGEPAGE; the window's folios follow page_cache_ra_order().
-        self.page_cache_ra_order(ctx, obj, 0);
+        // do_sync_mmap_readahead(): read-around is order 0 (`ra->order = 0`) unless the VMA
+        // is VM_HUGEPAGE or VM_EXEC.
+        ra.order = 0;
+        self.page_cache_ra_order(ctx, obj);
         if self.cache_lookup(obj, index).is_none() {
             self.ra_read(ctx, obj, idx, 1, u64::MAX, 0, true);
         }
@@ -673,6 +688,34 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// The folio orders of a sequential 32-page-per-read stream with read_ahead_kb = 8192,
+    /// as this host's 6.18 kernel allocated them (`mm_filemap_add_to_page_cache`).
+    #[test]
+    fn readahead_folio_orders_ramp_from_order_zero() {
+        let mut cfg = crate::testutil::tiny_config(crate::BalanceKind::RefaultCost, 16384);
+        cfg.readahead_max_pages = 2048;
+        let mut mm = Mm::new(cfg);
+        let mut io = crate::InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for p in (0..6144).step_by(32) {
+            mm.file_read(&mut ctx, 1, p, 32);
+        }
+        let order_at = |i: u32| mm.pages.order[mm.cache_lookup(1, i).unwrap() as usize];
+        for (from, to, order) in [
+            (0, 127, 0),
+            (128, 383, 2),
+            (384, 895, 4),
+            (896, 1919, 6),
+            (1920, 2047, 7),
+            (2048, 4095, 8),
+            (4096, 6143, 9),
+        ] {
+            for i in [from, to] {
+                assert_eq!(order_at(i), order, "index {i}");
+            }
+        }
+    }
+
     #[test]
     fn readahead_window_sizes() {
         // ra_pages 32: a 1-page request → 4 pages; 4 → 16 (<= max/4 → x2); 16 → 32.

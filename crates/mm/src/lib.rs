@@ -166,6 +166,8 @@ pub struct MmConfig {
     /// in ns: reclaim heuristics and refault detection read the lruvec statistics as of the
     /// last flush (see [`memcontrol`]). 0 = they read exact, current counts.
     pub memcg_stats_flush_ns: u64,
+    /// When the first flush lands (the flusher's phase relative to the start), in ns.
+    pub memcg_stats_first_flush_ns: u64,
     pub costs: Costs,
 }
 
@@ -423,7 +425,10 @@ impl Mm {
             mm_walk_active: false,
             in_lru_fault: false,
             oom_pending: false,
-            memcg_stats_next_flush: memcontrol::first_stats_flush(cfg.memcg_stats_flush_ns),
+            memcg_stats_next_flush: memcontrol::first_stats_flush(
+                cfg.memcg_stats_flush_ns,
+                cfg.memcg_stats_first_flush_ns,
+            ),
             cfg,
         }
     }

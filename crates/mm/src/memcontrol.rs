@@ -22,8 +22,11 @@
 //! ([`Mm::lruvec_page_state`], [`Mm::lruvec_activate_state`]); the list sizes
 //! `get_scan_count()` scans by stay exact, as the kernel's `mem_cgroup_get_zone_lru_size()`.
 //! The kernel's flusher runs at a phase unrelated to the workload; the model puts the first
-//! flush half a period after the start (the expected delay to a uniformly placed flush) and
-//! then one every period.
+//! flush at `memcg_stats_first_flush_ns` (by default half a period: the expected delay to a
+//! uniformly placed flush) and then one every period. The outcome is not linear in the phase
+//! (a flush just before or just after limit reclaim starts decides whether cache-trim mode
+//! or the inactive:active test sees zeros for up to 2 s), so `refault twin` compares the
+//! kernel's mean over runs with the simulation's mean over phases spread across the period.
 //!
 //! # Where we differ from the kernel (v6.18)
 //! - No per-CPU charge stock (`MEMCG_CHARGE_BATCH`): charges are exact, so limit reclaim
@@ -40,11 +43,11 @@ use crate::types::*;
 use crate::{Ctx, Mm};
 
 /// Time of the first periodic memcg stats flush for a flush period (u64::MAX when off).
-pub fn first_stats_flush(period_ns: u64) -> u64 {
+pub fn first_stats_flush(period_ns: u64, first_ns: u64) -> u64 {
     if period_ns == 0 {
         u64::MAX
     } else {
-        period_ns / 2
+        first_ns
     }
 }
 
@@ -121,7 +124,7 @@ impl Mm {
             v.flushed_activate = v.workingset_activate;
         }
         let p = self.cfg.memcg_stats_flush_ns;
-        let first = first_stats_flush(p);
+        let first = first_stats_flush(p, self.cfg.memcg_stats_first_flush_ns);
         self.memcg_stats_next_flush = first + ((now - first) / p + 1) * p;
     }
 
@@ -172,6 +175,7 @@ mod tests {
     fn lruvec_stats_are_read_as_of_the_last_flush() {
         let mut cfg = tiny_config(BalanceKind::RefaultCost, 1024);
         cfg.memcg_stats_flush_ns = 2_000;
+        cfg.memcg_stats_first_flush_ns = 1_000;
         cfg.readahead_max_pages = 0; // one order-0 folio per read
         let mut mm = Mm::new(cfg);
         assert_eq!(mm.memcg_stats_flush_due(), 1_000);

@@ -42,6 +42,7 @@ pub fn tiny_config(balance: BalanceKind, pages: u64) -> MmConfig {
         max_file_folio_order: 9,
         cgroup_v1: false,
         memcg_stats_flush_ns: 0,
+        memcg_stats_first_flush_ns: 0,
         costs: Costs::default(),
     }
 }

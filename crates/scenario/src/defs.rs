@@ -671,6 +671,14 @@ static MODEL: SectionDef = SectionDef {
                 heuristics and refault detection read the lruvec statistics as of the last \
                 flush, the first half a period after the start. 0 = they read exact counts."
             ),
+            k!(
+                "memcg_stats_first_flush_ms",
+                Computed("1000"),
+                "When the first memcg statistics flush lands after the start (then one every \
+                memcg_stats_flush_ms): the kernel's flusher runs at a phase unrelated to the \
+                workload. Default: half the period. `refault twin` averages the simulation \
+                over four phases spread evenly across the period."
+            ),
         ],
     )
 };

@@ -379,4 +379,7 @@ pub struct ModelKnobs {
     /// Period of the memcg statistics flusher in ns (kernel FLUSH_TIME = 2 s); reclaim
     /// heuristics read statistics as of the last flush. 0 = exact statistics.
     pub memcg_stats_flush_ns: u64,
+    /// Time of the first flush after the start in ns (the flusher's phase; default half the
+    /// period).
+    pub memcg_stats_first_flush_ns: u64,
 }

@@ -261,6 +261,7 @@ pub(crate) struct RawModel {
     pub check_interval: Option<u64>,
     pub cgroup_version: Option<u32>,
     pub memcg_stats_flush_ms: Option<u64>,
+    pub memcg_stats_first_flush_ms: Option<u64>,
     pub cost: RawCost,
 }
 

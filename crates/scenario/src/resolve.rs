@@ -1304,6 +1304,13 @@ fn resolve_model(raw: &RawModel, cx: &Ctx) -> Result<(CostTable, ModelKnobs)> {
             format!("model.cgroup_version = {cgroup_version}: must be 1 or 2"),
         ));
     }
+    let memcg_stats_flush_ns = raw
+        .memcg_stats_flush_ms
+        .unwrap_or_else(|| defs::default("model", "memcg_stats_flush_ms"))
+        .saturating_mul(1_000_000);
+    let memcg_stats_first_flush_ns = raw
+        .memcg_stats_first_flush_ms
+        .map_or(memcg_stats_flush_ns / 2, |ms| ms.saturating_mul(1_000_000));
     let knobs = ModelKnobs {
         readahead_max_pages,
         max_file_folio_order,
@@ -1311,10 +1318,8 @@ fn resolve_model(raw: &RawModel, cx: &Ctx) -> Result<(CostTable, ModelKnobs)> {
             .check_interval
             .unwrap_or_else(|| defs::default("model", "check_interval")),
         cgroup_version,
-        memcg_stats_flush_ns: raw
-            .memcg_stats_flush_ms
-            .unwrap_or_else(|| defs::default("model", "memcg_stats_flush_ms"))
-            .saturating_mul(1_000_000),
+        memcg_stats_flush_ns,
+        memcg_stats_first_flush_ns,
     };
     let c = &raw.cost;
     let d = |v: Option<crate::size::Duration>, key: &str| -> u64 {

@@ -511,6 +511,7 @@ fn full_example_resolves_to_exact_values() {
             check_interval: 0,
             cgroup_version: 2,
             memcg_stats_flush_ns: 2_000_000_000,
+            memcg_stats_first_flush_ns: 1_000_000_000,
         },
     };
     assert_eq!(ok(FULL), expected);
@@ -558,6 +559,7 @@ fn minimal_scenario_gets_every_default() {
             check_interval: 0,
             cgroup_version: 2,
             memcg_stats_flush_ns: 2_000_000_000,
+            memcg_stats_first_flush_ns: 1_000_000_000,
         },
     };
     assert_eq!(s, expected);

@@ -152,3 +152,35 @@ fn relative_error_is_against_the_kernel() {
     assert_eq!(relative_error(100.0, 150.0), 0.5);
     assert_eq!(relative_error(0.0, 3.0), 3.0);
 }
+
+#[test]
+fn v1_activation_estimate_is_capped_by_what_our_cgroups_can_have_activated() {
+    use crate::v1_activate_file_bound;
+    // Host noise only: our cgroups refaulted nothing.
+    assert_eq!(v1_activate_file_bound(74, 0, 0, 0), 0);
+    // Refaults, but nothing active at the end and nothing deactivated: none activated.
+    assert_eq!(v1_activate_file_bound(521, 521, 0, 0), 0);
+    // A thrashing cache: the global count is below both bounds and is kept.
+    assert_eq!(v1_activate_file_bound(5120, 7155, 9000, 4000), 5120);
+}
+
+/// The simulation is run once per flusher phase; without the flush modelled, once.
+#[test]
+fn simulation_is_averaged_over_flush_phases() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fidelity/f04-thrash-sw100.toml"),
+    )
+    .unwrap();
+    let scn = scenario(&text);
+    let s = crate::simulate_over_flush_phases(&scn).unwrap();
+    for (k, &m) in &s.mean {
+        assert!(s.min[k] <= m && m <= s.max[k], "{k}");
+    }
+    // The phase decides whether limit reclaim starts before the first flush (anon scanned).
+    assert!(s.min["pgscan_anon"] < s.max["pgscan_anon"]);
+    let mut exact = scn.clone();
+    exact.model.memcg_stats_flush_ns = 0;
+    let e = crate::simulate_over_flush_phases(&exact).unwrap();
+    assert_eq!(e.min, e.max);
+}
