@@ -257,6 +257,35 @@ pub struct Object {
     pub mm_memcgs: u64,
 }
 
+impl Object {
+    /// Kernel: `vma_has_recency()`: false for a mapping advised MADV_RANDOM or
+    /// MADV_SEQUENTIAL (the object's hint stands for the VMA flags; FMODE_NOREUSE is not
+    /// modelled). Such a VMA's young bits are ignored by the rmap walk and the multi-gen LRU's
+    /// page-table walk, and its faults are not "in fault" for the multi-gen LRU.
+    #[inline]
+    pub fn has_recency(&self) -> bool {
+        self.hint == filemap::Hint::Normal
+    }
+
+    /// Kernel: `lru_gen_add_mm()`: a task of memcg `memcg` faulted into this object, which is
+    /// now on that memcg's mm list (memcg ids above 63 share bit 63).
+    #[inline]
+    pub fn join_mm_list(&mut self, memcg: u16) {
+        self.mm_memcgs |= Self::mm_list_bit(memcg as usize);
+    }
+
+    /// Is the object on the mm list of memcg `memcg`?
+    #[inline]
+    pub fn on_mm_list(&self, memcg: usize) -> bool {
+        self.mm_memcgs & Self::mm_list_bit(memcg) != 0
+    }
+
+    #[inline]
+    fn mm_list_bit(memcg: usize) -> u64 {
+        1u64 << memcg.min(63)
+    }
+}
+
 pub struct Memcg {
     pub max_pages: u64,
     pub usage: u64,

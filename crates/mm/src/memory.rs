@@ -97,9 +97,9 @@ impl Mm {
         self.ev.add(Ev::PgFault, 1);
         // handle_mm_fault(): the task's mm joins its memcg's mm list (lru_gen_add_mm()), and
         // folios added during the fault are "in fault" for the multi-gen LRU.
-        self.objects[obj as usize].mm_memcgs |= 1u64 << (ctx.memcg as u64).min(63);
-        // lru_gen_enter_fault(): only VMAs with recency (no MADV_RANDOM/MADV_SEQUENTIAL).
-        let recency = self.objects[obj as usize].hint == crate::filemap::Hint::Normal;
+        self.objects[obj as usize].join_mm_list(ctx.memcg);
+        // lru_gen_enter_fault(): only VMAs with recency.
+        let recency = self.objects[obj as usize].has_recency();
         if pte_swap(e) {
             self.in_lru_fault = recency;
             self.do_swap_page(ctx, obj, index, e, write);
@@ -162,9 +162,9 @@ impl Mm {
             return;
         }
         self.ev.add(Ev::PgFault, 1);
-        o.mm_memcgs |= 1u64 << (ctx.memcg as u64).min(63);
-        // lru_gen_enter_fault(): only VMAs with recency (no MADV_RANDOM/MADV_SEQUENTIAL).
-        self.in_lru_fault = o.hint == crate::filemap::Hint::Normal;
+        o.join_mm_list(ctx.memcg);
+        // lru_gen_enter_fault(): only VMAs with recency.
+        self.in_lru_fault = o.has_recency();
         self.touch_file_fault(ctx, obj, index, write);
         self.in_lru_fault = false;
     }

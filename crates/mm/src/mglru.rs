@@ -275,12 +275,17 @@ impl LruGen {
         seq
     }
 
-    /// Pages in the generations of a type.
-    pub fn type_pages(&self, ty: usize) -> u64 {
-        (self.min_seq[ty]..=self.max_seq)
-            .map(|s| {
-                let g = lru_gen_from_seq(s);
-                self.nr_pages[g][ty][0] + self.nr_pages[g][ty][1]
+    /// Pages in the generations of the types evictable at this swappiness (the size
+    /// `should_run_aging()` and `lruvec_is_sizable()` add up).
+    pub fn evictable_pages(&self, swappiness: u64) -> u64 {
+        [ANON, FILE]
+            .into_iter()
+            .filter(|&ty| evictable(ty, swappiness))
+            .flat_map(|ty| {
+                (self.min_seq[ty]..=self.max_seq).map(move |s| {
+                    let g = lru_gen_from_seq(s);
+                    self.nr_pages[g][ty][0] + self.nr_pages[g][ty][1]
+                })
             })
             .sum()
     }
@@ -595,11 +600,7 @@ impl Mm {
     /// Kernel: `lru_gen_set_refs()`: a young PTE found by the rmap walk. First sighting of a
     /// folio neither referenced nor workingset: mark it referenced, keep it (false);
     /// otherwise clear the refs and make it workingset: activate it (true).
-    pub(crate) fn mglru_set_refs(&mut self, pfn: Pfn) -> bool {
-        self.lru_gen_set_refs(pfn)
-    }
-
-    fn lru_gen_set_refs(&mut self, pfn: Pfn) -> bool {
+    pub(crate) fn lru_gen_set_refs(&mut self, pfn: Pfn) -> bool {
         let f = self.pages.flags[pfn as usize];
         if f & (pg::REFERENCED | pg::WORKINGSET) == 0 {
             self.pages.flags[pfn as usize] = (f & !pg::LRU_REFS_MASK) | pg::REFERENCED;
@@ -757,14 +758,13 @@ impl Mm {
     /// folios and promote them to generation `seq`; dense tables go into the next filter.
     fn walk_vma(&mut self, ctx: &mut Ctx, lv: usize, obj: u32, seq: u64, swappiness: u64) {
         let o = &self.objects[obj as usize];
-        let bit = 1u64 << (lv.min(63));
-        if o.mm_memcgs & bit == 0 {
+        if !o.on_mm_list(lv) {
             return;
         }
         // should_skip_vma(): VMAs without recency (vma_has_recency(): MADV_RANDOM /
         // MADV_SEQUENTIAL); anon VMAs when anon is not evictable; file VMAs never mapped.
         let file = o.kind == ObjKind::File;
-        if o.hint != crate::filemap::Hint::Normal {
+        if !o.has_recency() {
             return;
         }
         if !file && swappiness == 0 {
@@ -1184,13 +1184,7 @@ impl Mm {
         let (need_aging, total) = if min + MIN_NR_GENS > max_seq {
             (true, 0)
         } else {
-            let mut total = 0;
-            for ty in [ANON, FILE] {
-                if evictable(ty, swappiness) {
-                    total += lg.type_pages(ty);
-                }
-            }
-            (min + MIN_NR_GENS == max_seq, total)
+            (min + MIN_NR_GENS == max_seq, lg.evictable_pages(swappiness))
         };
         if !need_aging || sc.priority == DEF_PRIORITY {
             return (total >> sc.priority) as i64;
@@ -1306,13 +1300,7 @@ impl Mm {
     fn lruvec_is_reclaimable(&self, lv: usize, sc: &ScanControl, min_ttl: u64, now: u64) -> bool {
         let swappiness = self.lru_gen_swappiness(lv, sc);
         let lg = &self.lruvecs[lv].lrugen;
-        let mut total = 0;
-        for ty in [ANON, FILE] {
-            if evictable(ty, swappiness) {
-                total += lg.type_pages(ty);
-            }
-        }
-        if total >> sc.priority == 0 {
+        if lg.evictable_pages(swappiness) >> sc.priority == 0 {
             return false;
         }
         let birth = lg.timestamps[lru_gen_from_seq(lg.evictable_min_seq(swappiness))];

@@ -38,6 +38,32 @@ pub const SLOT_CACHE: u64 = 1 << 62;
 pub const SLOT_SHADOW: u64 = 1 << 59;
 const SLOT_PAYLOAD: u64 = (1 << 59) - 1;
 
+/// What a swap slot remembers of the page it holds: the (object, page index) of the PTE that
+/// holds it (the swap cache's `folio->mapping`/`index` for a folio read by cluster readahead)
+/// and its memcg (the `swap_cgroup` record the swapped-in folio is charged to), packed as
+/// memcg << 48 | object << 32 | index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotOwner(pub u64);
+
+impl SlotOwner {
+    pub fn pack(memcg: u16, obj: u32, index: u32) -> u64 {
+        debug_assert!(
+            obj <= u16::MAX as u32,
+            "object id {obj} does not fit the slot owner"
+        );
+        (memcg as u64) << 48 | (obj as u64) << 32 | index as u64
+    }
+    pub fn memcg(self) -> u16 {
+        (self.0 >> 48) as u16
+    }
+    pub fn obj(self) -> u32 {
+        (self.0 >> 32) as u16 as u32
+    }
+    pub fn index(self) -> u32 {
+        self.0 as u32
+    }
+}
+
 pub struct SwapArea {
     pub dev: u32,
     pub size_pages: u64,
@@ -45,9 +71,7 @@ pub struct SwapArea {
     pub synchronous: bool,
     pub rotational: bool,
     pub slots: Vec<u64>,
-    /// Reverse map of each used slot: (memcg << 48 | object << 32 | page index) of the PTE
-    /// that holds it (the swap cache's `folio->mapping`/`index` for a folio read by cluster
-    /// readahead, and the `swap_cgroup` record the swapped-in folio is charged to).
+    /// Reverse map of each used slot, a packed [`SlotOwner`].
     pub owner: Vec<u64>,
     pub nr_free: u64,
     pub cursor: u64,
@@ -170,9 +194,8 @@ impl Mm {
             if let Some(slot) = self.swap[a].alloc_slot() {
                 self.swap[a].slots[slot as usize] = SLOT_USED | SLOT_CACHE | pfn as u64;
                 let i = pfn as usize;
-                self.swap[a].owner[slot as usize] = (self.pages.memcg[i] as u64) << 48
-                    | (self.pages.obj[i] as u64) << 32
-                    | self.pages.index[i] as u64;
+                self.swap[a].owner[slot as usize] =
+                    SlotOwner::pack(self.pages.memcg[i], self.pages.obj[i], self.pages.index[i]);
                 self.pages.swap_area[i] = a as u8;
                 self.pages.swap_slot[i] = slot;
                 self.pages.set(pfn, pg::SWAPCACHE | pg::DIRTY);
@@ -246,9 +269,7 @@ impl Mm {
         let o = self.pages.owner(pfn);
         let nr = self.pages.nr_pages(pfn);
         let i = pfn as usize;
-        let c = self.cfg.costs.rmap_per_mapping_ns;
-        ctx.cpu_ns += c;
-        self.reclaim_cpu.rmap_ns += c;
+        self.charge_rmap_step(ctx);
         let (area, slot) = (self.pages.swap_area[i], self.pages.swap_slot[i]);
         let obj = &mut self.objects[o.obj as usize];
         match obj.kind {
@@ -410,7 +431,7 @@ impl Mm {
     ) -> Option<Pfn> {
         let s = self.swap[a].slots[slot as usize];
         // The folio is charged to the memcg that owned the swapped-out page (swap_cgroup).
-        let memcg = (self.swap[a].owner[slot as usize] >> 48) as u16;
+        let memcg = SlotOwner(self.swap[a].owner[slot as usize]).memcg();
         let pfn = self.alloc_folio(ctx, 0, memcg)?;
         let i = pfn as usize;
         self.pages.flags[i] |= pg::SWAPBACKED;
@@ -523,8 +544,8 @@ impl Mm {
                     }
                     // Physical readahead reads slots without knowing their page tables; the
                     // folio's (object, index) comes from the slot's reverse map.
-                    let ow = self.swap[a].owner[o as usize];
-                    self.readahead_swap_slot(ctx, (ow >> 32) as u16 as u32, ow as u32, a, o as u32);
+                    let ow = SlotOwner(self.swap[a].owner[o as usize]);
+                    self.readahead_swap_slot(ctx, ow.obj(), ow.index(), a, o as u32);
                 }
             }
         }
@@ -547,6 +568,15 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn slot_owner_packs_and_unpacks() {
+        let ow = SlotOwner(SlotOwner::pack(7, 65_535, 4_000_000_000));
+        assert_eq!(
+            (ow.memcg(), ow.obj(), ow.index()),
+            (7, 65_535, 4_000_000_000)
+        );
+    }
+
     #[test]
     fn swapin_window_heuristic() {
         // no hits, adjacent fault: 2 pages

@@ -573,12 +573,10 @@ impl Mm {
     pub(crate) fn folio_referenced(&mut self, ctx: &mut Ctx, pfn: Pfn) -> u32 {
         let o = self.pages.owner(pfn);
         let nr = self.pages.nr_pages(pfn);
-        if self.objects[o.obj as usize].hint != crate::filemap::Hint::Normal {
-            // vma_has_recency() is false: the mapping is skipped by the rmap walk.
+        if !self.objects[o.obj as usize].has_recency() {
+            // The mapping is skipped by the rmap walk.
             if self.folio_mapped(pfn) {
-                let c = self.cfg.costs.rmap_per_mapping_ns;
-                ctx.cpu_ns += c;
-                self.reclaim_cpu.rmap_ns += c;
+                self.charge_rmap_step(ctx);
             }
             return 0;
         }
@@ -611,9 +609,7 @@ impl Mm {
             }
         };
         if mapped {
-            let c = self.cfg.costs.rmap_per_mapping_ns;
-            ctx.cpu_ns += c;
-            self.reclaim_cpu.rmap_ns += c;
+            self.charge_rmap_step(ctx);
         }
         if young && self.cfg.lru == crate::LruKind::Mglru {
             // folio_referenced_one() under the multi-gen LRU: lru_gen_look_around().
@@ -621,6 +617,14 @@ impl Mm {
             self.lru_gen_look_around(ctx, lv, o.obj, o.index as u64);
         }
         young as u32
+    }
+
+    /// One rmap walk step (a mapping visited by `folio_referenced()` or `try_to_unmap()`),
+    /// charged to the reclaimer and to `reclaim_cpu.rmap_ns`.
+    pub(crate) fn charge_rmap_step(&mut self, ctx: &mut Ctx) {
+        let c = self.cfg.costs.rmap_per_mapping_ns;
+        ctx.cpu_ns += c;
+        self.reclaim_cpu.rmap_ns += c;
     }
 
     /// Kernel: `folio_check_references()`.
@@ -632,7 +636,7 @@ impl Mm {
             if ptes == 0 {
                 return FolioRef::Reclaim;
             }
-            return if self.mglru_set_refs(pfn) {
+            return if self.lru_gen_set_refs(pfn) {
                 FolioRef::Activate
             } else {
                 FolioRef::Keep

@@ -160,20 +160,13 @@ fn compare_prints_percent_changes() {
     assert!(!t["rows"].as_array().unwrap().is_empty());
 }
 
-/// `refault reproduce mglru --quick`: every direction of seed S1's table holds (throughput
-/// higher under the multi-gen LRU, rmap-walk CPU lower), and the JSON names the policies.
-#[test]
-fn reproduce_mglru_quick_matches_the_seed_directions() {
-    let d = scratch("cli-reproduce-mglru");
-    let out = d.join("s1.json");
+/// Run `refault reproduce NAME --quick --out`, check it succeeds and reports every direction
+/// of the seed as reproduced, and return its JSON.
+fn reproduce_quick(name: &str) -> serde_json::Value {
+    let d = scratch(&format!("cli-reproduce-{name}"));
+    let out = d.join("table.json");
     let o = Command::new(bin())
-        .args([
-            "reproduce",
-            "mglru",
-            "--quick",
-            "--out",
-            out.to_str().unwrap(),
-        ])
+        .args(["reproduce", name, "--quick", "--out", out.to_str().unwrap()])
         .output()
         .unwrap();
     let text = String::from_utf8(o.stdout).unwrap();
@@ -182,7 +175,14 @@ fn reproduce_mglru_quick_matches_the_seed_directions() {
         text.contains("every direction the seed reports is reproduced"),
         "{text}"
     );
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
+}
+
+/// `refault reproduce mglru --quick`: every direction of seed S1's table holds (throughput
+/// higher under the multi-gen LRU, rmap-walk CPU lower), and the JSON names the policies.
+#[test]
+fn reproduce_mglru_quick_matches_the_seed_directions() {
+    let v = reproduce_quick("mglru");
     assert_eq!(v["reproduce"], "mglru");
     let policies: Vec<&str> = v["runs"]
         .as_array()
@@ -199,25 +199,7 @@ fn reproduce_mglru_quick_matches_the_seed_directions() {
 /// `refault reproduce lru-balance --quick`: every direction of seed S0's table holds.
 #[test]
 fn reproduce_lru_balance_quick_matches_the_seed_directions() {
-    let d = scratch("cli-reproduce");
-    let out = d.join("s0.json");
-    let o = Command::new(bin())
-        .args([
-            "reproduce",
-            "lru-balance",
-            "--quick",
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8(o.stdout).unwrap();
-    assert!(o.status.success(), "{text}");
-    assert!(
-        text.contains("every direction the seed reports is reproduced"),
-        "{text}"
-    );
-    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let v = reproduce_quick("lru-balance");
     let table = v["table"].as_array().unwrap();
     for row in table {
         for k in ["figure", "baseline", "change", "percent"] {
