@@ -339,10 +339,11 @@ impl Mm {
             }
             o.ent[k as usize] = entry;
         }
+        // No thp_file_alloc here: the kernel counts THP_FILE_ALLOC only for shmem THPs
+        // (`shmem_get_folio_gfp()`) and khugepaged collapses, never for the PMD-sized folios
+        // readahead puts in a regular file's page cache (the twin reads 0 with order-9
+        // readahead folios on ext4).
         o.nr_resident += nr;
-        if nr >= 512 {
-            self.ev.add(Ev::ThpFileAlloc, 1);
-        }
         if let Some(s) = shadow {
             self.workingset_refault(pfn, s);
         }
