@@ -383,8 +383,16 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             }
         }
     }
-    // Run to the end: finish outstanding IO so counters are complete at `now`.
-    let end = now;
+    // Run to the end: finish outstanding IO so counters are complete at the end, which is
+    // the last task's finish when every task finished before the scenario's duration (a
+    // task runs events past the time it was picked at while it stays the earliest thread,
+    // so `now` alone can lag far behind).
+    let end = tasks
+        .iter()
+        .filter(|t| t.done)
+        .map(|t| t.finished_at)
+        .fold(now, u64::max)
+        .min(duration);
     mm.run_completions(end);
     if check_every > 0 {
         if let Err(e) = mm.check_invariants() {
@@ -427,6 +435,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 name: t.src.name.clone(),
                 ops: t.ops,
                 ops_per_sec: if secs > 0.0 { t.ops as f64 / secs } else { 0.0 },
+                seconds: secs,
                 latency_us: LatencyUs::from_hist(&t.hist),
                 cpu_seconds: t.cpu_ns as f64 / 1e9,
                 major_faults: t.major_faults,

@@ -132,6 +132,9 @@ pub struct TaskResult {
     pub name: String,
     pub ops: u64,
     pub ops_per_sec: f64,
+    /// Simulated time from the task's start (or the end of warm-up) to the end of its
+    /// stream, or to the end of the run for a task that did not finish.
+    pub seconds: f64,
     pub latency_us: LatencyUs,
     pub cpu_seconds: f64,
     pub major_faults: u64,
