@@ -84,7 +84,8 @@ pub fn file_path(workdir: &Path, name: &str) -> PathBuf {
     workdir.join(format!("{name}.data"))
 }
 
-fn now_ns() -> u64 {
+/// CLOCK_MONOTONIC in ns.
+pub fn now_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -252,14 +253,16 @@ impl<'a> Executor<'a> {
 }
 
 /// Run one task instance in this (child) process: join the cgroup, wait for the start
-/// time, perform every op, count itself done in `done`, then keep its memory (as a finished
-/// task does in the simulation) until the parent ends it. Never returns.
+/// time, perform every op, note how long that took (ns) in `elapsed`, count itself done in
+/// `done`, then keep its memory (as a finished task does in the simulation) until the
+/// parent ends it. Never returns.
 pub fn child_main(
     src: &mut TaskSource,
     objs: &Objects,
     cgroup_procs: Option<&Path>,
     t0: u64,
-    done: &std::sync::atomic::AtomicU32,
+    done: &std::sync::atomic::AtomicU64,
+    elapsed: &std::sync::atomic::AtomicU64,
 ) -> ! {
     // The executor's own memory is not part of the scenario: fault in its I/O buffer and
     // a stretch of stack before joining the cgroup, so they stay charged to the parent's
@@ -277,10 +280,15 @@ pub fn child_main(
     while now_ns() < t0 + src.start_ns {
         std::thread::sleep(std::time::Duration::from_micros(200));
     }
+    let start = t0 + src.start_ns;
     while let Some(op) = src.next_op() {
         ex.exec(op);
     }
     std::hint::black_box(ex.sink);
+    elapsed.store(
+        now_ns().saturating_sub(start),
+        std::sync::atomic::Ordering::SeqCst,
+    );
     done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     loop {
         unsafe { libc::pause() };

@@ -79,6 +79,71 @@ pub fn active_swaps() -> Vec<String> {
         .collect()
 }
 
+const KDAMONDS: &str = "/sys/kernel/mm/damon/admin/kdamonds";
+
+/// The host's running DAMON schemes whose action is `pageout` (their sysfs directories).
+/// Such a scheme reclaims through `reclaim_pages()` outside any cgroup's limit reclaim: on
+/// a host with one, swap-outs of other memory to the twin's swap device show up in the
+/// global pswpout, and the scheme's own statistics say how much it paged out.
+pub fn damon_pageout_kdamonds() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let list = |p: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(p)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    for kd in list(Path::new(KDAMONDS)) {
+        let on = std::fs::read_to_string(kd.join("state")).is_ok_and(|s| s.trim() == "on");
+        if !on {
+            continue;
+        }
+        for ctx in list(&kd.join("contexts")) {
+            for scheme in list(&ctx.join("schemes")) {
+                if std::fs::read_to_string(scheme.join("action"))
+                    .is_ok_and(|a| a.trim() == "pageout")
+                {
+                    out.push(scheme);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Bytes paged out so far by the given DAMON schemes (`stats/sz_applied`), after asking
+/// their kdamonds to refresh the statistics (`update_schemes_stats`, which changes nothing
+/// else). None when there is no such scheme or the statistics cannot be read.
+pub fn damon_pageout_bytes(schemes: &[PathBuf]) -> Option<u64> {
+    if schemes.is_empty() {
+        return None;
+    }
+    // .../kdamonds/<k>/contexts/<c>/schemes/<s>: the kdamond is four levels up.
+    let mut kdamonds: Vec<&Path> = schemes
+        .iter()
+        .filter_map(|s| s.ancestors().nth(4))
+        .collect();
+    kdamonds.dedup();
+    for kd in kdamonds {
+        std::fs::write(kd.join("state"), "update_schemes_stats").ok()?;
+    }
+    let mut sum = 0;
+    for s in schemes {
+        sum += std::fs::read_to_string(s.join("stats/sz_applied"))
+            .ok()?
+            .trim()
+            .parse::<u64>()
+            .ok()?;
+    }
+    Some(sum)
+}
+
 /// read_ahead_kb of the block device holding `path`.
 pub fn read_ahead_kb(path: &Path) -> Option<u64> {
     use std::os::unix::fs::MetadataExt;

@@ -61,8 +61,16 @@ impl std::str::FromStr for SwapKind {
 pub struct Setup {
     pub host: host::Host,
     pub workdir: PathBuf,
-    /// Memory cgroup directories created, one per scenario cgroup (+1 for root tasks).
+    /// The memory cgroups of the current run, one per scenario cgroup (+1 for root tasks).
+    /// Every run gets fresh ones ([`Setup::create_run_cgroups`]).
     pub cgroups: Vec<PathBuf>,
+    /// (name, limit in pages, swappiness) of each cgroup a run creates.
+    cgroup_specs: Vec<(String, u64, u32)>,
+    /// Unique to this twin: `<pid>-<sequence>`, in every name it creates.
+    tag: String,
+    runs_started: u32,
+    /// The host's DAMON pageout schemes (`kdamond` directories), measured as noise.
+    damon: Vec<PathBuf>,
     swap_dev: Option<String>,
     zram_id: Option<u32>,
     swap_file: Option<PathBuf>,
@@ -99,6 +107,53 @@ impl Setup {
         if let Some(f) = self.swap_file.take() {
             let _ = std::fs::remove_file(f);
         }
+        self.remove_cgroups();
+        let _ = std::fs::remove_dir_all(&self.workdir);
+        // Anything we swapped on and did not turn off yet (defensive): restore the set.
+        for s in host::active_swaps() {
+            if !self.swaps_before.contains(&s) && s.contains("refault-twin") {
+                let c = exec::cstr(&s);
+                unsafe { libc::swapoff(c.as_ptr()) };
+            }
+        }
+    }
+}
+
+impl Setup {
+    /// Fresh memory cgroups for one run, so that every run starts as the simulation does:
+    /// nothing charged, no event counted, and flushed statistics that read zero until the
+    /// first periodic flush (`flush_memcg_stats_dwork()`). Reused cgroups carried the
+    /// previous run's statistics, as of its last flush, into the next run's reclaim
+    /// decisions.
+    pub fn create_run_cgroups(&mut self) -> Result<(), String> {
+        self.remove_cgroups();
+        self.runs_started += 1;
+        for (name, pages, swappiness) in self.cgroup_specs.clone() {
+            let dir = self.host.cgroup_root.join(format!(
+                "refault-twin-{}-r{}-{name}",
+                self.tag, self.runs_started
+            ));
+            std::fs::create_dir(&dir)
+                .map_err(|e| format!("creating cgroup {}: {e}", dir.display()))?;
+            self.cgroups.push(dir.clone());
+            let bytes = (pages * 4096).to_string();
+            match self.host.cgroup {
+                host::CgroupVersion::V1 => {
+                    write(&dir.join("memory.limit_in_bytes"), &bytes)?;
+                    write(&dir.join("memory.swappiness"), &swappiness.to_string())?;
+                }
+                host::CgroupVersion::V2 => {
+                    write(&dir.join("memory.max"), &bytes)?;
+                    let _ = write(&dir.join("memory.swap.max"), "max");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Remove the run's cgroups (their tasks are gone; the page cache still charged to them
+    /// is reparented by the kernel and dropped before the next run).
+    fn remove_cgroups(&mut self) {
         for cg in self.cgroups.drain(..) {
             // The workers are gone; a memcg may take a moment to release.
             for _ in 0..50 {
@@ -106,14 +161,6 @@ impl Setup {
                     break;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-        }
-        let _ = std::fs::remove_dir_all(&self.workdir);
-        // Anything we swapped on and did not turn off yet (defensive): restore the set.
-        for s in host::active_swaps() {
-            if !self.swaps_before.contains(&s) && s.contains("refault-twin") {
-                let c = exec::cstr(&s);
-                unsafe { libc::swapoff(c.as_ptr()) };
             }
         }
     }
@@ -177,6 +224,10 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
         workdir: base.join(format!("refault-twin-{pid}")),
         host,
         cgroups: Vec::new(),
+        cgroup_specs: Vec::new(),
+        tag: pid.clone(),
+        runs_started: 0,
+        damon: host::damon_pageout_kdamonds(),
         swap_dev: None,
         zram_id: None,
         swap_file: None,
@@ -220,25 +271,10 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
         scn.machine.memory_pages,
         scn.sysctl.swappiness,
     ));
-    for (name, pages, swappiness) in limits {
-        let dir = s
-            .host
-            .cgroup_root
-            .join(format!("refault-twin-{pid}-{name}"));
-        std::fs::create_dir(&dir).map_err(|e| format!("creating cgroup {}: {e}", dir.display()))?;
-        s.cgroups.push(dir.clone());
-        let bytes = (pages * 4096).to_string();
-        match s.host.cgroup {
-            host::CgroupVersion::V1 => {
-                write(&dir.join("memory.limit_in_bytes"), &bytes)?;
-                write(&dir.join("memory.swappiness"), &swappiness.to_string())?;
-            }
-            host::CgroupVersion::V2 => {
-                write(&dir.join("memory.max"), &bytes)?;
-                let _ = write(&dir.join("memory.swap.max"), "max");
-            }
-        }
-    }
+    s.cgroup_specs = limits;
+    // Fail now, not halfway, if cgroups cannot be created here.
+    s.create_run_cgroups()?;
+    s.remove_cgroups();
     let swap_pages: u64 = scn.swap.iter().map(|a| a.size_pages).sum();
     if swap != SwapKind::None && swap_pages > 0 {
         let dev = match swap {
@@ -276,12 +312,27 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
     Ok(s)
 }
 
-/// One real run: fork every task instance into its cgroup, wait, and return the vmstat
-/// deltas and the cgroups' memory.stat.
 /// Counter name → value.
 pub type Counters = BTreeMap<String, u64>;
 
-pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<(Counters, Counters), String> {
+/// What one real run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct RealRun {
+    /// /proc/vmstat deltas, with the counters our cgroups keep themselves taken from them
+    /// instead ([`run_once`]).
+    pub vmstat: Counters,
+    /// The cgroups' memory.stat at the end (`<cgroup>.<key>`).
+    pub memcg_stat: Counters,
+    /// Each task instance's time from its start to the end of its event stream (seconds).
+    pub task_seconds: Vec<(String, f64)>,
+    /// Bytes the host's DAMON pageout schemes paged out during the run (None: no such
+    /// scheme). Their swap-outs are in the global pswpout; see [`v1_pswpout_bound`].
+    pub damon_pageout_bytes: Option<u64>,
+}
+
+/// One real run in fresh cgroups: fork every task instance into its cgroup, wait, and
+/// return the counters.
+pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<RealRun, String> {
     install_signal_handlers();
     if INTERRUPTED.load(Ordering::SeqCst) {
         return Err("interrupted".into());
@@ -293,15 +344,19 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<(Counters, Counters), S
         }
         drop_cache(&p).map_err(|e| format!("dropping {} from the cache: {e}", p.display()))?;
     }
+    s.create_run_cgroups()?;
     let objs = Objects::open(scn, &s.workdir).map_err(|e| format!("opening objects: {e}"))?;
     let sources = refault_workload::task_sources(scn);
-    let n_tasks = sources.len() as u32;
-    // A shared page where finished workers count themselves (they then keep their memory
-    // until the run ends, as finished tasks do in the simulation).
+    let n_tasks = sources.len();
+    let names: Vec<String> = sources.iter().map(|t| t.name.clone()).collect();
+    // A shared mapping where finished workers count themselves (word 0; they then keep
+    // their memory until the run ends, as finished tasks do in the simulation) and note
+    // when their stream ended (word 1 + i, ns after their start).
+    let shared_len = (8 * (n_tasks + 1)).div_ceil(4096) * 4096;
     let shared = unsafe {
         libc::mmap(
             std::ptr::null_mut(),
-            4096,
+            shared_len,
             libc::PROT_READ | libc::PROT_WRITE,
             libc::MAP_SHARED | libc::MAP_ANONYMOUS,
             -1,
@@ -311,32 +366,27 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<(Counters, Counters), S
     if shared == libc::MAP_FAILED {
         return Err(format!("mmap: {}", std::io::Error::last_os_error()));
     }
-    struct Unmap(*mut libc::c_void);
+    struct Unmap(*mut libc::c_void, usize);
     impl Drop for Unmap {
         fn drop(&mut self) {
-            unsafe { libc::munmap(self.0, 4096) };
+            unsafe { libc::munmap(self.0, self.1) };
         }
     }
-    let _unmap = Unmap(shared);
-    let done = unsafe { &*(shared as *const std::sync::atomic::AtomicU32) };
-    done.store(0, Ordering::SeqCst);
+    let _unmap = Unmap(shared, shared_len);
+    let words = unsafe {
+        std::slice::from_raw_parts(shared as *const std::sync::atomic::AtomicU64, n_tasks + 1)
+    };
+    let done = &words[0];
     let machine_cg = s.cgroups.last().cloned().expect("machine cgroup");
+    let damon_before = host::damon_pageout_bytes(&s.damon);
     let before = host::read_vmstat();
-    // The cgroups live across runs: their memory.stat event counters are taken as deltas.
     let stat_before: Vec<String> = s
         .cgroups
         .iter()
         .map(|cg| std::fs::read_to_string(cg.join("memory.stat")).unwrap_or_default())
         .collect();
-    let t0 = {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-    };
-    for mut src in sources {
+    let t0 = exec::now_ns();
+    for (i, mut src) in sources.into_iter().enumerate() {
         let cg = match src.cgroup {
             Some(i) => s.cgroups[i].clone(),
             None => machine_cg.clone(),
@@ -347,7 +397,7 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<(Counters, Counters), S
             return Err(format!("fork: {}", std::io::Error::last_os_error()));
         }
         if pid == 0 {
-            exec::child_main(&mut src, &objs, Some(&procs), t0, done);
+            exec::child_main(&mut src, &objs, Some(&procs), t0, done, &words[1 + i]);
         }
         s.children.push(pid);
     }
@@ -362,7 +412,7 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<(Counters, Counters), S
         if INTERRUPTED.load(Ordering::SeqCst) {
             return Err("interrupted".into());
         }
-        if done.load(Ordering::SeqCst) >= n_tasks
+        if done.load(Ordering::SeqCst) >= n_tasks as u64
             || deadline.is_some_and(|d| std::time::Instant::now() >= d)
         {
             break;
@@ -378,6 +428,7 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<(Counters, Counters), S
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
     let after = host::read_vmstat();
+    let damon_after = host::damon_pageout_bytes(&s.damon);
     let b: BTreeMap<_, _> = before.into_iter().collect();
     let mut delta: Counters = after
         .into_iter()
@@ -386,7 +437,6 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<(Counters, Counters), S
             (k, d)
         })
         .collect();
-    let mut memstat = BTreeMap::new();
     let stat_now: Vec<String> = s
         .cgroups
         .iter()
@@ -400,14 +450,13 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<(Counters, Counters), S
         }
     }
     s.children.clear();
-    // Counters the memory cgroups keep themselves are immune to the rest of the host: use
-    // them (summed over our fresh cgroups) instead of the global deltas where they exist.
-    for key in [
-        "workingset_refault_anon",
-        "workingset_refault_file",
-        "workingset_activate_file",
-        "pgmajfault",
-    ] {
+    let task_seconds = names
+        .into_iter()
+        .zip(&words[1..])
+        .map(|(n, w)| (n, w.load(Ordering::SeqCst) as f64 / 1e9))
+        .collect();
+    let global = delta.clone();
+    let own = |key: &str| -> Option<u64> {
         let mut sum = None;
         for (text, old) in stat_now.iter().zip(&stat_before) {
             let get = |t: &str| host::parse_kv(t).into_iter().find(|(k, _)| k == key);
@@ -416,27 +465,48 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<(Counters, Counters), S
                 *sum.get_or_insert(0) += v.saturating_sub(v0);
             }
         }
-        if let Some(v) = sum {
+        sum
+    };
+    // Counters the memory cgroups keep themselves are immune to the rest of the host: use
+    // them (summed over our cgroups) instead of the global deltas wherever memory.stat has
+    // them (v1: workingset_refault_*, pgmajfault; v2 also workingset_activate_*, pswp*,
+    // pgscan/pgsteal by type on recent kernels). Where it has not, bound the global delta by
+    // what our cgroups can have caused.
+    for key in KEY_COUNTERS {
+        if let Some(v) = own(key) {
             delta.insert(key.to_string(), v);
-        } else if key == "workingset_activate_file" {
-            let active_file: u64 = stat_now
-                .iter()
-                .filter_map(|t| {
-                    host::parse_kv(t)
-                        .into_iter()
-                        .find(|(k, _)| k == "active_file")
-                })
-                .map(|(_, v)| v / 4096)
-                .sum();
-            let v = v1_activate_file_bound(
-                delta.get(key).copied().unwrap_or(0),
-                delta.get("workingset_refault_file").copied().unwrap_or(0),
-                active_file,
-                delta.get("pgdeactivate").copied().unwrap_or(0),
-            );
-            delta.insert(key.to_string(), v);
+            continue;
+        }
+        let g = |k: &str| global.get(k).copied().unwrap_or(0);
+        match key {
+            "workingset_activate_file" => {
+                let active_file: u64 = stat_now
+                    .iter()
+                    .filter_map(|t| {
+                        host::parse_kv(t)
+                            .into_iter()
+                            .find(|(k, _)| k == "active_file")
+                    })
+                    .map(|(_, v)| v / 4096)
+                    .sum();
+                let v = v1_activate_file_bound(
+                    g(key),
+                    delta.get("workingset_refault_file").copied().unwrap_or(0),
+                    active_file,
+                    g("pgdeactivate"),
+                );
+                delta.insert(key.to_string(), v);
+            }
+            "pswpout" => {
+                delta.insert(
+                    key.to_string(),
+                    v1_pswpout_bound(g("pswpout"), g("pgscan_anon")),
+                );
+            }
+            _ => {}
         }
     }
+    let mut memcg_stat = BTreeMap::new();
     for (i, text) in stat_now.iter().enumerate() {
         let name = scn
             .cgroups
@@ -445,11 +515,32 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<(Counters, Counters), S
             .unwrap_or("machine");
         for (k, v) in host::parse_kv(text) {
             if !k.starts_with("total_") && !k.starts_with("hierarchical_") {
-                memstat.insert(format!("{name}.{k}"), v);
+                memcg_stat.insert(format!("{name}.{k}"), v);
             }
         }
     }
-    Ok((delta, memstat))
+    s.remove_cgroups();
+    Ok(RealRun {
+        vmstat: delta,
+        memcg_stat,
+        task_seconds,
+        damon_pageout_bytes: match (damon_before, damon_after) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        },
+    })
+}
+
+/// pswpout of our cgroups where memory.stat does not count it (cgroup v1): the global
+/// delta, capped by the global pgscan_anon. A page our cgroups' limit reclaim writes to
+/// swap was isolated by `shrink_inactive_list()`, which counts it in PGSCAN_ANON first;
+/// swap-outs that bypass that count come from `reclaim_pages()` (DAMON's pageout action,
+/// MADV_PAGEOUT) of other memory. This host runs a DAMON pageout scheme (kdamond.0, cold
+/// unmapped pages) whose writes of other cgroups' shmem pages reached the twin's swap
+/// device: traced with `vmscan:mm_vmscan_write_folio`, 0–42 pages per f02 run, with
+/// pgscan_anon 0.
+pub fn v1_pswpout_bound(global_pswpout: u64, global_pgscan_anon: u64) -> u64 {
+    global_pswpout.min(global_pgscan_anon)
 }
 
 /// workingset_activate_file of our cgroups on cgroup v1, whose memory.stat has no
@@ -492,6 +583,8 @@ pub struct Row {
     pub real_mean: f64,
     pub real_min: u64,
     pub real_max: u64,
+    /// Standard error of `real_mean` (sample standard deviation / sqrt(runs); 0 for one run).
+    pub real_sem: f64,
     pub simulated: u64,
     /// The simulation's min and max over the flusher phases ([`simulate_over_flush_phases`]).
     pub simulated_min: u64,
@@ -510,6 +603,71 @@ pub struct TwinReport {
     pub real: Vec<BTreeMap<String, u64>>,
     pub memcg_stat: Vec<BTreeMap<String, u64>>,
     pub simulated: BTreeMap<String, u64>,
+    /// Per run, each task instance's time from its start to the end of its stream.
+    pub real_task_seconds: Vec<Vec<(String, f64)>>,
+    /// The same in the simulation (weighted over flusher phases like the counters).
+    pub simulated_task_seconds: Vec<(String, f64)>,
+    /// Per run, bytes the host's DAMON pageout schemes paged out (host noise; null when
+    /// the host has none).
+    pub damon_pageout_bytes: Vec<Option<u64>>,
+}
+
+/// How many real runs: at least `min`; then more, up to `max`, while a key counter's
+/// kernel mean is uncertain: its standard error above `rel_sem` of the mean and above
+/// [`SEM_FLOOR_PAGES`]. Counters whose outcome depends on a race with the memcg
+/// statistics flusher are bimodal across runs (f08's activations: 0 or ~20000), and their
+/// mean needs many runs to be worth comparing.
+#[derive(Clone, Copy, Debug)]
+pub struct RunPlan {
+    pub min: usize,
+    pub max: usize,
+    pub rel_sem: f64,
+}
+
+/// A standard error below this many pages is close enough whatever the mean.
+pub const SEM_FLOOR_PAGES: f64 = 2.0;
+
+impl RunPlan {
+    pub fn fixed(n: usize) -> RunPlan {
+        RunPlan {
+            min: n.max(1),
+            max: n.max(1),
+            rel_sem: 0.0,
+        }
+    }
+
+    /// Whether the runs so far are enough.
+    pub fn satisfied(&self, runs: &[Counters]) -> bool {
+        let n = runs.len();
+        if n < self.min {
+            return false;
+        }
+        if n >= self.max {
+            return true;
+        }
+        KEY_COUNTERS.iter().all(|k| {
+            let v: Vec<u64> = runs
+                .iter()
+                .map(|r| r.get(*k).copied().unwrap_or(0))
+                .collect();
+            let (mean, sem) = mean_sem(&v);
+            sem <= (self.rel_sem * mean).max(SEM_FLOOR_PAGES)
+        })
+    }
+}
+
+/// Mean and standard error of the mean (0 for fewer than two values).
+pub fn mean_sem(v: &[u64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    let mean = v.iter().sum::<u64>() as f64 / n;
+    if v.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, (var / n).sqrt())
 }
 
 /// Relative error of the simulation against the kernel's mean (0 when both are 0).
@@ -521,37 +679,50 @@ pub fn relative_error(real_mean: f64, simulated: f64) -> f64 {
     }
 }
 
-/// Run `scn` `runs` times for real and once simulated, and compare.
+/// Run `scn` for real as `plan` says and simulated over the flusher phases, and compare.
 pub fn twin(
     scn: &Scenario,
-    runs: usize,
+    plan: RunPlan,
     swap: SwapKind,
     base: &Path,
 ) -> Result<TwinReport, String> {
     let mut s = setup(scn, swap, base)?;
-    let mut real = Vec::new();
-    let mut memcg = Vec::new();
-    for _ in 0..runs.max(1) {
-        let (d, m) = run_once(scn, &mut s)?;
-        real.push(d);
-        memcg.push(m);
+    let mut runs: Vec<RealRun> = Vec::new();
+    loop {
+        let t = std::time::Instant::now();
+        let r = run_once(scn, &mut s)?;
+        runs.push(r);
+        let counters: Vec<Counters> = runs.iter().map(|r| r.vmstat.clone()).collect();
+        if plan.max > 1 {
+            eprintln!(
+                "twin: {} run {} done in {:.1} s",
+                scn.name,
+                runs.len(),
+                t.elapsed().as_secs_f64()
+            );
+        }
+        if plan.satisfied(&counters) {
+            break;
+        }
     }
     let kernel = s.host.kernel.clone();
     let cgroup = s.host.cgroup.clone();
     drop(s);
     let sim = simulate_over_flush_phases(scn)?;
+    let real: Vec<Counters> = runs.iter().map(|r| r.vmstat.clone()).collect();
     let mut rows = Vec::new();
     for (name, &simv) in &sim.mean {
         if name.starts_with("nr_") || !real[0].contains_key(name) {
             continue;
         }
         let vals: Vec<u64> = real.iter().map(|r| r[name]).collect();
-        let mean = vals.iter().sum::<u64>() as f64 / vals.len() as f64;
+        let (mean, sem) = mean_sem(&vals);
         rows.push(Row {
             counter: name.clone(),
             real_mean: mean,
             real_min: *vals.iter().min().unwrap(),
             real_max: *vals.iter().max().unwrap(),
+            real_sem: sem,
             simulated: simv,
             simulated_min: sim.min[name],
             simulated_max: sim.max[name],
@@ -566,64 +737,106 @@ pub fn twin(
         runs: real.len(),
         rows,
         real,
-        memcg_stat: memcg,
+        memcg_stat: runs.iter().map(|r| r.memcg_stat.clone()).collect(),
         simulated: sim.mean.clone(),
+        real_task_seconds: runs.iter().map(|r| r.task_seconds.clone()).collect(),
+        simulated_task_seconds: sim.task_seconds.clone(),
+        damon_pageout_bytes: runs.iter().map(|r| r.damon_pageout_bytes).collect(),
     })
 }
 
-/// Phases of the memcg statistics flusher the simulation is averaged over.
-pub const FLUSH_PHASES: u64 = 4;
+/// Phases of the memcg statistics flusher the simulation is sampled at.
+pub const FLUSH_PHASES: u64 = 8;
 
-/// The simulation's counters: mean (rounded), min and max over runs whose first memcg
-/// statistics flush lands at (2k + 1) / 8 of the flush period, k = 0..3 (one run when the
-/// flush is not modelled). The kernel's flusher (`flush_memcg_stats_dwork()`) runs at a phase
-/// unrelated to the workload and reclaim reads statistics as of its last flush, so each real
-/// run samples one phase; the simulation's mean over evenly spread phases is what the
-/// kernel's mean over runs estimates.
+/// The simulation's counters as the expectation over the phase of the memcg statistics
+/// flusher (`flush_memcg_stats_dwork()`, every period P), which in the kernel runs at a
+/// phase unrelated to the workload: each real run samples one phase, and reclaim and
+/// refault detection read statistics as of the last flush, so the kernel's mean over runs
+/// estimates this expectation. With the first flush at φ uniform in [0, P): a run that
+/// ends at T < P without a flush before φ is the same for every φ ≥ T, so the expectation
+/// is (1 − T/P)·R(no flush) + (T/P)·E[R(φ) | φ < T], the latter sampled at
+/// [`FLUSH_PHASES`] stratified points of [0, T); a run of P or longer is sampled at
+/// stratified points of [0, P). T comes from the run whose first flush is at P. One run
+/// when the flush is not modelled. `min`/`max` are over the sampled runs.
 pub struct SimCounters {
     pub mean: Counters,
     pub min: Counters,
     pub max: Counters,
+    /// (φ in ns, weight) of each sampled run.
+    pub phases: Vec<(Option<u64>, f64)>,
+    pub task_seconds: Vec<(String, f64)>,
 }
 
 pub fn simulate_over_flush_phases(scn: &Scenario) -> Result<SimCounters, String> {
     let period = scn.model.memcg_stats_flush_ns;
-    let phases: Vec<Option<u64>> = if period == 0 {
-        vec![None]
-    } else {
-        (0..FLUSH_PHASES)
-            .map(|k| Some((2 * k + 1) * period / (2 * FLUSH_PHASES)))
-            .collect()
-    };
-    let mut runs = Vec::new();
-    for first in &phases {
+    let sim = |first: Option<u64>| {
         let mut s = scn.clone();
         if let Some(f) = first {
-            s.model.memcg_stats_first_flush_ns = *f;
+            s.model.memcg_stats_first_flush_ns = f;
         }
-        let r = refault_sim::run(&s, Default::default()).map_err(|e| e.to_string())?;
-        runs.push(r.vmstat);
+        refault_sim::run(&s, Default::default()).map_err(|e| e.to_string())
+    };
+    let task_secs = |r: &refault_sim::SimResult| -> Vec<(String, f64)> {
+        r.tasks
+            .iter()
+            .map(|t| (t.name.clone(), t.seconds))
+            .collect()
+    };
+    let mut runs: Vec<(Option<u64>, f64, refault_sim::SimResult)> = Vec::new();
+    if period == 0 {
+        runs.push((None, 1.0, sim(None)?));
+    } else {
+        let late = sim(Some(period))?;
+        let t = (late.sim_seconds * 1e9) as u64;
+        let (window, w_none) = if t < period {
+            (t.max(1), (period - t) as f64 / period as f64)
+        } else {
+            (period, 0.0)
+        };
+        let w_each = (1.0 - w_none) / FLUSH_PHASES as f64;
+        for k in 0..FLUSH_PHASES {
+            let phi = (2 * k + 1) * window / (2 * FLUSH_PHASES);
+            runs.push((Some(phi), w_each, sim(Some(phi))?));
+        }
+        if w_none > 0.0 {
+            runs.push((Some(period), w_none, late));
+        }
     }
     let mut out = SimCounters {
         mean: Counters::new(),
         min: Counters::new(),
         max: Counters::new(),
+        phases: runs.iter().map(|(p, w, _)| (*p, *w)).collect(),
+        task_seconds: Vec::new(),
     };
-    let n = runs.len() as u64;
     for name in runs
         .iter()
-        .flat_map(|r| r.keys())
+        .flat_map(|(_, _, r)| r.vmstat.keys())
         .collect::<std::collections::BTreeSet<_>>()
     {
-        let vals: Vec<u64> = runs
+        let vals: Vec<(f64, u64)> = runs
             .iter()
-            .map(|r| r.get(name).copied().unwrap_or(0))
+            .map(|(_, w, r)| (*w, r.vmstat.get(name).copied().unwrap_or(0)))
             .collect();
-        let sum: u64 = vals.iter().sum();
-        out.mean.insert(name.clone(), (sum + n / 2) / n);
-        out.min.insert(name.clone(), *vals.iter().min().unwrap());
-        out.max.insert(name.clone(), *vals.iter().max().unwrap());
+        let mean: f64 = vals.iter().map(|(w, v)| w * *v as f64).sum();
+        out.mean.insert(name.clone(), mean.round() as u64);
+        out.min
+            .insert(name.clone(), vals.iter().map(|v| v.1).min().unwrap());
+        out.max
+            .insert(name.clone(), vals.iter().map(|v| v.1).max().unwrap());
     }
+    let first = task_secs(&runs[0].2);
+    out.task_seconds = first
+        .iter()
+        .enumerate()
+        .map(|(i, (n, _))| {
+            let secs = runs
+                .iter()
+                .map(|(_, w, r)| w * r.tasks.get(i).map_or(0.0, |t| t.seconds))
+                .sum();
+            (n.clone(), secs)
+        })
+        .collect();
     Ok(out)
 }
 
@@ -637,7 +850,7 @@ pub fn render(r: &TwinReport) -> String {
         r.swap,
         r.runs,
         "counter",
-        "kernel mean",
+        "kernel mean ±se",
         "kernel min-max",
         "simulated",
         "error"
@@ -656,15 +869,53 @@ pub fn render(r: &TwinReport) -> String {
     rows.sort_by_key(|x| (key(&x.counter), x.counter.clone()));
     for x in rows {
         out += &format!(
-            "{:<28} {:>12.0} {:>23} {:>12} {:>8.1}%\n",
+            "{:<28} {:>12} {:>23} {:>12} {:>8.1}%\n",
             x.counter,
-            x.real_mean,
+            mean_pm(x.real_mean, x.real_sem),
             format!("{}-{}", x.real_min, x.real_max),
             x.simulated,
             x.relative_error * 100.0
         );
     }
+    out += "task seconds                 kernel mean          kernel min-max    simulated\n";
+    for (i, (name, sim)) in r.simulated_task_seconds.iter().enumerate() {
+        let v: Vec<f64> = r
+            .real_task_seconds
+            .iter()
+            .filter_map(|run| run.get(i).map(|x| x.1))
+            .collect();
+        if v.is_empty() {
+            continue;
+        }
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        let (lo, hi) = v
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+        out += &format!(
+            "  {:<26} {:>12.3} {:>23} {:>12.3}\n",
+            name,
+            mean,
+            format!("{lo:.3}-{hi:.3}"),
+            sim
+        );
+    }
+    let damon: Vec<u64> = r.damon_pageout_bytes.iter().flatten().copied().collect();
+    if !damon.is_empty() {
+        out += &format!(
+            "host noise: DAMON pageout schemes paged out {:.1} MiB per run (mean) outside our cgroups' reclaim; the global pswpout includes their swap-outs and is bounded by pgscan_anon where memory.stat has no pswpout\n",
+            damon.iter().sum::<u64>() as f64 / damon.len() as f64 / (1 << 20) as f64
+        );
+    }
     out
+}
+
+/// "mean ±sem" (just the mean for one run).
+pub fn mean_pm(mean: f64, sem: f64) -> String {
+    if sem > 0.0 {
+        format!("{mean:.0} ±{sem:.0}")
+    } else {
+        format!("{mean:.0}")
+    }
 }
 
 #[cfg(test)]

@@ -119,8 +119,27 @@ fn twin_runs_and_cleans_up() {
     let _g = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     let base = std::env::temp_dir().join("refault-twin-test-ok");
     let swaps = host::active_swaps();
-    let r = twin(&scenario(SMALL), 1, SwapKind::Zram, &base).unwrap();
+    let r = twin(&scenario(SMALL), RunPlan::fixed(2), SwapKind::Zram, &base).unwrap();
     assert!(r.real[0]["pgfault"] > 8000, "the workload did not run");
+    // Two runs, each in fresh cgroups: the second's memory.stat counts only its own run
+    // (the 32 MiB region's first touches charge the same pages again).
+    assert_eq!(r.runs, 2);
+    let charged = |m: &std::collections::BTreeMap<String, u64>| {
+        m.iter()
+            .filter(|(k, _)| k.ends_with(".pgpgin"))
+            .map(|(_, v)| *v)
+            .sum::<u64>()
+    };
+    let (c0, c1) = (charged(&r.memcg_stat[0]), charged(&r.memcg_stat[1]));
+    assert!(c0 > 8000 && c1 > 8000, "{c0} {c1}");
+    assert!(
+        c1 < c0 * 3 / 2,
+        "the second run's cgroup counted the first run: {c0} {c1}"
+    );
+    // Every task's time was measured, in the real runs and in the simulation.
+    assert_eq!(r.real_task_seconds.len(), 2);
+    assert!(r.real_task_seconds[1].iter().all(|(_, t)| *t > 0.0));
+    assert!(r.simulated_task_seconds.iter().all(|(_, t)| *t > 0.0));
     assert!(r.rows.iter().any(|x| x.counter == "pswpout"));
     assert_eq!(leftovers(std::process::id()), Vec::<String>::new());
     assert_eq!(host::active_swaps(), swaps);
@@ -140,7 +159,7 @@ fn cleanup_after_the_workload_is_killed() {
     let tiny = SMALL.replace("\"48M\"", "\"8M\"");
     let base = std::env::temp_dir().join("refault-twin-test-kill");
     let swaps = host::active_swaps();
-    let e = twin(&scenario(&tiny), 1, SwapKind::None, &base).unwrap_err();
+    let e = twin(&scenario(&tiny), RunPlan::fixed(1), SwapKind::None, &base).unwrap_err();
     assert!(e.contains("failed"), "{e}");
     assert_eq!(leftovers(std::process::id()), Vec::<String>::new());
     assert_eq!(host::active_swaps(), swaps);
@@ -164,6 +183,47 @@ fn v1_activation_estimate_is_capped_by_what_our_cgroups_can_have_activated() {
     assert_eq!(v1_activate_file_bound(5120, 7155, 9000, 4000), 5120);
 }
 
+#[test]
+fn v1_pswpout_is_capped_by_anon_scanned() {
+    use crate::v1_pswpout_bound;
+    // DAMON paged out 42 pages of another cgroup's shmem; our cgroup scanned no anon.
+    assert_eq!(v1_pswpout_bound(42, 0), 0);
+    // Our swapping cgroup: everything written was scanned first.
+    assert_eq!(v1_pswpout_bound(3218, 13256), 3218);
+}
+
+#[test]
+fn mean_and_standard_error() {
+    assert_eq!(mean_sem(&[]), (0.0, 0.0));
+    assert_eq!(mean_sem(&[7]), (7.0, 0.0));
+    // 0, 2, 4: mean 2, sample variance 4, sem = sqrt(4 / 3).
+    let (m, se) = mean_sem(&[0, 2, 4]);
+    assert_eq!(m, 2.0);
+    assert!((se - (4.0f64 / 3.0).sqrt()).abs() < 1e-12);
+}
+
+#[test]
+fn run_plan_stops_when_the_means_are_known() {
+    let run = |a: u64| -> Counters { KEY_COUNTERS.iter().map(|k| (k.to_string(), a)).collect() };
+    let plan = RunPlan {
+        min: 2,
+        max: 10,
+        rel_sem: 0.15,
+    };
+    assert!(!plan.satisfied(&[run(1000)]), "below min");
+    assert!(plan.satisfied(&[run(1000), run(1010)]), "tight");
+    // Bimodal (0 or 20480): the mean is not known after 3 runs.
+    assert!(!plan.satisfied(&[run(0), run(0), run(20480)]));
+    // ... and never more than max runs.
+    let many: Vec<Counters> = (0..10)
+        .map(|i| run(if i == 3 { 20480 } else { 0 }))
+        .collect();
+    assert!(plan.satisfied(&many));
+    // Counts of a page or two are close enough.
+    assert!(plan.satisfied(&[run(0), run(2), run(0)]));
+    assert!(RunPlan::fixed(1).satisfied(&[run(0)]));
+}
+
 /// The simulation is run once per flusher phase; without the flush modelled, once.
 #[test]
 fn simulation_is_averaged_over_flush_phases() {
@@ -177,10 +237,38 @@ fn simulation_is_averaged_over_flush_phases() {
     for (k, &m) in &s.mean {
         assert!(s.min[k] <= m && m <= s.max[k], "{k}");
     }
+    let w: f64 = s.phases.iter().map(|p| p.1).sum();
+    assert!((w - 1.0).abs() < 1e-9, "phase weights sum to {w}");
     // The phase decides whether limit reclaim starts before the first flush (anon scanned).
     assert!(s.min["pgscan_anon"] < s.max["pgscan_anon"]);
     let mut exact = scn.clone();
     exact.model.memcg_stats_flush_ns = 0;
     let e = crate::simulate_over_flush_phases(&exact).unwrap();
     assert_eq!(e.min, e.max);
+}
+
+/// A run shorter than the flush period: the phases that fall after its end all give the run
+/// without a flush, which is sampled once and weighted by their share of the period.
+#[test]
+fn short_runs_weight_the_flush_free_outcome() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fidelity/f08-file-transition.toml"),
+    )
+    .unwrap();
+    let scn = scenario(&text);
+    let s = crate::simulate_over_flush_phases(&scn).unwrap();
+    let period = scn.model.memcg_stats_flush_ns;
+    assert_eq!(s.phases.len() as u64, crate::FLUSH_PHASES + 1);
+    let (last_phase, w_none) = *s.phases.last().unwrap();
+    assert_eq!(last_phase, Some(period));
+    assert!(w_none > 0.5 && w_none < 1.0, "{w_none}");
+    // The sampled phases lie inside the run, evenly spaced.
+    let inner: Vec<u64> = s.phases[..s.phases.len() - 1]
+        .iter()
+        .map(|p| p.0.unwrap())
+        .collect();
+    let t = (1.0 - w_none) * period as f64;
+    assert!(inner.iter().all(|&p| (p as f64) < t));
+    assert_eq!(inner[1] - inner[0], inner[2] - inner[1]);
 }

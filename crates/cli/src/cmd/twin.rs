@@ -3,7 +3,7 @@
 
 use anyhow::{anyhow, Context, Result};
 use refault_scenario::Scenario;
-use refault_twin::{SwapKind, TwinReport, KEY_COUNTERS};
+use refault_twin::{RunPlan, SwapKind, TwinReport, KEY_COUNTERS};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -17,6 +17,13 @@ pub struct TwinArgs {
     /// Real runs to average.
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
+    /// Go on past --runs, up to this many, while a key counter's kernel mean has a standard
+    /// error above --sem of itself (and above 2 pages).
+    #[arg(long)]
+    pub max_runs: Option<usize>,
+    /// The relative standard error --max-runs aims for.
+    #[arg(long, default_value_t = 0.15)]
+    pub sem: f64,
     /// Swap for the real runs (default: zram if the scenario swaps to a zram device, a swap
     /// file if it swaps to another device, none if it has no swap).
     #[arg(long)]
@@ -35,9 +42,17 @@ pub struct FidelityArgs {
     #[arg(long)]
     pub quick: bool,
     /// Real runs per scenario (overrides --quick; default 3). The flush-phase-sensitive
-    /// counters (f03-f05 anon) vary across runs by more than the mean: more runs narrow that.
+    /// counters (f03-f05 anon, f08 activations) vary across runs by more than the mean:
+    /// more runs narrow that.
     #[arg(long)]
     pub runs: Option<usize>,
+    /// Go on past --runs, up to this many per scenario, while a key counter's kernel mean
+    /// has a standard error above --sem of itself (and above 2 pages).
+    #[arg(long)]
+    pub max_runs: Option<usize>,
+    /// The relative standard error --max-runs aims for.
+    #[arg(long, default_value_t = 0.15)]
+    pub sem: f64,
     /// Write the table (per scenario and counter: real_mean, real_min, real_max, simulated,
     /// relative_error) and the median relative error as JSON.
     #[arg(long)]
@@ -58,8 +73,26 @@ pub fn default_swap(scn: &Scenario) -> SwapKind {
     }
 }
 
-fn run_twin(scn: &Scenario, runs: usize, swap: SwapKind, workdir: &Path) -> Result<TwinReport> {
-    refault_twin::twin(scn, runs, swap, workdir).map_err(|e| anyhow!("twin of {}: {e}", scn.name))
+fn run_twin(scn: &Scenario, plan: RunPlan, swap: SwapKind, workdir: &Path) -> Result<TwinReport> {
+    refault_twin::twin(scn, plan, swap, workdir).map_err(|e| anyhow!("twin of {}: {e}", scn.name))
+}
+
+fn plan(runs: usize, max_runs: Option<usize>, sem: f64) -> Result<RunPlan> {
+    let min = runs.max(1);
+    let max = max_runs.unwrap_or(min);
+    if max < min {
+        return Err(anyhow!("--max-runs {max} is below --runs {min}"));
+    }
+    if !(sem > 0.0 && sem.is_finite()) {
+        return Err(anyhow!(
+            "--sem {sem}: must be a positive fraction such as 0.15"
+        ));
+    }
+    Ok(RunPlan {
+        min,
+        max,
+        rel_sem: sem,
+    })
 }
 
 pub fn twin(a: TwinArgs) -> Result<()> {
@@ -70,7 +103,7 @@ pub fn twin(a: TwinArgs) -> Result<()> {
         .collect::<Result<Vec<_>, _>>()?;
     let scn = refault_scenario::load(&a.scenario, &overrides, None)?;
     let swap = a.swap.unwrap_or_else(|| default_swap(&scn));
-    let r = run_twin(&scn, a.runs, swap, &a.workdir)?;
+    let r = run_twin(&scn, plan(a.runs, a.max_runs, a.sem)?, swap, &a.workdir)?;
     out!("{}", refault_twin::render(&r))?;
     if let Some(p) = a.out {
         super::write_out(&p, serde_json::to_string_pretty(&r)?.as_bytes())?;
@@ -99,13 +132,14 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
         .collect();
     files.sort();
     let runs = a.runs.unwrap_or(if a.quick { 1 } else { 3 }).max(1);
+    let plan = plan(runs, a.max_runs, a.sem)?;
     let mut scenarios = Vec::new();
     let mut errors = Vec::new();
     outln!(
-        "{:<26} {:<26} {:>10} {:>17} {:>10} {:>8}",
+        "{:<26} {:<26} {:>12} {:>17} {:>10} {:>8}",
         "scenario",
         "counter",
-        "real",
+        "real ±se",
         "real min-max",
         "simulated",
         "error"
@@ -113,18 +147,27 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
     for f in &files {
         let scn = refault_scenario::load(f, &[], None)?;
         let swap = default_swap(&scn);
-        eprintln!("fidelity: {} ({runs} run(s), swap {swap:?})", scn.name);
-        let r = run_twin(&scn, runs, swap, &a.workdir)?;
+        eprintln!(
+            "fidelity: {} ({}{} run(s), swap {swap:?})",
+            scn.name,
+            plan.min,
+            if plan.max > plan.min {
+                format!(" to {}", plan.max)
+            } else {
+                String::new()
+            }
+        );
+        let r = run_twin(&scn, plan, swap, &a.workdir)?;
         let mut rows = Vec::new();
         for k in KEY_COUNTERS {
             let Some(x) = r.rows.iter().find(|x| x.counter == k) else {
                 continue;
             };
             outln!(
-                "{:<26} {:<26} {:>10.0} {:>17} {:>10} {:>7.1}%",
+                "{:<26} {:<26} {:>12} {:>17} {:>10} {:>7.1}%",
                 scn.name,
                 k,
-                x.real_mean,
+                refault_twin::mean_pm(x.real_mean, x.real_sem),
                 format!("{}-{}", x.real_min, x.real_max),
                 x.simulated,
                 x.relative_error * 100.0
@@ -132,13 +175,16 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
             errors.push(x.relative_error);
             rows.push(
                 json!({"counter": k, "real_mean": x.real_mean, "real_min": x.real_min,
-                "real_max": x.real_max, "simulated": x.simulated,
+                "real_max": x.real_max, "real_sem": x.real_sem, "simulated": x.simulated,
                 "simulated_min": x.simulated_min, "simulated_max": x.simulated_max,
                 "relative_error": x.relative_error}),
             );
         }
-        scenarios.push(json!({"scenario": scn.name, "swap": swap, "runs": runs,
-            "kernel": r.kernel, "counters": rows}));
+        scenarios.push(json!({"scenario": scn.name, "swap": swap, "runs": r.runs,
+            "kernel": r.kernel, "counters": rows,
+            "real_task_seconds": r.real_task_seconds,
+            "simulated_task_seconds": r.simulated_task_seconds,
+            "damon_pageout_bytes": r.damon_pageout_bytes}));
     }
     let med = median(errors);
     outln!(
