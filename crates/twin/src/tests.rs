@@ -193,6 +193,22 @@ fn v1_pswpout_is_capped_by_anon_scanned() {
 }
 
 #[test]
+fn factor_of_two_allows_for_the_kernel_means_uncertainty() {
+    // Stable counts: 2x either way is the line.
+    assert!(!off_by_2x(6588.0, 9.0, 6451.0));
+    assert!(off_by_2x(6588.0, 9.0, 3000.0));
+    assert!(off_by_2x(6588.0, 9.0, 14000.0));
+    // A few pages in some runs: a simulated 0 is consistent.
+    assert!(!off_by_2x(4.3, 2.7, 0.0));
+    assert!(!off_by_2x(1.0, 0.0, 0.0));
+    // A bimodal mean with a wide standard error (f08's activations over 300 runs).
+    assert!(!off_by_2x(514.0, 173.0, 688.0));
+    assert!(off_by_2x(514.0, 173.0, 3000.0));
+    // A kernel zero against a large simulated count.
+    assert!(off_by_2x(0.0, 0.0, 688.0));
+}
+
+#[test]
 fn mean_and_standard_error() {
     assert_eq!(mean_sem(&[]), (0.0, 0.0));
     assert_eq!(mean_sem(&[7]), (7.0, 0.0));
@@ -209,19 +225,22 @@ fn run_plan_stops_when_the_means_are_known() {
         min: 2,
         max: 10,
         rel_sem: 0.15,
+        max_seconds: Some(60.0),
     };
-    assert!(!plan.satisfied(&[run(1000)]), "below min");
-    assert!(plan.satisfied(&[run(1000), run(1010)]), "tight");
+    assert!(!plan.satisfied(&[run(1000)], 1.0), "below min");
+    assert!(plan.satisfied(&[run(1000), run(1010)], 1.0), "tight");
     // Bimodal (0 or 20480): the mean is not known after 3 runs.
-    assert!(!plan.satisfied(&[run(0), run(0), run(20480)]));
+    assert!(!plan.satisfied(&[run(0), run(0), run(20480)], 1.0));
     // ... and never more than max runs.
     let many: Vec<Counters> = (0..10)
         .map(|i| run(if i == 3 { 20480 } else { 0 }))
         .collect();
-    assert!(plan.satisfied(&many));
+    assert!(plan.satisfied(&many, 1.0));
+    // ... nor past the time budget.
+    assert!(plan.satisfied(&[run(0), run(0), run(20480)], 61.0));
     // Counts of a page or two are close enough.
-    assert!(plan.satisfied(&[run(0), run(2), run(0)]));
-    assert!(RunPlan::fixed(1).satisfied(&[run(0)]));
+    assert!(plan.satisfied(&[run(0), run(2), run(0)], 1.0));
+    assert!(RunPlan::fixed(1).satisfied(&[run(0)], 1.0));
 }
 
 /// The simulation is run once per flusher phase; without the flush modelled, once.

@@ -24,6 +24,9 @@ pub struct TwinArgs {
     /// The relative standard error --max-runs aims for.
     #[arg(long, default_value_t = 0.15)]
     pub sem: f64,
+    /// Stop adding runs past --runs once the real runs have taken this many seconds.
+    #[arg(long)]
+    pub max_seconds: Option<f64>,
     /// Swap for the real runs (default: zram if the scenario swaps to a zram device, a swap
     /// file if it swaps to another device, none if it has no swap).
     #[arg(long)]
@@ -53,6 +56,9 @@ pub struct FidelityArgs {
     /// The relative standard error --max-runs aims for.
     #[arg(long, default_value_t = 0.15)]
     pub sem: f64,
+    /// Stop adding runs past --runs once the real runs have taken this many seconds.
+    #[arg(long)]
+    pub max_seconds: Option<f64>,
     /// Write the table (per scenario and counter: real_mean, real_min, real_max, simulated,
     /// relative_error) and the median relative error as JSON.
     #[arg(long)]
@@ -77,7 +83,12 @@ fn run_twin(scn: &Scenario, plan: RunPlan, swap: SwapKind, workdir: &Path) -> Re
     refault_twin::twin(scn, plan, swap, workdir).map_err(|e| anyhow!("twin of {}: {e}", scn.name))
 }
 
-fn plan(runs: usize, max_runs: Option<usize>, sem: f64) -> Result<RunPlan> {
+fn plan(
+    runs: usize,
+    max_runs: Option<usize>,
+    sem: f64,
+    max_seconds: Option<f64>,
+) -> Result<RunPlan> {
     let min = runs.max(1);
     let max = max_runs.unwrap_or(min);
     if max < min {
@@ -88,10 +99,16 @@ fn plan(runs: usize, max_runs: Option<usize>, sem: f64) -> Result<RunPlan> {
             "--sem {sem}: must be a positive fraction such as 0.15"
         ));
     }
+    if max_seconds.is_some_and(|m| !(m > 0.0 && m.is_finite())) {
+        return Err(anyhow!(
+            "--max-seconds must be a positive number of seconds"
+        ));
+    }
     Ok(RunPlan {
         min,
         max,
         rel_sem: sem,
+        max_seconds,
     })
 }
 
@@ -103,7 +120,12 @@ pub fn twin(a: TwinArgs) -> Result<()> {
         .collect::<Result<Vec<_>, _>>()?;
     let scn = refault_scenario::load(&a.scenario, &overrides, None)?;
     let swap = a.swap.unwrap_or_else(|| default_swap(&scn));
-    let r = run_twin(&scn, plan(a.runs, a.max_runs, a.sem)?, swap, &a.workdir)?;
+    let r = run_twin(
+        &scn,
+        plan(a.runs, a.max_runs, a.sem, a.max_seconds)?,
+        swap,
+        &a.workdir,
+    )?;
     out!("{}", refault_twin::render(&r))?;
     if let Some(p) = a.out {
         super::write_out(&p, serde_json::to_string_pretty(&r)?.as_bytes())?;
@@ -132,9 +154,10 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
         .collect();
     files.sort();
     let runs = a.runs.unwrap_or(if a.quick { 1 } else { 3 }).max(1);
-    let plan = plan(runs, a.max_runs, a.sem)?;
+    let plan = plan(runs, a.max_runs, a.sem, a.max_seconds)?;
     let mut scenarios = Vec::new();
     let mut errors = Vec::new();
+    let mut off = Vec::new();
     outln!(
         "{:<26} {:<26} {:>12} {:>17} {:>10} {:>8}",
         "scenario",
@@ -173,26 +196,43 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
                 x.relative_error * 100.0
             )?;
             errors.push(x.relative_error);
+            if x.off_by_2x {
+                off.push(format!(
+                    "{} {k}: kernel {} (runs {}-{}), simulated {}",
+                    scn.name,
+                    refault_twin::mean_pm(x.real_mean, x.real_sem),
+                    x.real_min,
+                    x.real_max,
+                    x.simulated
+                ));
+            }
             rows.push(
                 json!({"counter": k, "real_mean": x.real_mean, "real_min": x.real_min,
                 "real_max": x.real_max, "real_sem": x.real_sem, "simulated": x.simulated,
                 "simulated_min": x.simulated_min, "simulated_max": x.simulated_max,
-                "relative_error": x.relative_error}),
+                "relative_error": x.relative_error, "off_by_2x": x.off_by_2x}),
             );
         }
         scenarios.push(json!({"scenario": scn.name, "swap": swap, "runs": r.runs,
             "kernel": r.kernel, "counters": rows,
             "real_task_seconds": r.real_task_seconds,
             "simulated_task_seconds": r.simulated_task_seconds,
-            "damon_pageout_bytes": r.damon_pageout_bytes}));
+            "damon_pageout_bytes_per_run": r.damon_pageout_bytes_per_run}));
     }
     let med = median(errors);
     outln!(
         "median relative error over the key counters: {:.1}%",
         med * 100.0
     )?;
+    outln!(
+        "key counters off by more than 2x (beyond 2 standard errors of the kernel mean): {}",
+        off.len()
+    )?;
+    for o in &off {
+        outln!("  {o}")?;
+    }
     if let Some(p) = a.out {
-        let doc = json!({"median_relative_error": med, "scenarios": scenarios});
+        let doc = json!({"median_relative_error": med, "off_by_2x": off, "scenarios": scenarios});
         super::write_out(&p, serde_json::to_string_pretty(&doc)?.as_bytes())?;
     }
     Ok(())
