@@ -1113,6 +1113,7 @@ impl Mm {
         swappiness: u64,
     ) -> u64 {
         self.scratch.clear();
+        self.reclaim_run_completions(ctx);
         let (mut scanned, ty) = self.isolate_folios(ctx, lv, sc, swappiness);
         scanned += self.try_to_inc_min_seq(lv, swappiness) as u64;
         let lg = &self.lruvecs[lv].lrugen;
