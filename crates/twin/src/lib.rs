@@ -653,6 +653,56 @@ impl RunPlan {
     }
 }
 
+/// Real runs expected to show the rarer outcome this many times before the kernel's mean
+/// of a phase-sensitive counter is compared ([`runs_for_rare_outcomes`]).
+pub const RARE_OUTCOMES: f64 = 10.0;
+
+/// The share of flusher phases in which the simulation puts `counter` away from its
+/// majority outcome: the largest weight of phases whose values lie within a factor of two
+/// (plus [`SEM_FLOOR_PAGES`]) of one of them is the majority; the rest is the minority.
+/// 0 when every phase agrees.
+pub fn minority_share(sim: &SimCounters, counter: &str) -> f64 {
+    let vals: Vec<(f64, f64)> = sim
+        .per_phase
+        .iter()
+        .zip(&sim.phases)
+        .map(|(c, (_, w))| (*w, c.get(counter).copied().unwrap_or(0) as f64))
+        .collect();
+    let close = |a: f64, b: f64| {
+        let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+        hi <= 2.0 * lo + SEM_FLOOR_PAGES
+    };
+    let majority = vals
+        .iter()
+        .map(|&(_, v)| {
+            vals.iter()
+                .filter(|&&(_, u)| close(u, v))
+                .map(|&(w, _)| w)
+                .sum::<f64>()
+        })
+        .fold(0.0, f64::max);
+    (1.0 - majority).max(0.0)
+}
+
+/// Real runs needed to see each key counter's rarer outcome [`RARE_OUTCOMES`] times, if
+/// the kernel's phase dependence is what the simulation's is: a counter the flusher's phase
+/// decides only in a short window (f08's activations: ~5% of phases) looks constant over a
+/// handful of runs, and its mean needs a couple of hundred. The largest over the key
+/// counters, with the counter that asks for it.
+pub fn runs_for_rare_outcomes(sim: &SimCounters) -> (usize, Option<&'static str>) {
+    let mut best = (0, None);
+    for k in KEY_COUNTERS {
+        let p = minority_share(sim, k);
+        if p > 1e-9 {
+            let n = (RARE_OUTCOMES / p).ceil() as usize;
+            if n > best.0 {
+                best = (n, Some(k));
+            }
+        }
+    }
+    best
+}
+
 /// Mean and standard error of the mean (0 for fewer than two values).
 pub fn mean_sem(v: &[u64]) -> (f64, f64) {
     let n = v.len() as f64;
@@ -697,6 +747,24 @@ pub fn twin(
     swap: SwapKind,
     base: &Path,
 ) -> Result<TwinReport, String> {
+    // Simulate first: the simulation's phase dependence says how many real runs a
+    // phase-sensitive counter needs (only when the plan allows more than its minimum).
+    let sim = simulate_over_flush_phases(scn)?;
+    let mut plan = plan;
+    if plan.max > plan.min {
+        let (n, counter) = runs_for_rare_outcomes(&sim);
+        if n > plan.min {
+            plan.min = n.min(plan.max);
+            eprintln!(
+                "twin: {}: the simulation gives {} a different outcome in {:.1}% of the memcg flusher's phases; planning {} runs (--max-runs {})",
+                scn.name,
+                counter.unwrap_or("?"),
+                100.0 * RARE_OUTCOMES / n as f64,
+                plan.min,
+                plan.max
+            );
+        }
+    }
     let mut s = setup(scn, swap, base)?;
     let mut runs: Vec<RealRun> = Vec::new();
     let damon_before = host::damon_pageout_bytes(&s.damon);
@@ -725,7 +793,6 @@ pub fn twin(
     let kernel = s.host.kernel.clone();
     let cgroup = s.host.cgroup.clone();
     drop(s);
-    let sim = simulate_over_flush_phases(scn)?;
     let real: Vec<Counters> = runs.iter().map(|r| r.vmstat.clone()).collect();
     let mut rows = Vec::new();
     for (name, &simv) in &sim.mean {
@@ -782,6 +849,8 @@ pub struct SimCounters {
     pub max: Counters,
     /// (φ in ns, weight) of each sampled run.
     pub phases: Vec<(Option<u64>, f64)>,
+    /// Each sampled run's counters, in the order of `phases`.
+    pub per_phase: Vec<Counters>,
     pub task_seconds: Vec<(String, f64)>,
 }
 
@@ -825,6 +894,7 @@ pub fn simulate_over_flush_phases(scn: &Scenario) -> Result<SimCounters, String>
         min: Counters::new(),
         max: Counters::new(),
         phases: runs.iter().map(|(p, w, _)| (*p, *w)).collect(),
+        per_phase: runs.iter().map(|(_, _, r)| r.vmstat.clone()).collect(),
         task_seconds: Vec::new(),
     };
     for name in runs

@@ -291,3 +291,40 @@ fn short_runs_weight_the_flush_free_outcome() {
     assert!(inner.iter().all(|&p| (p as f64) < t));
     assert_eq!(inner[1] - inner[0], inner[2] - inner[1]);
 }
+
+/// The simulation's phase dependence sizes the real sample: f08's activations change only
+/// when the first flush lands inside the short run.
+#[test]
+fn rare_phase_outcomes_ask_for_more_runs() {
+    let mk = |vals: &[(f64, u64)]| SimCounters {
+        mean: Counters::new(),
+        min: Counters::new(),
+        max: Counters::new(),
+        phases: vals.iter().map(|&(w, _)| (None, w)).collect(),
+        per_phase: vals
+            .iter()
+            .map(|&(_, v)| [("workingset_activate_file".to_string(), v)].into())
+            .collect(),
+        task_seconds: Vec::new(),
+    };
+    // Every phase agrees: nothing to plan for.
+    let same = mk(&[(0.5, 100), (0.5, 150)]);
+    assert_eq!(minority_share(&same, "workingset_activate_file"), 0.0);
+    assert_eq!(runs_for_rare_outcomes(&same), (0, None));
+    // 5% of phases activate 20000 pages, the rest none: 10 / 0.05 = 200 runs.
+    let rare = mk(&[(0.95, 0), (0.025, 20000), (0.025, 15000)]);
+    assert!((minority_share(&rare, "workingset_activate_file") - 0.05).abs() < 1e-12);
+    assert_eq!(
+        runs_for_rare_outcomes(&rare),
+        (200, Some("workingset_activate_file"))
+    );
+    // f08 as simulated: a minority of a few percent of the phases.
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fidelity/f08-file-transition.toml"),
+    )
+    .unwrap();
+    let s = crate::simulate_over_flush_phases(&scenario(&text)).unwrap();
+    let p = minority_share(&s, "workingset_activate_file");
+    assert!(p > 0.01 && p < 0.2, "{p}");
+}
