@@ -376,11 +376,7 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<RealRun, String> {
     let done = &words[0];
     let machine_cg = s.cgroups.last().cloned().expect("machine cgroup");
     let before = host::read_vmstat();
-    let stat_before: Vec<String> = s
-        .cgroups
-        .iter()
-        .map(|cg| std::fs::read_to_string(cg.join("memory.stat")).unwrap_or_default())
-        .collect();
+    let stat_before = read_memcg_stats(&s.cgroups);
     let t0 = exec::now_ns();
     for (i, mut src) in sources.into_iter().enumerate() {
         let cg = match src.cgroup {
@@ -432,11 +428,7 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<RealRun, String> {
             (k, d)
         })
         .collect();
-    let stat_now: Vec<String> = s
-        .cgroups
-        .iter()
-        .map(|cg| std::fs::read_to_string(cg.join("memory.stat")).unwrap_or_default())
-        .collect();
+    let stat_now = read_memcg_stats(&s.cgroups);
     // End the workers (they were holding their memory, as finished tasks do).
     for &pid in &s.children {
         unsafe {
@@ -453,10 +445,9 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<RealRun, String> {
     let global = delta.clone();
     let own = |key: &str| -> Option<u64> {
         let mut sum = None;
-        for (text, old) in stat_now.iter().zip(&stat_before) {
-            let get = |t: &str| host::parse_kv(t).into_iter().find(|(k, _)| k == key);
-            if let Some((_, v)) = get(text) {
-                let v0 = get(old).map_or(0, |(_, v)| v);
+        for (now, old) in stat_now.iter().zip(&stat_before) {
+            if let Some(v) = now.get(key) {
+                let v0 = old.get(key).copied().unwrap_or(0);
                 *sum.get_or_insert(0) += v.saturating_sub(v0);
             }
         }
@@ -477,12 +468,8 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<RealRun, String> {
             "workingset_activate_file" => {
                 let active_file: u64 = stat_now
                     .iter()
-                    .filter_map(|t| {
-                        host::parse_kv(t)
-                            .into_iter()
-                            .find(|(k, _)| k == "active_file")
-                    })
-                    .map(|(_, v)| v / 4096)
+                    .filter_map(|m| m.get("active_file"))
+                    .map(|v| v / 4096)
                     .sum();
                 let v = v1_activate_file_bound(
                     g(key),
@@ -502,15 +489,15 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<RealRun, String> {
         }
     }
     let mut memcg_stat = BTreeMap::new();
-    for (i, text) in stat_now.iter().enumerate() {
+    for (i, stat) in stat_now.iter().enumerate() {
         let name = scn
             .cgroups
             .get(i)
             .map(|c| c.name.as_str())
             .unwrap_or("machine");
-        for (k, v) in host::parse_kv(text) {
+        for (k, v) in stat {
             if !k.starts_with("total_") && !k.starts_with("hierarchical_") {
-                memcg_stat.insert(format!("{name}.{k}"), v);
+                memcg_stat.insert(format!("{name}.{k}"), *v);
             }
         }
     }
@@ -520,6 +507,18 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<RealRun, String> {
         memcg_stat,
         task_seconds,
     })
+}
+
+/// Each cgroup's memory.stat, parsed (empty when unreadable).
+fn read_memcg_stats(cgroups: &[PathBuf]) -> Vec<Counters> {
+    cgroups
+        .iter()
+        .map(|cg| {
+            host::parse_kv(&std::fs::read_to_string(cg.join("memory.stat")).unwrap_or_default())
+                .into_iter()
+                .collect()
+        })
+        .collect()
 }
 
 /// pswpout of our cgroups where memory.stat does not count it (cgroup v1): the global
@@ -609,9 +608,9 @@ pub struct TwinReport {
 
 /// How many real runs: at least `min`; then more, up to `max` runs and `max_seconds` of
 /// real runs, while a key counter's kernel mean is uncertain: its standard error above
-/// `rel_sem` of the mean and above [`SEM_FLOOR_PAGES`]. Counters whose outcome depends on a race with the memcg
-/// statistics flusher are bimodal across runs (f08's activations: 0 or ~20000), and their
-/// mean needs many runs to be worth comparing.
+/// `rel_sem` of the mean and above [`SEM_FLOOR_PAGES`]. Counters whose outcome depends on
+/// a race with the memcg statistics flusher are bimodal across runs (f08's activations: 0
+/// or ~20000), and their mean needs many runs to be worth comparing.
 #[derive(Clone, Copy, Debug)]
 pub struct RunPlan {
     pub min: usize,
@@ -767,13 +766,14 @@ pub fn twin(
     }
     let mut s = setup(scn, swap, base)?;
     let mut runs: Vec<RealRun> = Vec::new();
+    let mut real: Vec<Counters> = Vec::new();
     let damon_before = host::damon_pageout_bytes(&s.damon);
     let started = std::time::Instant::now();
     loop {
         let t = std::time::Instant::now();
         let r = run_once(scn, &mut s)?;
+        real.push(r.vmstat.clone());
         runs.push(r);
-        let counters: Vec<Counters> = runs.iter().map(|r| r.vmstat.clone()).collect();
         if plan.max > 1 {
             eprintln!(
                 "twin: {} run {} done in {:.1} s",
@@ -782,7 +782,7 @@ pub fn twin(
                 t.elapsed().as_secs_f64()
             );
         }
-        if plan.satisfied(&counters, started.elapsed().as_secs_f64()) {
+        if plan.satisfied(&real, started.elapsed().as_secs_f64()) {
             break;
         }
     }
@@ -793,7 +793,6 @@ pub fn twin(
     let kernel = s.host.kernel.clone();
     let cgroup = s.host.cgroup.clone();
     drop(s);
-    let real: Vec<Counters> = runs.iter().map(|r| r.vmstat.clone()).collect();
     let mut rows = Vec::new();
     for (name, &simv) in &sim.mean {
         if name.starts_with("nr_") || !real[0].contains_key(name) {
@@ -863,12 +862,6 @@ pub fn simulate_over_flush_phases(scn: &Scenario) -> Result<SimCounters, String>
         }
         refault_sim::run(&s, Default::default()).map_err(|e| e.to_string())
     };
-    let task_secs = |r: &refault_sim::SimResult| -> Vec<(String, f64)> {
-        r.tasks
-            .iter()
-            .map(|t| (t.name.clone(), t.seconds))
-            .collect()
-    };
     let mut runs: Vec<(Option<u64>, f64, refault_sim::SimResult)> = Vec::new();
     if period == 0 {
         runs.push((None, 1.0, sim(None)?));
@@ -913,16 +906,17 @@ pub fn simulate_over_flush_phases(scn: &Scenario) -> Result<SimCounters, String>
         out.max
             .insert(name.clone(), vals.iter().map(|v| v.1).max().unwrap());
     }
-    let first = task_secs(&runs[0].2);
-    out.task_seconds = first
+    out.task_seconds = runs[0]
+        .2
+        .tasks
         .iter()
         .enumerate()
-        .map(|(i, (n, _))| {
+        .map(|(i, t)| {
             let secs = runs
                 .iter()
                 .map(|(_, w, r)| w * r.tasks.get(i).map_or(0.0, |t| t.seconds))
                 .sum();
-            (n.clone(), secs)
+            (t.name.clone(), secs)
         })
         .collect();
     Ok(out)
