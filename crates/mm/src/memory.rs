@@ -80,15 +80,10 @@ impl Mm {
             if e & PTE_ATTN == 0 {
                 return;
             }
+            // A swap-cache folio's PTE is writable (do_swap_page() maps an exclusive page
+            // writable even on a read fault): a store sets the dirty bit without a fault,
+            // and the folio keeps its swap slot.
             let pfn = pte_pfn(e);
-            if write && self.pages.test(pfn, pg::SWAPCACHE) {
-                // do_wp_page() reuse of an exclusive swap-cache folio frees its slot.
-                if !self.pages.test(pfn, pg::WRITEBACK) {
-                    self.folio_free_swap(pfn);
-                }
-                self.ev.add(Ev::PgFault, 1);
-                self.ev.add(Ev::PgReuse, 1);
-            }
             let t = self.pages.wait_locked(pfn, ctx.now);
             ctx.wait(t);
             self.update_pte_attn(pfn);

@@ -11,9 +11,10 @@
 //! the slot (and, on a non-synchronous device, the readahead window: `swap_vma_readahead()` or
 //! `swap_cluster_readahead()`), checks the shadow (`workingset_refault()`), and maps the
 //! folio. A synchronous device (zram) with a single-mapped slot bypasses the swap cache and
-//! frees the slot after the read; otherwise the folio stays in the swap cache, clean, until
-//! written to (which frees the slot, as `do_wp_page()` reuse does) or until swap is more than
-//! half full (`should_try_to_free_swap()`).
+//! frees the slot after the read; otherwise `should_try_to_free_swap()` decides whether the
+//! folio keeps its slot (see there): a page mapped by a read fault is writable, so a later
+//! store does not fault, and the folio stays in the swap cache with its slot until reclaim
+//! writes it to that slot again (or reactivates it with swap more than half full).
 //!
 //! # Where we differ from the kernel (v6.18)
 //! - One cursor instead of per-CPU clusters; no discard; no swap priorities round-robin
@@ -442,7 +443,11 @@ impl Mm {
     ) -> Option<Pfn> {
         let (a, slot) = (swp_area(e) as usize, swp_slot(e));
         let s = self.swap[a].slots[slot as usize];
+        // Is the folio still in a per-CPU lru_add batch (an extra reference)?
+        let mut lru_batched = true;
         let pfn = if s & SLOT_CACHE != 0 {
+            // Found in the swap cache: read earlier, by readahead (drained) or reclaim.
+            lru_batched = false;
             // Swap-cache hit: minor fault; readahead-hit accounting.
             let pfn = (s & 0xffff_ffff) as Pfn;
             // Kernel: swap_update_readahead().
@@ -467,20 +472,24 @@ impl Mm {
             self.ev.add(Ev::PgMajFault, 1);
             ctx.cpu_ns += self.cfg.costs.major_fault_ns;
             let sync = self.swap[a].synchronous;
-            if !sync {
-                self.swapin_readahead(ctx, obj, index, a, slot);
+            // The readahead paths end with lru_add_drain(); a folio read alone (no window,
+            // or a synchronous device) stays in this CPU's lru_add batch, which holds a
+            // reference to it.
+            if !sync && self.swapin_readahead(ctx, obj, index, a, slot) {
+                lru_batched = false;
             }
             let pfn = self.swapin_one(ctx, obj, index, a, slot, !sync)?;
             let t = self.pages.wait_locked(pfn, ctx.now);
             ctx.wait(t);
             pfn
         };
-        // Map it.
+        // Map it: an exclusive anon page is mapped writable even on a read fault, so a later
+        // store does not fault.
         let o = &mut self.objects[obj as usize];
         o.ent[index as usize] = make_present_pte(pfn, write);
         if self.pages.test(pfn, pg::SWAPCACHE)
-            && (write || self.vm_swap_full())
             && !self.pages.test(pfn, pg::WRITEBACK)
+            && self.should_try_to_free_swap(a, write, lru_batched)
         {
             self.folio_free_swap(pfn);
         }
@@ -542,28 +551,56 @@ impl Mm {
     /// Kernel: `swapin_readahead()` → `swap_vma_readahead()` or `swap_cluster_readahead()`:
     /// read the window around the faulting entry into the swap cache, marking the extra
     /// folios for readahead-hit accounting.
-    fn swapin_readahead(&mut self, ctx: &mut Ctx, obj: u32, index: u32, a: usize, slot: u32) {
+    /// Returns whether a window was read (the kernel then drains the CPU's lru_add batch,
+    /// `lru_add_drain()`, before reading the faulting entry on its own).
+    fn swapin_readahead(
+        &mut self,
+        ctx: &mut Ctx,
+        obj: u32,
+        index: u32,
+        a: usize,
+        slot: u32,
+    ) -> bool {
         if self.vma_readahead(obj) {
-            self.swap_vma_readahead(ctx, obj, index);
+            self.swap_vma_readahead(ctx, obj, index)
         } else {
-            self.swap_cluster_readahead(ctx, a, slot);
+            self.swap_cluster_readahead(ctx, a, slot)
         }
+    }
+
+    /// Kernel: `should_try_to_free_swap()` (mm/memory.c, v6.18) after a swap fault mapped a
+    /// swap-cache folio: free the slot on a synchronous device (zram: the swap cache saves
+    /// nothing there), when swap is more than half full (`mem_cgroup_swap_full()`, which is
+    /// `vm_swap_full()` without a memcg swap limit), or on a write fault when the fault holds
+    /// the only reference besides the swap cache's (`folio_ref_count() == 1 + nr`). The
+    /// model's reference test: a folio read alone by this fault still sits in the CPU's
+    /// lru_add batch (`lru_batched`, a reference of its own) and keeps its slot; one found in
+    /// the swap cache or read with a readahead window was drained. Otherwise the slot stays
+    /// (a read fault maps an exclusive page writable anyway), so the next reclaim of the page,
+    /// once written, writes it to the same slot again.
+    pub(crate) fn should_try_to_free_swap(
+        &self,
+        area: usize,
+        write: bool,
+        lru_batched: bool,
+    ) -> bool {
+        self.swap[area].synchronous || self.vm_swap_full() || (write && !lru_batched)
     }
 
     /// Kernel: `swap_vma_readahead()`: the PTEs of the window `swap_vma_ra_win()` chose
     /// ([`VmaRaInfo::window`]) that hold swap entries are read into the swap cache.
-    fn swap_vma_readahead(&mut self, ctx: &mut Ctx, obj: u32, index: u32) {
+    fn swap_vma_readahead(&mut self, ctx: &mut Ctx, obj: u32, index: u32) -> bool {
         let page_cluster = self.cfg.page_cluster;
         let max_win = 1u64 << page_cluster.min(5);
         if max_win <= 1 {
-            return;
+            return false;
         }
         let o = &mut self.objects[obj as usize];
         let addr = index as u64;
         let (next, win, start, end) = o.swap_ra.window(addr, max_win, o.size_pages);
         o.swap_ra = next;
         if win <= 1 {
-            return;
+            return false;
         }
         for p in start..end {
             if p == addr {
@@ -575,15 +612,16 @@ impl Mm {
             }
             self.readahead_swap_slot(ctx, obj, p as u32, swp_area(e) as usize, swp_slot(e));
         }
+        true
     }
 
     /// Kernel: `swap_cluster_readahead()`: the naturally aligned block of `swapin_nr_pages()`
     /// slots around the faulting slot, sized from the global hit count.
-    fn swap_cluster_readahead(&mut self, ctx: &mut Ctx, a: usize, slot: u32) {
+    fn swap_cluster_readahead(&mut self, ctx: &mut Ctx, a: usize, slot: u32) -> bool {
         let page_cluster = self.cfg.page_cluster;
         let max_pages = 1u64 << page_cluster;
         if max_pages <= 1 {
-            return;
+            return false;
         }
         let g = self.swap_ra_global;
         let off = slot as u64;
@@ -596,7 +634,7 @@ impl Mm {
         self.swap_ra_global.last_pages = pages;
         let mask = pages - 1;
         if mask == 0 {
-            return;
+            return false;
         }
         let size = self.swap[a].size_pages;
         let start = (off & !mask).max(1);
@@ -614,6 +652,7 @@ impl Mm {
             let ow = SlotOwner(self.swap[a].owner[o as usize]);
             self.readahead_swap_slot(ctx, ow.obj(), ow.index(), a, o as u32);
         }
+        true
     }
 
     /// Kernel: `swap_use_vma_readahead()` (the scenario resolves `vma_ra_enabled` and
@@ -747,6 +786,96 @@ mod tests {
         assert_eq!(mm.ev.get(Ev::PgMajFault) - maj0, 41);
         assert_eq!(mm.ev.get(Ev::SwapRa) - ra0, 284);
         assert_eq!(mm.ev.get(Ev::SwapRaHit) - hit0, 284);
+    }
+
+    /// A 1024-page machine with swap on a non-synchronous device, its anon object written
+    /// in full (2048 pages), so the first few hundred pages are swapped out.
+    fn swapped_out(page_cluster: u32) -> Mm {
+        let mut cfg = crate::testutil::tiny_config(crate::BalanceKind::RefaultCost, 1024);
+        cfg.swap_areas[0].synchronous = false;
+        cfg.page_cluster = page_cluster;
+        let mut mm = Mm::new(cfg);
+        let mut io = crate::InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for p in 0..2048 {
+            mm.touch(&mut ctx, 0, p, true);
+        }
+        assert!((0..300).all(|p| pte_swap(mm.objects[0].ent[p])));
+        assert!(!mm.vm_swap_full());
+        mm
+    }
+
+    /// should_try_to_free_swap(), hand-checked cases.
+    #[test]
+    fn should_try_to_free_swap_cases() {
+        let mut mm = swapped_out(3);
+        // Read fault: keep. Write fault, folio drained from the lru_add batch: free; still
+        // in the batch (read alone): keep.
+        assert!(!mm.should_try_to_free_swap(0, false, false));
+        assert!(mm.should_try_to_free_swap(0, true, false));
+        assert!(!mm.should_try_to_free_swap(0, true, true));
+        // A synchronous device (zram) always frees.
+        mm.swap[0].synchronous = true;
+        assert!(mm.should_try_to_free_swap(0, false, true));
+        mm.swap[0].synchronous = false;
+        // Swap more than half full: free.
+        let total = mm.swap[0].nr_free + 1;
+        mm.swap[0].nr_free = total / 2 - 1;
+        assert!(mm.vm_swap_full());
+        assert!(mm.should_try_to_free_swap(0, false, true));
+    }
+
+    /// A page swapped in by a read fault and then written keeps its slot: the store does not
+    /// fault (the PTE is writable) and the folio stays in the swap cache, dirty in its PTE.
+    #[test]
+    fn swapped_in_then_written_keeps_its_slot() {
+        let mut mm = swapped_out(0);
+        let mut io = crate::InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        let used = mm.memcgs[0].swap_usage;
+        mm.touch(&mut ctx, 0, 10, false);
+        let e = mm.objects[0].ent[10];
+        assert!(pte_present(e));
+        let pfn = pte_pfn(e);
+        assert!(mm.pages.test(pfn, pg::SWAPCACHE));
+        let faults = mm.ev.get(Ev::PgFault);
+        mm.touch(&mut ctx, 0, 10, true);
+        assert_eq!(mm.ev.get(Ev::PgFault), faults, "a store to a writable PTE");
+        assert!(mm.pages.test(pfn, pg::SWAPCACHE));
+        assert_ne!(mm.objects[0].ent[10] & PTE_DIRTY, 0);
+        assert_eq!(mm.memcgs[0].swap_usage, used);
+        // A write fault on a page read alone (page_cluster 0: no readahead): the folio is
+        // still in the lru_add batch, so the slot stays too.
+        mm.touch(&mut ctx, 0, 20, true);
+        assert!(mm.pages.test(pte_pfn(mm.objects[0].ent[20]), pg::SWAPCACHE));
+        assert_eq!(mm.memcgs[0].swap_usage, used);
+    }
+
+    /// A write fault with a readahead window (drained batch) frees the faulting page's slot;
+    /// the pages read ahead keep theirs until they are touched.
+    #[test]
+    fn write_fault_after_readahead_frees_the_slot() {
+        let mut mm = swapped_out(3);
+        let mut io = crate::InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        let used = mm.memcgs[0].swap_usage;
+        // Fresh VMA state: a window of 8, pages [97, 105) around 100.
+        mm.touch(&mut ctx, 0, 100, true);
+        assert!(!mm
+            .pages
+            .test(pte_pfn(mm.objects[0].ent[100]), pg::SWAPCACHE));
+        assert_eq!(mm.memcgs[0].swap_usage, used - 1);
+        // A write fault on a read-ahead page (a swap-cache hit) frees its slot too.
+        mm.touch(&mut ctx, 0, 101, true);
+        assert!(!mm
+            .pages
+            .test(pte_pfn(mm.objects[0].ent[101]), pg::SWAPCACHE));
+        // A read fault on one keeps it.
+        mm.touch(&mut ctx, 0, 102, false);
+        assert!(mm
+            .pages
+            .test(pte_pfn(mm.objects[0].ent[102]), pg::SWAPCACHE));
+        assert_eq!(mm.memcgs[0].swap_usage, used - 2);
     }
 
     #[test]
