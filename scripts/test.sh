@@ -17,9 +17,10 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for s in scenarios/*.toml; do
     name=$(basename "$s" .toml)
-    # Benchmarks and the S1 scenarios run tens of millions of events: check them less often.
+    # Benchmarks and the S1 and S2 scenarios run tens of millions of events: check them less
+    # often.
     case "$name" in
-        bench-*|s1-*) every=1000000 ;;
+        bench-*|s1-*|s2-*) every=1000000 ;;
         *) every=10000 ;;
     esac
     ./target/release/refault run "$s" --check "$every" --out "$out/$name.json"

@@ -20,8 +20,12 @@
 //! kernel (6.18, ext4, read_ahead_kb = 8192, 32-page reads from index 0, traced with
 //! `mm_filemap_add_to_page_cache`): pages 0–127 order 0, 128–383 order 2, 384–895 order 4,
 //! 896–1919 order 6, one order-7 folio at 1920, order 8 up to 4095, then order 9.
-//! A miss elsewhere reads just the request; `POSIX_FADV_RANDOM` disables readahead (order-0
-//! folios of exactly the request); `POSIX_FADV_SEQUENTIAL` doubles the window.
+//! A miss elsewhere (`index - prev_index > 1` unsigned, so a backward jump too) looks at the
+//! page cache just before it (context readahead, `page_cache_prev_miss()`): a run of more
+//! resident pages than the request starts a window of `run + request` pages (the run doubled
+//! when the file is resident from page 0), capped at ra_pages; otherwise the miss reads just
+//! the request. `POSIX_FADV_RANDOM` disables readahead (order-0 folios of exactly the
+//! request); `POSIX_FADV_SEQUENTIAL` doubles the window.
 //! Page faults on a mapping read around the fault (`do_sync_mmap_readahead()`): a window of
 //! ra_pages centred on the fault, unless the hint is random.
 //!
@@ -36,8 +40,10 @@
 //! share commits (jbd2 group commit).
 //!
 //! # Where we differ from the kernel (v6.18)
-//! - One readahead state per file (not per open file); no `page_cache_prev_miss()` context
-//!   readahead; mmap `mmap_miss` accounting is not modelled.
+//! - One readahead state per file (not per open file): interleaved readers of one file
+//!   share `prev_index` and the window, where each of the kernel's has its own; context
+//!   readahead then finds their history in the page cache. mmap `mmap_miss` accounting is
+//!   not modelled.
 //! - write() allocates order-0 folios.
 //! - `balance_dirty_pages()`'s position-ratio control is replaced by the rate matching above.
 //! - Writes go to the device at `dev_base + index` (files laid out contiguously).
@@ -131,6 +137,34 @@ pub fn get_next_ra_size(cur: u64, max: u64) -> u64 {
     }
 }
 
+/// Kernel: the sequential-miss test of `page_cache_sync_ra()`, `index - prev_index <= 1` in
+/// unsigned arithmetic: the miss is at the page the previous read ended on (an unaligned
+/// continuation) or the one after it. A backward jump wraps to a huge difference and is
+/// never sequential. `prev_end` is the model's `prev_index` (the page just past the
+/// previous read, the kernel's `prev_pos >> PAGE_SHIFT`; 0 = no read yet, the kernel's
+/// `prev_pos = -1`). Worked example: previous read ended at page 10 (pages 8-9 read):
+/// misses at 10 and 11 are sequential, 12 and 9 are not.
+pub fn sequential_miss(prev_end: u64, index: u64) -> bool {
+    prev_end > 0 && index.wrapping_sub(prev_end) <= 1
+}
+
+/// Kernel: context readahead in `page_cache_sync_ra()` (v6.10+; `try_context_readahead()`
+/// before): a miss at `index` of a `req`-page read that is not sequential for this file's
+/// readahead state looks at the `contig` resident pages just before it (what
+/// `page_cache_prev_miss()` finds, at most `max`). No more than the request → a random read
+/// (None: read just the request). Otherwise a window of `min(contig + req, max)` pages from
+/// `index` with `async_size` 1, the run doubled first when the file is resident from page 0
+/// (`page_cache_prev_miss()` wrapped: `contig == index`, which needs `index <= max`).
+/// Worked example (max 32): miss at 100 of a 1-page read with 6 resident pages before it →
+/// 7 pages; with 1 resident page → None; miss at 10 with pages 0-9 resident → 2*10 + 1 = 21.
+pub fn context_ra_window(index: u64, req: u64, max: u64, contig: u64) -> Option<u64> {
+    if contig <= req {
+        return None;
+    }
+    let contig = if contig == index { contig * 2 } else { contig };
+    Some((contig + req).min(max))
+}
+
 impl Mm {
     /// Resident folio (head pfn) at `index`, if any.
     #[inline]
@@ -166,20 +200,41 @@ impl Mm {
         }
         let max = self.ra_pages(obj);
         let prev = o.ra.prev_index;
-        let sequential = index == 0 || req > max || (prev > 0 && index <= prev);
-        if !sequential {
-            // A random miss: read what was asked (do_page_cache_ra of req_count).
-            self.ra_read(ctx, obj, index, req.min(eof - index), u64::MAX, 0, true);
-            return;
-        }
-        let size = get_init_ra_size(req, max);
-        let async_size = if size > req { size - req } else { size >> 1 };
+        let (size, async_size) = if index == 0 || req > max || sequential_miss(prev, index) {
+            // Start of file, oversized read or sequential miss: the initial window.
+            let size = get_init_ra_size(req, max);
+            (size, if size > req { size - req } else { size >> 1 })
+        } else {
+            // Context readahead: the cached history just before the miss.
+            let contig = self.prev_cached_run(obj, index, max);
+            match context_ra_window(index, req, max, contig) {
+                Some(size) => (size, 1),
+                None => {
+                    // A standalone random read: just the request (do_page_cache_ra() of
+                    // req_count), the readahead state untouched.
+                    self.ra_read(ctx, obj, index, req.min(eof - index), u64::MAX, 0, true);
+                    return;
+                }
+            }
+        };
         let ra = &mut self.objects[obj as usize].ra;
         ra.start = index;
         ra.size = size;
         ra.async_size = async_size;
         ra.order = 0;
         self.page_cache_ra_order(ctx, obj);
+    }
+
+    /// Kernel: `page_cache_prev_miss(mapping, index - 1, max)` as `page_cache_sync_ra()`
+    /// uses it: the number of resident pages immediately before `index` (shadow entries and
+    /// holes end the run), at most `max`.
+    fn prev_cached_run(&self, obj: u32, index: u64, max: u64) -> u64 {
+        let ent = &self.objects[obj as usize].ent;
+        let lo = index.saturating_sub(max);
+        (lo..index)
+            .rev()
+            .take_while(|&k| ent[k as usize] & CACHE_PRESENT != 0)
+            .count() as u64
     }
 
     /// Kernel: `page_cache_async_ra()`: a hit on the PG_readahead folio `pfn` at `index`.
@@ -715,6 +770,82 @@ mod tests {
                 assert_eq!(order_at(i), order, "index {i}");
             }
         }
+    }
+
+    /// page_cache_sync_ra()'s sequential test, `index - prev_index <= 1` unsigned.
+    #[test]
+    fn sequential_miss_is_the_next_page_or_the_one_after() {
+        assert!(sequential_miss(10, 10));
+        assert!(sequential_miss(10, 11));
+        assert!(!sequential_miss(10, 12));
+        assert!(!sequential_miss(10, 9));
+        assert!(!sequential_miss(10, 0));
+        // No read yet (the kernel's prev_pos = -1).
+        assert!(!sequential_miss(0, 0));
+        assert!(!sequential_miss(0, 1));
+    }
+
+    /// Context readahead's window, hand-computed (max 32).
+    #[test]
+    fn context_readahead_window() {
+        // 6 resident pages before a 1-page miss at 100: 6 + 1.
+        assert_eq!(context_ra_window(100, 1, 32, 6), Some(7));
+        // No more resident pages than the request: a random read.
+        assert_eq!(context_ra_window(100, 1, 32, 1), None);
+        assert_eq!(context_ra_window(100, 4, 32, 4), None);
+        assert_eq!(context_ra_window(100, 4, 32, 5), Some(9));
+        // Capped at max.
+        assert_eq!(context_ra_window(100, 1, 32, 32), Some(32));
+        // Resident from page 0: the run counts twice.
+        assert_eq!(context_ra_window(10, 1, 32, 10), Some(21));
+        assert_eq!(context_ra_window(10, 1, 32, 9), Some(10));
+    }
+
+    fn file_mm() -> Mm {
+        let cfg = crate::testutil::tiny_config(crate::BalanceKind::RefaultCost, 4096);
+        Mm::new(cfg)
+    }
+
+    fn resident(mm: &Mm, pages: std::ops::Range<u32>) -> Vec<u32> {
+        pages.filter(|&i| mm.cache_lookup(1, i).is_some()).collect()
+    }
+
+    /// A backward jump after a read is not sequential: a random read() miss without
+    /// POSIX_FADV_RANDOM reads just its page (the model used to start a 4-page window).
+    #[test]
+    fn backward_miss_reads_just_the_request() {
+        let mut mm = file_mm();
+        let mut io = crate::InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        mm.file_read(&mut ctx, 1, 100, 1);
+        mm.file_read(&mut ctx, 1, 50, 1);
+        assert_eq!(resident(&mm, 0..200), vec![50, 100]);
+        // A forward miss one page past the previous read is sequential: 4 pages.
+        mm.file_read(&mut ctx, 1, 52, 1);
+        assert_eq!(resident(&mm, 50..60), vec![50, 52, 53, 54, 55]);
+    }
+
+    /// Context readahead: a miss that is not sequential for the file's state but follows
+    /// resident pages reads a window sized by them.
+    #[test]
+    fn context_readahead_follows_the_cached_history() {
+        let mut mm = file_mm();
+        let mut io = crate::InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        // Pages 90-99 and 0-9 resident, read exactly (POSIX_FADV_RANDOM), then a far read.
+        mm.set_hint(1, Hint::Random);
+        for p in (90..100).chain(0..10) {
+            mm.file_read(&mut ctx, 1, p, 1);
+        }
+        mm.set_hint(1, Hint::Normal);
+        mm.file_read(&mut ctx, 1, 500, 1);
+        // Miss at 100: 10 resident before it → 11 pages, 100-110.
+        mm.file_read(&mut ctx, 1, 100, 1);
+        assert_eq!(resident(&mm, 100..120), (100..111).collect::<Vec<_>>());
+        // Miss at 10 with 0-9 resident: from the file's start, 2 * 10 + 1 = 21 pages.
+        mm.file_read(&mut ctx, 1, 700, 1);
+        mm.file_read(&mut ctx, 1, 10, 1);
+        assert_eq!(resident(&mm, 10..40), (10..31).collect::<Vec<_>>());
     }
 
     #[test]

@@ -14,11 +14,14 @@
 //! - Shmem regions are modelled as a shared anonymous mapping with one page table (all tasks
 //!   share the PTEs): one mapping per folio for the rmap walk.
 //! - A mapped file has one shared mapping (all tasks' VMAs collapsed into one).
-//! - No fault-around for file mappings, no THP for anon, no COW between processes.
+//! - No fault-around for file mappings, no THP for anon, no COW between processes: every
+//!   anon page is exclusive and mapped writable (`do_swap_page()` maps a swapped-in page
+//!   writable even on a read fault), so no store takes a `do_wp_page()` fault and `pgreuse`
+//!   stays 0 (the kernel counts a few, from paths the model lacks).
 //!
 //! # Kernel references
 //! mm/memory.c `handle_mm_fault()`, `do_anonymous_page()`, `do_swap_page()`,
-//! `do_wp_page()`, `filemap_fault()` (mm/filemap.c).
+//! `should_try_to_free_swap()`, `filemap_fault()` (mm/filemap.c).
 
 use crate::page::pg;
 use crate::types::*;
@@ -80,15 +83,10 @@ impl Mm {
             if e & PTE_ATTN == 0 {
                 return;
             }
+            // A swap-cache folio's PTE is writable (do_swap_page() maps an exclusive page
+            // writable even on a read fault): a store sets the dirty bit without a fault,
+            // and the folio keeps its swap slot.
             let pfn = pte_pfn(e);
-            if write && self.pages.test(pfn, pg::SWAPCACHE) {
-                // do_wp_page() reuse of an exclusive swap-cache folio frees its slot.
-                if !self.pages.test(pfn, pg::WRITEBACK) {
-                    self.folio_free_swap(pfn);
-                }
-                self.ev.add(Ev::PgFault, 1);
-                self.ev.add(Ev::PgReuse, 1);
-            }
             let t = self.pages.wait_locked(pfn, ctx.now);
             ctx.wait(t);
             self.update_pte_attn(pfn);

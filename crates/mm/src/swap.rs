@@ -11,9 +11,10 @@
 //! the slot (and, on a non-synchronous device, the readahead window: `swap_vma_readahead()` or
 //! `swap_cluster_readahead()`), checks the shadow (`workingset_refault()`), and maps the
 //! folio. A synchronous device (zram) with a single-mapped slot bypasses the swap cache and
-//! frees the slot after the read; otherwise the folio stays in the swap cache, clean, until
-//! written to (which frees the slot, as `do_wp_page()` reuse does) or until swap is more than
-//! half full (`should_try_to_free_swap()`).
+//! frees the slot after the read; otherwise `should_try_to_free_swap()` decides whether the
+//! folio keeps its slot (see there): a page mapped by a read fault is writable, so a later
+//! store does not fault, and the folio stays in the swap cache with its slot until reclaim
+//! writes it to that slot again (or reactivates it with swap more than half full).
 //!
 //! # Where we differ from the kernel (v6.18)
 //! - One cursor instead of per-CPU clusters; no discard; no swap priorities round-robin
@@ -127,12 +128,83 @@ impl SwapArea {
 }
 
 /// Per-VMA readahead state (`vma->swap_readahead_info`): last fault page, window, hits.
-#[derive(Clone, Copy, Debug)]
+/// `valid` is false until the first swap fault of the VMA stores an address (the kernel's
+/// value is then 0 and `GET_SWAP_RA_VAL()` reads it as 4 hits, no window, address 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VmaRaInfo {
     pub prev_page: u64,
     pub win: u64,
     pub hits: u64,
     pub valid: bool,
+}
+
+/// `SWAP_RA_HITS_MAX`: the hit count has `PAGE_SHIFT / 2` = 6 bits.
+pub const SWAP_RA_HITS_MAX: u64 = 63;
+
+impl VmaRaInfo {
+    /// Kernel: `swap_update_readahead()` with VMA readahead, on a swap-cache hit at page
+    /// `addr`: the hit count grows by one if the folio was read ahead (PG_readahead
+    /// test-and-cleared), and the VMA's state records `addr` with the window unchanged
+    /// (`SWAP_RA_VAL(addr, win, hits)`), so that the next miss just after it is seen as
+    /// sequential. Worked example: state (page 4, win 8, 3 hits), hit on read-ahead page 5
+    /// → (page 5, win 8, 4 hits); a hit on a folio not read ahead → (page 5, win 8, 3 hits).
+    pub fn on_hit(self, addr: u64, readahead: bool) -> VmaRaInfo {
+        let hits = if readahead {
+            (self.hits + 1).min(SWAP_RA_HITS_MAX)
+        } else {
+            self.hits
+        };
+        VmaRaInfo {
+            prev_page: addr,
+            win: self.win,
+            hits,
+            valid: true,
+        }
+    }
+
+    /// Kernel: `swap_vma_ra_win()`: on a swap-cache miss at page `addr` of a VMA of
+    /// `vma_pages` pages, the window size from `__swapin_nr_pages()` (previous fault page,
+    /// hits, `max_win`, previous window), the state stored for the next fault (this page,
+    /// the window, no hits) and the page range `[start, end)` to read: forward from `addr`
+    /// when the previous fault was the page before, backward when it was the page after,
+    /// else centred with `(win - 1) / 2` pages before `addr`; clamped to the VMA and to the
+    /// PMD (512 pages) holding `addr`. The right edge is computed from the unclamped left
+    /// edge, as the kernel does. Returns (new state, win, start, end); win 1 reads nothing
+    /// but the faulting page.
+    /// Worked example (max_win 8): fresh state (4 hits), fault at page 0 → win 8, centred:
+    /// left -3, right 5 → pages [0, 5); state (0, 8, 0).
+    pub fn window(self, addr: u64, max_win: u64, vma_pages: u64) -> (VmaRaInfo, u64, u64, u64) {
+        let prev = if self.valid {
+            self.prev_page
+        } else {
+            // The kernel's unset value reads as address 0; a VMA's pages are never at
+            // address 0, so it is never adjacent to a fault.
+            u64::MAX - 1
+        };
+        let win = swapin_nr_pages(prev, addr, self.hits, max_win, self.win);
+        let next = VmaRaInfo {
+            prev_page: addr,
+            win,
+            hits: 0,
+            valid: true,
+        };
+        if win <= 1 {
+            return (next, 1, addr, addr + 1);
+        }
+        let (a, w) = (addr as i64, win as i64);
+        let left = if self.valid && addr == prev.wrapping_add(1) {
+            a
+        } else if self.valid && prev == addr + 1 {
+            a - (w - 1)
+        } else {
+            a - (w - 1) / 2
+        };
+        let right = left + w;
+        let pmd = addr & !511;
+        let start = (left.max(0) as u64).max(pmd);
+        let end = (right.max(0) as u64).min(vma_pages).min(pmd + 512);
+        (next, win, start, end)
+    }
 }
 
 impl Default for VmaRaInfo {
@@ -371,17 +443,24 @@ impl Mm {
     ) -> Option<Pfn> {
         let (a, slot) = (swp_area(e) as usize, swp_slot(e));
         let s = self.swap[a].slots[slot as usize];
+        // Is the folio still in a per-CPU lru_add batch (an extra reference)?
+        let mut lru_batched = true;
         let pfn = if s & SLOT_CACHE != 0 {
+            // Found in the swap cache: read earlier, by readahead (drained) or reclaim.
+            lru_batched = false;
             // Swap-cache hit: minor fault; readahead-hit accounting.
             let pfn = (s & 0xffff_ffff) as Pfn;
-            if self.pages.test_clear(pfn, pg::SWAP_RA) {
+            // Kernel: swap_update_readahead().
+            let readahead = self.pages.test_clear(pfn, pg::SWAP_RA);
+            let vma_ra = self.vma_readahead(obj);
+            if vma_ra {
+                let ra = &mut self.objects[obj as usize].swap_ra;
+                *ra = ra.on_hit(index as u64, readahead);
+            }
+            if readahead {
                 self.ev.add(Ev::SwapRaHit, 1);
-                match self.cfg.swap_readahead {
-                    crate::SwapRaKind::Vma => {
-                        let ra = &mut self.objects[obj as usize].swap_ra;
-                        ra.hits = (ra.hits + 1).min(63);
-                    }
-                    crate::SwapRaKind::Cluster => self.swap_ra_global.hits += 1,
+                if !vma_ra {
+                    self.swap_ra_global.hits += 1;
                 }
             }
             ctx.cpu_ns += self.cfg.costs.minor_fault_ns;
@@ -393,20 +472,24 @@ impl Mm {
             self.ev.add(Ev::PgMajFault, 1);
             ctx.cpu_ns += self.cfg.costs.major_fault_ns;
             let sync = self.swap[a].synchronous;
-            if !sync {
-                self.swapin_readahead(ctx, obj, index, a, slot);
+            // The readahead paths end with lru_add_drain(); a folio read alone (no window,
+            // or a synchronous device) stays in this CPU's lru_add batch, which holds a
+            // reference to it.
+            if !sync && self.swapin_readahead(ctx, obj, index, a, slot) {
+                lru_batched = false;
             }
             let pfn = self.swapin_one(ctx, obj, index, a, slot, !sync)?;
             let t = self.pages.wait_locked(pfn, ctx.now);
             ctx.wait(t);
             pfn
         };
-        // Map it.
+        // Map it: an exclusive anon page is mapped writable even on a read fault, so a later
+        // store does not fault.
         let o = &mut self.objects[obj as usize];
         o.ent[index as usize] = make_present_pte(pfn, write);
         if self.pages.test(pfn, pg::SWAPCACHE)
-            && (write || self.vm_swap_full())
             && !self.pages.test(pfn, pg::WRITEBACK)
+            && self.should_try_to_free_swap(a, write, lru_batched)
         {
             self.folio_free_swap(pfn);
         }
@@ -468,87 +551,118 @@ impl Mm {
     /// Kernel: `swapin_readahead()` → `swap_vma_readahead()` or `swap_cluster_readahead()`:
     /// read the window around the faulting entry into the swap cache, marking the extra
     /// folios for readahead-hit accounting.
-    fn swapin_readahead(&mut self, ctx: &mut Ctx, obj: u32, index: u32, a: usize, slot: u32) {
-        let page_cluster = self.cfg.page_cluster;
-        match self.cfg.swap_readahead {
-            crate::SwapRaKind::Vma => {
-                let max_win = 1u64 << page_cluster.min(5);
-                if max_win <= 1 {
-                    return;
-                }
-                let ra = self.objects[obj as usize].swap_ra;
-                let addr = index as u64;
-                let prev = if ra.valid { ra.prev_page } else { u64::MAX - 1 };
-                let win = swapin_nr_pages(prev, addr, ra.hits, max_win, ra.win);
-                self.objects[obj as usize].swap_ra = VmaRaInfo {
-                    prev_page: addr,
-                    win,
-                    hits: 0,
-                    valid: true,
-                };
-                if win <= 1 {
-                    return;
-                }
-                let left = if ra.valid && addr == prev + 1 {
-                    addr
-                } else if ra.valid && prev == addr + 1 {
-                    addr.saturating_sub(win - 1)
-                } else {
-                    addr.saturating_sub((win - 1) / 2)
-                };
-                let right = left + win;
-                // Clamp to the VMA and to the PMD (512 pages) containing the fault.
-                let pmd = addr & !511;
-                let size = self.objects[obj as usize].size_pages;
-                let start = left.max(pmd);
-                let end = right.min(size).min(pmd + 512);
-                for p in start..end {
-                    if p == addr {
-                        continue;
-                    }
-                    let e = self.objects[obj as usize].ent[p as usize];
-                    if !pte_swap(e) {
-                        continue;
-                    }
-                    self.readahead_swap_slot(ctx, obj, p as u32, swp_area(e) as usize, swp_slot(e));
-                }
-            }
-            crate::SwapRaKind::Cluster => {
-                let max_pages = 1u64 << page_cluster;
-                if max_pages <= 1 {
-                    return;
-                }
-                let g = self.swap_ra_global;
-                let off = slot as u64;
-                let hits = g.hits;
-                self.swap_ra_global.hits = 0;
-                let pages = swapin_nr_pages(g.prev_offset, off, hits, max_pages, g.last_pages);
-                if hits == 0 {
-                    self.swap_ra_global.prev_offset = off;
-                }
-                self.swap_ra_global.last_pages = pages;
-                let mask = pages - 1;
-                if mask == 0 {
-                    return;
-                }
-                let size = self.swap[a].size_pages;
-                let start = (off & !mask).max(1);
-                let end = (off | mask).min(size - 1);
-                for o in start..=end {
-                    if o == off {
-                        continue;
-                    }
-                    let s = self.swap[a].slots[o as usize];
-                    if s & SLOT_USED == 0 || s & SLOT_CACHE != 0 {
-                        continue;
-                    }
-                    // Physical readahead reads slots without knowing their page tables; the
-                    // folio's (object, index) comes from the slot's reverse map.
-                    let ow = SlotOwner(self.swap[a].owner[o as usize]);
-                    self.readahead_swap_slot(ctx, ow.obj(), ow.index(), a, o as u32);
-                }
-            }
+    /// Returns whether a window was read (the kernel then drains the CPU's lru_add batch,
+    /// `lru_add_drain()`, before reading the faulting entry on its own).
+    fn swapin_readahead(
+        &mut self,
+        ctx: &mut Ctx,
+        obj: u32,
+        index: u32,
+        a: usize,
+        slot: u32,
+    ) -> bool {
+        if self.vma_readahead(obj) {
+            self.swap_vma_readahead(ctx, obj, index)
+        } else {
+            self.swap_cluster_readahead(ctx, a, slot)
         }
+    }
+
+    /// Kernel: `should_try_to_free_swap()` (mm/memory.c, v6.18) after a swap fault mapped a
+    /// swap-cache folio: free the slot on a synchronous device (zram: the swap cache saves
+    /// nothing there), when swap is more than half full (`mem_cgroup_swap_full()`, which is
+    /// `vm_swap_full()` without a memcg swap limit), or on a write fault when the fault holds
+    /// the only reference besides the swap cache's (`folio_ref_count() == 1 + nr`). The
+    /// model's reference test: a folio read alone by this fault still sits in the CPU's
+    /// lru_add batch (`lru_batched`, a reference of its own) and keeps its slot; one found in
+    /// the swap cache or read with a readahead window was drained. Otherwise the slot stays
+    /// (a read fault maps an exclusive page writable anyway), so the next reclaim of the page,
+    /// once written, writes it to the same slot again.
+    pub(crate) fn should_try_to_free_swap(
+        &self,
+        area: usize,
+        write: bool,
+        lru_batched: bool,
+    ) -> bool {
+        self.swap[area].synchronous || self.vm_swap_full() || (write && !lru_batched)
+    }
+
+    /// Kernel: `swap_vma_readahead()`: the PTEs of the window `swap_vma_ra_win()` chose
+    /// ([`VmaRaInfo::window`]) that hold swap entries are read into the swap cache.
+    fn swap_vma_readahead(&mut self, ctx: &mut Ctx, obj: u32, index: u32) -> bool {
+        let page_cluster = self.cfg.page_cluster;
+        let max_win = 1u64 << page_cluster.min(5);
+        if max_win <= 1 {
+            return false;
+        }
+        let o = &mut self.objects[obj as usize];
+        let addr = index as u64;
+        let (next, win, start, end) = o.swap_ra.window(addr, max_win, o.size_pages);
+        o.swap_ra = next;
+        if win <= 1 {
+            return false;
+        }
+        for p in start..end {
+            if p == addr {
+                continue;
+            }
+            let e = self.objects[obj as usize].ent[p as usize];
+            if !pte_swap(e) {
+                continue;
+            }
+            self.readahead_swap_slot(ctx, obj, p as u32, swp_area(e) as usize, swp_slot(e));
+        }
+        true
+    }
+
+    /// Kernel: `swap_cluster_readahead()`: the naturally aligned block of `swapin_nr_pages()`
+    /// slots around the faulting slot, sized from the global hit count.
+    fn swap_cluster_readahead(&mut self, ctx: &mut Ctx, a: usize, slot: u32) -> bool {
+        let page_cluster = self.cfg.page_cluster;
+        let max_pages = 1u64 << page_cluster;
+        if max_pages <= 1 {
+            return false;
+        }
+        let g = self.swap_ra_global;
+        let off = slot as u64;
+        let hits = g.hits;
+        self.swap_ra_global.hits = 0;
+        let pages = swapin_nr_pages(g.prev_offset, off, hits, max_pages, g.last_pages);
+        if hits == 0 {
+            self.swap_ra_global.prev_offset = off;
+        }
+        self.swap_ra_global.last_pages = pages;
+        let mask = pages - 1;
+        if mask == 0 {
+            return false;
+        }
+        let size = self.swap[a].size_pages;
+        let start = (off & !mask).max(1);
+        let end = (off | mask).min(size - 1);
+        for o in start..=end {
+            if o == off {
+                continue;
+            }
+            let s = self.swap[a].slots[o as usize];
+            if s & SLOT_USED == 0 || s & SLOT_CACHE != 0 {
+                continue;
+            }
+            // Physical readahead reads slots without knowing their page tables; the
+            // folio's (object, index) comes from the slot's reverse map.
+            let ow = SlotOwner(self.swap[a].owner[o as usize]);
+            self.readahead_swap_slot(ctx, ow.obj(), ow.index(), a, o as u32);
+        }
+        true
+    }
+
+    /// Kernel: `swap_use_vma_readahead()` (the scenario resolves `vma_ra_enabled` and
+    /// `nr_rotate_swap` into `cfg.swap_readahead`) for a fault through a page table. Shmem
+    /// swap-in (`shmem_swapin_folio()`) always uses the cluster window
+    /// (`shmem_swapin_cluster()`) and the global hit count (`swap_update_readahead(folio,
+    /// NULL, 0)`).
+    fn vma_readahead(&self, obj: u32) -> bool {
+        self.cfg.swap_readahead == crate::SwapRaKind::Vma
+            && self.objects[obj as usize].kind != ObjKind::Shmem
     }
 
     fn readahead_swap_slot(&mut self, ctx: &mut Ctx, obj: u32, index: u32, a: usize, slot: u32) {
@@ -575,6 +689,193 @@ mod tests {
             (ow.memcg(), ow.obj(), ow.index()),
             (7, 65_535, 4_000_000_000)
         );
+    }
+
+    /// swap_update_readahead() on a hit: the address is recorded, the window kept, the hit
+    /// counted only for a read-ahead folio (and saturating at 63).
+    #[test]
+    fn vma_ra_hit_records_the_faulting_address() {
+        let st = VmaRaInfo {
+            prev_page: 4,
+            win: 8,
+            hits: 3,
+            valid: true,
+        };
+        let h = st.on_hit(5, true);
+        assert_eq!((h.prev_page, h.win, h.hits, h.valid), (5, 8, 4, true));
+        let h = st.on_hit(5, false);
+        assert_eq!((h.prev_page, h.win, h.hits), (5, 8, 3));
+        let full = VmaRaInfo { hits: 63, ..st };
+        assert_eq!(full.on_hit(9, true).hits, 63);
+        // A hit before any miss: the kernel's unset value (4 hits, window 0).
+        let h = VmaRaInfo::default().on_hit(7, true);
+        assert_eq!((h.prev_page, h.hits, h.valid), (7, 5, true));
+    }
+
+    /// swap_vma_ra_win(): window size and placement, hand-computed (max_win 8).
+    #[test]
+    fn vma_ra_window_placement() {
+        let fresh = VmaRaInfo::default();
+        // Fresh VMA (4 hits → 6 → 8 pages), centred: left 0-3, right 5; clamped at 0.
+        let (st, win, s, e) = fresh.window(0, 8, 1000);
+        assert_eq!((win, s, e), (8, 0, 5));
+        assert_eq!((st.prev_page, st.win, st.hits), (0, 8, 0));
+        // Centred in the middle: [100-3, 100+5).
+        assert_eq!(
+            fresh.window(100, 8, 1000).1..=fresh.window(100, 8, 1000).3,
+            8..=105
+        );
+        assert_eq!(fresh.window(100, 8, 1000).2, 97);
+        let at = |prev, hits, win| VmaRaInfo {
+            prev_page: prev,
+            win,
+            hits,
+            valid: true,
+        };
+        // Ascending (previous fault on the page before), 4 hits: [200, 208).
+        assert_eq!(
+            at(199, 4, 8).window(200, 8, 1000),
+            (at(200, 0, 8), 8, 200, 208)
+        );
+        // Descending (previous fault on the page after): [193, 201).
+        assert_eq!(
+            at(201, 4, 8).window(200, 8, 1000).2..at(201, 4, 8).window(200, 8, 1000).3,
+            193..201
+        );
+        // No hits, not adjacent, previous window 8: never below half of it → 4 pages,
+        // centred: [200-1, 200+3).
+        let (_, win, s, e) = at(50, 0, 8).window(200, 8, 1000);
+        assert_eq!((win, s, e), (4, 199, 203));
+        // No hits, not adjacent, small previous window: 1 page, nothing read ahead.
+        assert_eq!(at(50, 0, 1).window(200, 8, 1000).1, 1);
+        // No hits but adjacent: 2 pages forward.
+        assert_eq!(
+            at(199, 0, 1).window(200, 8, 1000).1..at(199, 0, 1).window(200, 8, 1000).3,
+            2..202
+        );
+        // Clamped to the PMD (pages 0..512) and to the VMA end.
+        assert_eq!(at(509, 4, 8).window(510, 8, 1000).3, 512);
+        assert_eq!(at(509, 4, 8).window(510, 8, 511).3, 511);
+        assert_eq!(at(513, 4, 8).window(512, 8, 1000).2, 512);
+    }
+
+    /// A pure sequential swap-in with VMA readahead: each hit records its address, so the
+    /// miss after a window is sequential and gets the next full window forward. Hand count
+    /// (page_cluster 3, max window 8): the fault at page 0 reads [0, 5) (4 read ahead), the
+    /// one at 5 reads [5, 13), then every 8th page a window of 8: 1 + 40 major faults and
+    /// 4 + 40 * 7 = 284 pages read ahead for pages 0..325, every one of them hit.
+    #[test]
+    fn vma_readahead_gives_the_full_window_on_sequential_swapin() {
+        let mut cfg = crate::testutil::tiny_config(crate::BalanceKind::RefaultCost, 1024);
+        cfg.swap_areas[0].synchronous = false;
+        let mut mm = Mm::new(cfg);
+        let mut io = crate::InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for p in 0..2048 {
+            mm.touch(&mut ctx, 0, p, true);
+        }
+        assert!((0..325).all(|p| pte_swap(mm.objects[0].ent[p])));
+        let (maj0, ra0, hit0) = (
+            mm.ev.get(Ev::PgMajFault),
+            mm.ev.get(Ev::SwapRa),
+            mm.ev.get(Ev::SwapRaHit),
+        );
+        for p in 0..325 {
+            mm.touch(&mut ctx, 0, p, false);
+        }
+        assert_eq!(mm.ev.get(Ev::PgMajFault) - maj0, 41);
+        assert_eq!(mm.ev.get(Ev::SwapRa) - ra0, 284);
+        assert_eq!(mm.ev.get(Ev::SwapRaHit) - hit0, 284);
+    }
+
+    /// A 1024-page machine with swap on a non-synchronous device, its anon object written
+    /// in full (2048 pages), so the first few hundred pages are swapped out.
+    fn swapped_out(page_cluster: u32) -> Mm {
+        let mut cfg = crate::testutil::tiny_config(crate::BalanceKind::RefaultCost, 1024);
+        cfg.swap_areas[0].synchronous = false;
+        cfg.page_cluster = page_cluster;
+        let mut mm = Mm::new(cfg);
+        let mut io = crate::InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for p in 0..2048 {
+            mm.touch(&mut ctx, 0, p, true);
+        }
+        assert!((0..300).all(|p| pte_swap(mm.objects[0].ent[p])));
+        assert!(!mm.vm_swap_full());
+        mm
+    }
+
+    /// should_try_to_free_swap(), hand-checked cases.
+    #[test]
+    fn should_try_to_free_swap_cases() {
+        let mut mm = swapped_out(3);
+        // Read fault: keep. Write fault, folio drained from the lru_add batch: free; still
+        // in the batch (read alone): keep.
+        assert!(!mm.should_try_to_free_swap(0, false, false));
+        assert!(mm.should_try_to_free_swap(0, true, false));
+        assert!(!mm.should_try_to_free_swap(0, true, true));
+        // A synchronous device (zram) always frees.
+        mm.swap[0].synchronous = true;
+        assert!(mm.should_try_to_free_swap(0, false, true));
+        mm.swap[0].synchronous = false;
+        // Swap more than half full: free.
+        let total = mm.swap[0].nr_free + 1;
+        mm.swap[0].nr_free = total / 2 - 1;
+        assert!(mm.vm_swap_full());
+        assert!(mm.should_try_to_free_swap(0, false, true));
+    }
+
+    /// A page swapped in by a read fault and then written keeps its slot: the store does not
+    /// fault (the PTE is writable) and the folio stays in the swap cache, dirty in its PTE.
+    #[test]
+    fn swapped_in_then_written_keeps_its_slot() {
+        let mut mm = swapped_out(0);
+        let mut io = crate::InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        let used = mm.memcgs[0].swap_usage;
+        mm.touch(&mut ctx, 0, 10, false);
+        let e = mm.objects[0].ent[10];
+        assert!(pte_present(e));
+        let pfn = pte_pfn(e);
+        assert!(mm.pages.test(pfn, pg::SWAPCACHE));
+        let faults = mm.ev.get(Ev::PgFault);
+        mm.touch(&mut ctx, 0, 10, true);
+        assert_eq!(mm.ev.get(Ev::PgFault), faults, "a store to a writable PTE");
+        assert!(mm.pages.test(pfn, pg::SWAPCACHE));
+        assert_ne!(mm.objects[0].ent[10] & PTE_DIRTY, 0);
+        assert_eq!(mm.memcgs[0].swap_usage, used);
+        // A write fault on a page read alone (page_cluster 0: no readahead): the folio is
+        // still in the lru_add batch, so the slot stays too.
+        mm.touch(&mut ctx, 0, 20, true);
+        assert!(mm.pages.test(pte_pfn(mm.objects[0].ent[20]), pg::SWAPCACHE));
+        assert_eq!(mm.memcgs[0].swap_usage, used);
+    }
+
+    /// A write fault with a readahead window (drained batch) frees the faulting page's slot;
+    /// the pages read ahead keep theirs until they are touched.
+    #[test]
+    fn write_fault_after_readahead_frees_the_slot() {
+        let mut mm = swapped_out(3);
+        let mut io = crate::InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        let used = mm.memcgs[0].swap_usage;
+        // Fresh VMA state: a window of 8, pages [97, 105) around 100.
+        mm.touch(&mut ctx, 0, 100, true);
+        assert!(!mm
+            .pages
+            .test(pte_pfn(mm.objects[0].ent[100]), pg::SWAPCACHE));
+        assert_eq!(mm.memcgs[0].swap_usage, used - 1);
+        // A write fault on a read-ahead page (a swap-cache hit) frees its slot too.
+        mm.touch(&mut ctx, 0, 101, true);
+        assert!(!mm
+            .pages
+            .test(pte_pfn(mm.objects[0].ent[101]), pg::SWAPCACHE));
+        // A read fault on one keeps it.
+        mm.touch(&mut ctx, 0, 102, false);
+        assert!(mm
+            .pages
+            .test(pte_pfn(mm.objects[0].ent[102]), pg::SWAPCACHE));
+        assert_eq!(mm.memcgs[0].swap_usage, used - 2);
     }
 
     #[test]

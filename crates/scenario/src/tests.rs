@@ -630,6 +630,46 @@ fn swap_readahead_follows_the_kernel_choice() {
     );
 }
 
+/// swap_use_vma_readahead() is false while any active swap area is on a rotational device
+/// (nr_rotate_swap): a swap file on the file system's rotational disk turns the whole
+/// machine, zram included, to cluster readahead; a rotational device without swap does not.
+#[test]
+fn a_rotational_swap_area_anywhere_selects_cluster_readahead() {
+    let ra = |extra: &str| ok(&format!("{MINIMAL}{extra}")).policy.swap_readahead;
+    let disk = |rot: bool| {
+        format!(
+            "[[device]]\nname = \"disk\"\npreset = \"nvme\"\nrotational = {rot}\n\
+             [fs]\ndevice = \"disk\"\n"
+        )
+    };
+    let zram = "[[device]]\nname = \"z\"\npreset = \"zram\"\n";
+    let swap_on = |d: &str| format!("[[swap.area]]\ndevice = \"{d}\"\nsize = \"1G\"\n");
+    // A swap file on the rotational disk.
+    assert_eq!(
+        ra(&format!("{}{}", disk(true), swap_on("disk"))),
+        SwapReadaheadKind::Cluster
+    );
+    assert_eq!(
+        ra(&format!("{}{}", disk(false), swap_on("disk"))),
+        SwapReadaheadKind::Vma
+    );
+    // zram plus a swap file on the rotational disk: cluster for both.
+    assert_eq!(
+        ra(&format!(
+            "{}{zram}{}{}",
+            disk(true),
+            swap_on("z"),
+            swap_on("disk")
+        )),
+        SwapReadaheadKind::Cluster
+    );
+    // zram alone, the rotational disk holding only files: VMA.
+    assert_eq!(
+        ra(&format!("{}{zram}{}", disk(true), swap_on("z"))),
+        SwapReadaheadKind::Vma
+    );
+}
+
 #[test]
 fn lru_gen_enabled_and_policy_lru_agree() {
     assert_eq!(

@@ -53,7 +53,14 @@ fn thrashing_cache_swaps_idle_anon_under_refault_cost_but_not_legacy() {
         vm(&rc, "workingset_refault_file"),
         vm(&lg, "workingset_refault_file"),
     );
-    assert!(rf * 2 < lf, "file refaults: refault-cost {rf}, legacy {lf}");
+    // At least 40% fewer (the seed: -55%). Since page_cache_sync_ra()'s sequential test
+    // became the kernel's (a backward jump is a random miss, issue 12), the database's random
+    // reads no longer start readahead windows, the legacy run's cache thrashes less, and the
+    // reduction measured 47% (30043 against 56740; 62% before, 20846 against 54726).
+    assert!(
+        rf * 10 < lf * 6,
+        "file refaults: refault-cost {rf}, legacy {lf}"
+    );
 }
 
 /// With vm.swappiness = 0, SCAN_FRACT gives anon no pressure, so nothing is swapped while the
