@@ -801,3 +801,224 @@ mod tests {
         assert_eq!(proactive_wmarks(95), (5, 7));
     }
 }
+
+/// Behaviour on small machines: fragmentation, boosting, compaction, deferral.
+#[cfg(test)]
+mod behaviour {
+    use super::*;
+    use crate::alloc::Gfp;
+    use crate::kswapd::KswapdNext;
+    use crate::mmzone::mt;
+    use crate::testutil::*;
+    use crate::*;
+
+    /// MADV_DONTNEED of one anon page (test helper): unmap and free its folio.
+    fn zap_anon(mm: &mut Mm, obj: u32, index: u32) {
+        let e = mm.objects[obj as usize].ent[index as usize];
+        assert!(pte_present(e));
+        let pfn = pte_pfn(e);
+        mm.lru_del(pfn);
+        mm.objects[obj as usize].ent[index as usize] = 0;
+        mm.objects[obj as usize].nr_resident -= 1;
+        mm.free_folio(pfn);
+    }
+
+    fn mm4096() -> Mm {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
+        cfg.readahead_max_pages = 0;
+        Mm::new(cfg)
+    }
+
+    fn order9_free(mm: &Mm) -> bool {
+        mm.zones[0].watermark_ok(9, 0)
+    }
+
+    #[test]
+    fn compaction_makes_an_order9_block_by_migrating_movable_pages() {
+        let mut mm = mm4096();
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for i in 0..4000 {
+            mm.touch(&mut ctx, 0, i, true);
+        }
+        for i in (0..4000).step_by(2) {
+            zap_anon(&mut mm, 0, i);
+        }
+        assert!(!order9_free(&mm), "holes only: no free order-9 block");
+        let before: Vec<u64> = (1..4000).step_by(2).map(|i| mm.objects[0].ent[i]).collect();
+        let mut cc = CompactControl::new(0, 9, MigrateMode::SyncLight, Compactor::Kcompactd);
+        let r = mm.compact_zone(&mut ctx, &mut cc);
+        assert_eq!(r, CompactResult::Success);
+        assert!(order9_free(&mm));
+        assert!(mm.ev.get(Ev::PgmigrateSuccess) > 0);
+        assert!(mm.ev.get(Ev::CompactMigrateScanned) > 0);
+        assert!(mm.ev.get(Ev::CompactFreeScanned) > 0);
+        assert_eq!(
+            mm.ev.get(Ev::KcompactdMigrateScanned),
+            mm.ev.get(Ev::CompactMigrateScanned)
+        );
+        // Migrated pages moved: their PTEs point at new frames, still present and dirty.
+        let after: Vec<u64> = (1..4000).step_by(2).map(|i| mm.objects[0].ent[i]).collect();
+        let moved = before.iter().zip(&after).filter(|(b, a)| b != a).count() as u64;
+        assert_eq!(moved, mm.ev.get(Ev::PgmigrateSuccess));
+        assert!(after.iter().all(|&e| pte_present(e)));
+        mm.check_invariants().unwrap();
+    }
+
+    /// Unmovable kernel pages with every other one freed.
+    fn unmovable_holes() -> Mm {
+        let mut mm = mm4096();
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        let pfns: Vec<Pfn> = (0..4000)
+            .map(|_| mm.alloc_kernel_pages(&mut ctx, 0, Gfp::NOWAIT).unwrap())
+            .collect();
+        for p in pfns.iter().step_by(2) {
+            mm.free_kernel_pages(*p);
+        }
+        mm
+    }
+
+    #[test]
+    fn compaction_cannot_help_a_zone_of_unmovable_pages() {
+        let mut mm = unmovable_holes();
+        assert!(mm.zones[0]
+            .pageblock
+            .iter()
+            .all(|&b| b & PB_MT_MASK == mt::UNMOVABLE));
+        assert!(!order9_free(&mm));
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        let mut cc = CompactControl::new(0, 9, MigrateMode::SyncLight, Compactor::Kcompactd);
+        let r = mm.compact_zone(&mut ctx, &mut cc);
+        assert_eq!(r, CompactResult::PartialSkipped);
+        assert!(!order9_free(&mm));
+        assert_eq!(mm.ev.get(Ev::PgmigrateSuccess), 0);
+        mm.check_invariants().unwrap();
+    }
+
+    use crate::mmzone::PB_MT_MASK;
+
+    #[test]
+    fn deferral_stops_repeated_failing_compaction() {
+        let mut mm = unmovable_holes();
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        let mut ran = 0;
+        let mut deferred = 0;
+        for _ in 0..10 {
+            let r = mm.try_to_compact_pages(&mut ctx, 9, CompactPriority::SyncLight);
+            if r == CompactResult::Deferred {
+                deferred += 1;
+            } else {
+                assert_eq!(r, CompactResult::PartialSkipped);
+                ran += 1;
+            }
+        }
+        // Failures at calls 1, 3 and 7 (defer_shift 1, 2, 3): 3 runs, 7 deferred.
+        assert_eq!((ran, deferred), (3, 7));
+        assert_eq!(mm.zones[0].compact.defer_shift, 3);
+    }
+
+    #[test]
+    fn compaction_suitable_outcomes() {
+        let mut mm = unmovable_holes();
+        // ~2096 free pages in order-0 holes (and the untouched tail): fragmented.
+        assert!(mm.compaction_suitable(0, 9));
+        assert_eq!(
+            mm.compaction_suit_allocation_order(0, 9, Wmark::Min),
+            CompactResult::Continue
+        );
+        // Order <= 3 allocations are already satisfied from the free lists.
+        assert_eq!(
+            mm.compaction_suit_allocation_order(0, 0, Wmark::Min),
+            CompactResult::Success
+        );
+        // vm.extfrag_threshold = 1000: every failure counts as lack of memory.
+        mm.cfg.extfrag_threshold = 1000;
+        assert!(!mm.compaction_suitable(0, 9));
+        // Not enough free memory for low + compact_gap(9) = 1024 + low: skipped.
+        mm.cfg.extfrag_threshold = 500;
+        mm.zones[0].wmark = [1500, 1600, 1700];
+        assert!(!mm.compaction_suitable(0, 9));
+        assert_eq!(
+            mm.compaction_suit_allocation_order(0, 9, Wmark::Min),
+            CompactResult::Skipped
+        );
+    }
+
+    #[test]
+    fn unmovable_allocations_among_movable_ones_fragment_and_boost() {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 8192);
+        cfg.objects[0].size_pages = 16384;
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        // Anon memory with every other page freed again: order-0 holes in MOVABLE blocks.
+        for i in 0..7000u32 {
+            mm.touch(&mut ctx, 0, i, true);
+        }
+        for i in (0..7000u32).step_by(2) {
+            zap_anon(&mut mm, 0, i);
+        }
+        // Kernel allocations: first whole free pageblocks are claimed (no boost), then the
+        // holes: a claim below pageblock order boosts the watermark and wakes kswapd.
+        let mut boosted = false;
+        for _ in 0..2000 {
+            mm.alloc_kernel_pages(&mut ctx, 0, Gfp::KERNEL).unwrap();
+            boosted |= mm.zones[0].watermark_boost > 0;
+        }
+        assert!(mm.ev.get(Ev::ExtfragFallback) > 1);
+        assert!(
+            boosted,
+            "a fallback below pageblock order boosted the watermark"
+        );
+        assert!(mm.kswapd.wake_pending);
+        // Pageblocks now mix kernel pages with movable ones: compaction cannot empty them.
+        let mixed = (0..16u32)
+            .filter(|b| {
+                let r = b * 512..(b + 1) * 512;
+                let kernel = r.clone().any(|p| {
+                    mm.pages.flags[p as usize] == pg::HEAD && mm.pages.obj[p as usize] == NIL
+                });
+                let lru = r.clone().any(|p| mm.pages.test(p, pg::LRU));
+                kernel && lru
+            })
+            .count();
+        assert!(mixed >= 2, "{mixed} mixed pageblocks");
+        mm.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn kswapd_reclaims_for_the_boost_without_swapping() {
+        // Big enough that kswapd's priority-12 pass scans something (size >> 12).
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 32768);
+        cfg.readahead_max_pages = 0;
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for i in 0..5000 {
+            mm.touch(&mut ctx, 0, i, true);
+        }
+        for i in 0..20000 {
+            mm.file_read(&mut ctx, 1, i, 1);
+        }
+        // Plenty free (> high + boost): balanced, but boosted.
+        mm.zones[0].watermark_boost = 512;
+        assert!(mm.pgdat_balanced(0));
+        let mut steps = 0;
+        loop {
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            steps += 1;
+            if mm.kswapd_step(&mut ctx) == KswapdNext::Done || steps > 100 {
+                break;
+            }
+        }
+        let stolen = mm.ev.get(Ev::PgStealKswapd);
+        assert!(stolen >= 512, "boosted reclaim freed {stolen}");
+        assert_eq!(mm.ev.get(Ev::PswpOut), 0);
+        assert_eq!(mm.ev.get(Ev::PgStealAnon), 0);
+        assert_eq!(mm.zones[0].watermark_boost, 0);
+        mm.check_invariants().unwrap();
+    }
+}

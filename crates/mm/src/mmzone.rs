@@ -701,17 +701,15 @@ mod tests {
         assert!(z.watermark_ok(4, 0));
     }
     /// A zone whose every frame is allocated (HEAD, owned by nobody) except `free`.
-    fn full_zone(n: u32, free: &[std::ops::Range<u32>]) -> (FrameTable, Zone) {
+    fn full_zone(n: u32, free: std::ops::Range<u32>) -> (FrameTable, Zone) {
         let mut pages = FrameTable::new(n as usize);
         let mut z = Zone::new("Normal", 0, n);
         z.init_free(&mut pages);
         while let Some(p) = z.rmqueue_smallest(&mut pages, 0, mt::MOVABLE) {
             pages.flags[p as usize] = pg::HEAD;
         }
-        for r in free {
-            for p in r.clone() {
-                z.free_block(&mut pages, p, 0);
-            }
+        for p in free {
+            z.free_block(&mut pages, p, 0);
         }
         (pages, z)
     }
@@ -745,7 +743,7 @@ mod tests {
         // 2048 pages (4 pageblocks, the smallest zone boost_watermark() accepts); 300 free
         // pages at the start of pageblock 0, everything else allocated (not on an LRU, so
         // "alike" for an unmovable request: 512 - 300 free - 0 movable = 212).
-        let (mut pages, mut z) = full_zone(2048, &[0..300]);
+        let (mut pages, mut z) = full_zone(2048, 0..300);
         z.boost_factor = 15_000;
         z.wmark = [4, 12, 20];
         let mut ev = VmEvents::default();
