@@ -91,6 +91,7 @@ pub enum MigrateMode {
 
 /// Who runs a compaction (which counters it adds to and whose CPU it costs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
 pub enum Compactor {
     /// An allocating task (`cc->direct_compaction`).
     Direct,
@@ -377,7 +378,9 @@ impl Mm {
             self.ev.add(Ev::KcompactdMigrateScanned, ms);
             self.ev.add(Ev::KcompactdFreeScanned, fs);
         }
-        ctx.cpu_ns += (ms + fs) * self.cfg.costs.compact_scan_per_page_ns;
+        let cost = (ms + fs) * self.cfg.costs.compact_scan_per_page_ns;
+        ctx.cpu_ns += cost;
+        self.compact_cpu_ns[cc.who as usize] += cost;
         ret
     }
 
@@ -617,7 +620,9 @@ impl Mm {
                 break;
             };
             self.migrate_folio(src, dst);
-            ctx.cpu_ns += (1u64 << order) * self.cfg.costs.migrate_per_page_ns;
+            let cost = (1u64 << order) * self.cfg.costs.migrate_per_page_ns;
+            ctx.cpu_ns += cost;
+            self.compact_cpu_ns[cc.who as usize] += cost;
             self.ev.add(Ev::PgmigrateSuccess, 1 << order);
         }
         cc.nr_migratepages = 0;

@@ -356,6 +356,9 @@ pub struct Mm {
     pub node: NodeState,
     pub kswapd: kswapd::Kswapd,
     pub kcompactd: kcompactd::Kcompactd,
+    /// CPU time spent compacting (scanning and migrating), indexed by
+    /// [`compaction::Compactor`]: direct, kcompactd, kswapd.
+    pub compact_cpu_ns: [u64; 3],
     pub reclaim_cpu: ReclaimCpu,
     /// Pending IO completions (writeback, swap-out): (time, pfn).
     pub(crate) completions: BinaryHeap<Reverse<(u64, u32)>>,
@@ -472,6 +475,7 @@ impl Mm {
             node: NodeState::default(),
             kswapd: kswapd::Kswapd::default(),
             kcompactd: kcompactd::Kcompactd::default(),
+            compact_cpu_ns: [0; 3],
             reclaim_cpu: ReclaimCpu::default(),
             completions: BinaryHeap::new(),
             scratch: Vec::with_capacity(64),

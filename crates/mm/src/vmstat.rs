@@ -61,8 +61,6 @@ vm_events! {
     SwapRaHit => "swap_ra_hit",
     OomKill => "oom_kill",
     ThpFileAlloc => "thp_file_alloc",
-    ThpFaultAlloc => "thp_fault_alloc",
-    ThpFaultFallback => "thp_fault_fallback",
     PgmigrateSuccess => "pgmigrate_success",
     PgmigrateFail => "pgmigrate_fail",
     CompactMigrateScanned => "compact_migrate_scanned",
