@@ -438,11 +438,15 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         // Wakeups raised by this step (wakeup_kswapd()).
         if mm.kswapd.wake_pending {
             match kstate {
-                KState::Sleeping => ready[kswapd_id as usize] = now,
+                KState::Sleeping => {
+                    ready[kswapd_id as usize] = now;
+                    kswapd_woke_at = now;
+                }
                 KState::Napping => {
                     mm.ev
                         .add(refault_mm::vmstat::Ev::KswapdLowWmarkHitQuickly, 1);
                     ready[kswapd_id as usize] = now;
+                    kswapd_woke_at = now;
                 }
                 KState::Running => {}
             }
