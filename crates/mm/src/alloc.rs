@@ -281,7 +281,7 @@ impl Mm {
         gfp: Gfp,
         prio: CompactPriority,
     ) -> (Option<Pfn>, CompactResult) {
-        let r = self.try_to_compact_pages(ctx, order, prio);
+        let r = self.try_to_compact_pages(ctx, order, gfp.mt, prio);
         if r == CompactResult::Skipped {
             return (None, r);
         }
@@ -299,17 +299,19 @@ impl Mm {
     /// Kernel: `__alloc_pages_slowpath()` for order > 0 with `__GFP_DIRECT_RECLAIM`.
     fn alloc_pages_slowpath_high(&mut self, ctx: &mut Ctx, order: u32, gfp: Gfp) -> Option<Pfn> {
         let costly = order > PAGE_ALLOC_COSTLY_ORDER;
-        let mut prio = CompactPriority::Async;
+        // DEF_COMPACT_PRIORITY after the first, async attempt (INIT_COMPACT_PRIORITY); a
+        // costly __GFP_NORETRY allocation stays async.
+        let mut prio = CompactPriority::SyncLight;
         if costly || gfp.mt != mt::MOVABLE {
-            let (p, r) = self.direct_compact(ctx, order, gfp, prio);
+            let (p, r) = self.direct_compact(ctx, order, gfp, CompactPriority::Async);
             if p.is_some() {
                 return p;
             }
-            if costly
-                && gfp.noretry
-                && matches!(r, CompactResult::Skipped | CompactResult::Deferred)
-            {
-                return None;
+            if costly && gfp.noretry {
+                if matches!(r, CompactResult::Skipped | CompactResult::Deferred) {
+                    return None;
+                }
+                prio = CompactPriority::Async;
             }
         }
         let mut compaction_retries = 0u32;

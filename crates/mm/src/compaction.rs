@@ -225,11 +225,13 @@ pub struct CompactControl {
 }
 
 impl CompactControl {
+    /// `migratetype` is `gfp_migratetype()` of the request: kcompactd, proactive and kswapd
+    /// compaction use GFP_KERNEL (UNMOVABLE).
     pub fn new(zi: usize, order: i32, mode: MigrateMode, who: Compactor) -> Self {
         CompactControl {
             zi,
             order,
-            migratetype: mt::MOVABLE,
+            migratetype: mt::UNMOVABLE,
             mode,
             whole_zone: false,
             ignore_skip_hint: false,
@@ -684,6 +686,7 @@ impl Mm {
         &mut self,
         ctx: &mut Ctx,
         order: u32,
+        migratetype: u8,
         prio: CompactPriority,
     ) -> CompactResult {
         let mut rc = CompactResult::Skipped;
@@ -699,6 +702,7 @@ impl Mm {
                 MigrateMode::SyncLight
             };
             let mut cc = CompactControl::new(zi, order as i32, mode, Compactor::Direct);
+            cc.migratetype = migratetype;
             if prio == CompactPriority::SyncFull {
                 cc.whole_zone = true;
                 cc.ignore_skip_hint = true;
@@ -912,7 +916,7 @@ mod behaviour {
         let mut ran = 0;
         let mut deferred = 0;
         for _ in 0..10 {
-            let r = mm.try_to_compact_pages(&mut ctx, 9, CompactPriority::SyncLight);
+            let r = mm.try_to_compact_pages(&mut ctx, 9, mt::UNMOVABLE, CompactPriority::SyncLight);
             if r == CompactResult::Deferred {
                 deferred += 1;
             } else {
