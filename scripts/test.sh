@@ -20,6 +20,7 @@ for s in scenarios/*.toml; do
     # Benchmarks and the S1 scenarios run tens of millions of events: check them less often.
     case "$name" in
         bench-*|s1-*) every=1000000 ;;
+        s4-*) every=100000 ;;
         *) every=10000 ;;
     esac
     ./target/release/refault run "$s" --check "$every" --out "$out/$name.json"
