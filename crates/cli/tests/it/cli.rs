@@ -212,7 +212,12 @@ fn reproduce_kcompactd_quick_matches_the_seed_directions() {
     let old = &v["runs"][0]["result"];
     let new = &v["runs"][1]["result"];
     assert_eq!(old["compaction"]["kcompactd_awake_seconds"], 0.0);
-    assert!(new["compaction"]["kcompactd_awake_seconds"].as_f64().unwrap() > 0.0);
+    assert!(
+        new["compaction"]["kcompactd_awake_seconds"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
     assert_eq!(old["vmstat"]["compact_daemon_wake"], 0);
     let b = new["buddyinfo"].as_array().unwrap();
     assert!(b.len() > 10);
