@@ -21,6 +21,7 @@ for s in scenarios/*.toml; do
     # often.
     case "$name" in
         bench-*|s1-*|s2-*) every=1000000 ;;
+        s4-*) every=100000 ;;
         *) every=10000 ;;
     esac
     ./target/release/refault run "$s" --check "$every" --out "$out/$name.json"

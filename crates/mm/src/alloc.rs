@@ -1,52 +1,157 @@
-//! The page allocator's entry points as user-page allocations see them: the fast path against
-//! the low watermark, waking kswapd, the slow path against the min watermark, direct reclaim
-//! with its retry rule, and OOM.
+//! The page allocator's entry points: the fast path against the low watermark (with
+//! `ALLOC_NOFRAGMENT`), waking kswapd, the slow path against the min watermark, direct
+//! compaction and direct reclaim with their retry rules, and OOM.
 //!
 //! # Where we differ from the kernel (v6.18)
-//! - Allocations are user pages (GFP_HIGHUSER_MOVABLE): the zonelist is Normal then DMA32,
-//!   no lowmem_reserve, no ALLOC_NOFRAGMENT, no per-CPU page lists, no compaction yet.
-//! - Large page-cache folios are allocated like readahead does (`__GFP_NORETRY`-style): when
-//!   no free block of the order exists above the min watermark they fail at once and the
-//!   caller falls back to a smaller order; only order-0 allocations enter direct reclaim.
+//! - The zonelist is Normal then DMA32, no lowmem_reserve, no per-CPU page lists, no
+//!   highatomic reserve, no `__GFP_HIGH` watermark reduction, no capture of a compacted block.
+//! - User pages (GFP_HIGHUSER_MOVABLE) of order 0 take the full slow path below. Large
+//!   page-cache folios are allocated like readahead does, but without direct reclaim or
+//!   compaction (the model's `__GFP_NORETRY` readahead allocation stops after waking kswapd
+//!   and trying the min watermark; the caller falls back to a smaller order).
+//! - Order > 0 allocations that may enter direct reclaim (kernel allocations of the
+//!   `kalloc` workload, THP faults with a direct-compaction defrag mode) follow
+//!   `__alloc_pages_slowpath()`: async compaction first for costly orders, then rounds of
+//!   reclaim and compaction; costly orders without `__GFP_RETRY_MAYFAIL` give up after one
+//!   round, as the kernel does; `should_compact_retry()` raises the compaction priority.
 //! - OOM kills the allocating task (the simulator stops it); its memory is not freed.
 //!
 //! # Kernel references
-//! mm/page_alloc.c `get_page_from_freelist()`, `__alloc_pages_slowpath()`,
-//! `should_reclaim_retry()`, `wakeup_kswapd()`; mm/vmscan.c `try_to_free_pages()`.
+//! mm/page_alloc.c `get_page_from_freelist()`, `alloc_flags_nofragment()`, `rmqueue()`,
+//! `__alloc_pages_slowpath()`, `__alloc_pages_direct_compact()`, `should_reclaim_retry()`,
+//! `should_compact_retry()`, `wakeup_kswapd()`; mm/vmscan.c `try_to_free_pages()`.
 
-use crate::mmzone::Wmark;
+use crate::compaction::{CompactPriority, CompactResult};
+use crate::mmzone::{alloc_flags, mt, Wmark};
 use crate::page::pg;
 use crate::types::*;
 use crate::vmstat::Ev;
 use crate::{Ctx, Mm};
 
+/// The parts of a gfp mask the model acts on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gfp {
+    /// `gfp_migratetype()`: MOVABLE for user pages and page cache, RECLAIMABLE for
+    /// reclaimable slab, UNMOVABLE for other kernel memory.
+    pub mt: u8,
+    /// `__GFP_DIRECT_RECLAIM`.
+    pub direct_reclaim: bool,
+    /// `__GFP_KSWAPD_RECLAIM`.
+    pub kswapd_reclaim: bool,
+    /// `__GFP_NORETRY`.
+    pub noretry: bool,
+    /// `__GFP_RETRY_MAYFAIL`.
+    pub retry_mayfail: bool,
+}
+
+impl Gfp {
+    /// GFP_HIGHUSER_MOVABLE.
+    pub const HIGHUSER_MOVABLE: Gfp = Gfp {
+        mt: mt::MOVABLE,
+        direct_reclaim: true,
+        kswapd_reclaim: true,
+        noretry: false,
+        retry_mayfail: false,
+    };
+    /// GFP_KERNEL.
+    pub const KERNEL: Gfp = Gfp {
+        mt: mt::UNMOVABLE,
+        direct_reclaim: true,
+        kswapd_reclaim: true,
+        noretry: false,
+        retry_mayfail: false,
+    };
+    /// GFP_NOWAIT (wakes kswapd, never reclaims or compacts itself).
+    pub const NOWAIT: Gfp = Gfp {
+        mt: mt::UNMOVABLE,
+        direct_reclaim: false,
+        kswapd_reclaim: true,
+        noretry: false,
+        retry_mayfail: false,
+    };
+    /// The readahead mask of a large page-cache folio (`readahead_gfp_mask()`: may reclaim,
+    /// `__GFP_NORETRY`); the model stops its slow path before direct reclaim (module doc).
+    pub const READAHEAD_LARGE: Gfp = Gfp {
+        mt: mt::MOVABLE,
+        direct_reclaim: true,
+        kswapd_reclaim: true,
+        noretry: true,
+        retry_mayfail: false,
+    };
+}
+
 impl Mm {
     /// Kernel: `get_page_from_freelist()` over the zonelist (Normal, then DMA32) against
-    /// watermark `w`.
-    fn get_page_from_freelist(&mut self, order: u32, w: Wmark) -> Option<Pfn> {
-        for zi in (0..self.zones.len()).rev() {
-            let z = &self.zones[zi];
-            let mark = z.wmark_pages(w);
-            if !z.watermark_ok(order, mark + (1 << order) - 1) {
-                continue;
-            }
-            if let Some(pfn) = self.zones[zi].rmqueue(&mut self.pages, order) {
-                let ev = if self.zones[zi].name == "DMA32" {
-                    Ev::PgallocDma32
-                } else {
-                    Ev::PgallocNormal
-                };
-                self.ev.add(ev, 1 << order);
-                return Some(pfn);
-            }
+    /// watermark `w`. With `ALLOC_NOFRAGMENT` (the fast path when the preferred zone is
+    /// Normal and a DMA32 zone exists: `alloc_flags_nofragment()`), a fallback may only claim
+    /// whole pageblocks; when every zone fails that way the zonelist is walked again without
+    /// it. After a claim boosted a zone's watermark (ZONE_BOOSTED_WATERMARK), kswapd is woken
+    /// (`rmqueue()`).
+    fn get_page_from_freelist(
+        &mut self,
+        order: u32,
+        w: Wmark,
+        gfp: Gfp,
+        fast: bool,
+    ) -> Option<Pfn> {
+        let mut flags = if gfp.kswapd_reclaim {
+            alloc_flags::KSWAPD
+        } else {
+            0
+        };
+        if fast && self.zones.len() > 1 {
+            flags |= alloc_flags::NOFRAGMENT;
         }
-        None
+        loop {
+            for zi in (0..self.zones.len()).rev() {
+                let z = &self.zones[zi];
+                let mark = z.wmark_pages(w);
+                if !z.watermark_ok(order, mark + (1 << order) - 1) {
+                    continue;
+                }
+                let got =
+                    self.zones[zi].rmqueue(&mut self.pages, order, gfp.mt, flags, &mut self.ev);
+                if self.zones[zi].boosted_flag {
+                    self.zones[zi].boosted_flag = false;
+                    self.wakeup_kswapd(0, false);
+                }
+                if let Some(pfn) = got {
+                    let ev = if self.zones[zi].name == "DMA32" {
+                        Ev::PgallocDma32
+                    } else {
+                        Ev::PgallocNormal
+                    };
+                    self.ev.add(ev, 1 << order);
+                    return Some(pfn);
+                }
+            }
+            if flags & alloc_flags::NOFRAGMENT == 0 {
+                return None;
+            }
+            flags &= !alloc_flags::NOFRAGMENT;
+        }
     }
 
     /// Allocate a folio of `order` for memcg `memcg` and charge it. Returns None when a large
     /// allocation cannot be satisfied cheaply (caller falls back) or, for order 0, on OOM
     /// (`ctx.oom` set).
     pub fn alloc_folio(&mut self, ctx: &mut Ctx, order: u32, memcg: u16) -> Option<Pfn> {
+        let gfp = if order == 0 {
+            Gfp::HIGHUSER_MOVABLE
+        } else {
+            Gfp::READAHEAD_LARGE
+        };
+        self.alloc_folio_gfp(ctx, order, memcg, gfp)
+    }
+
+    /// [`Mm::alloc_folio`] with an explicit gfp mask.
+    pub fn alloc_folio_gfp(
+        &mut self,
+        ctx: &mut Ctx,
+        order: u32,
+        memcg: u16,
+        gfp: Gfp,
+    ) -> Option<Pfn> {
         if self.oom_pending && !ctx.kswapd {
             // kswapd's lru_gen_age_node() found nothing older than lru_gen.min_ttl_ms and
             // called out_of_memory(): this task is the victim.
@@ -61,7 +166,7 @@ impl Mm {
             return None;
         }
         ctx.cpu_ns += self.cfg.costs.page_alloc_ns;
-        let pfn = match self.alloc_pages(ctx, order) {
+        let pfn = match self.alloc_pages(ctx, order, gfp) {
             Some(p) => p,
             None => {
                 self.uncharge(memcg, nr);
@@ -76,23 +181,54 @@ impl Mm {
         Some(pfn)
     }
 
-    /// Kernel: `__alloc_pages()` → fast path, `wake_all_kswapds()`, slow path with direct
-    /// reclaim and `should_reclaim_retry()`.
-    fn alloc_pages(&mut self, ctx: &mut Ctx, order: u32) -> Option<Pfn> {
-        if let Some(p) = self.get_page_from_freelist(order, Wmark::Low) {
+    /// Allocate `1 << order` pages of kernel memory (not on any LRU, not charged, owner NIL):
+    /// the `kalloc` workload's slab, page-table and network buffers. None when the allocation
+    /// fails (never OOM-kills for order > 3; for smaller orders OOM sets `ctx.oom`).
+    pub fn alloc_kernel_pages(&mut self, ctx: &mut Ctx, order: u32, gfp: Gfp) -> Option<Pfn> {
+        ctx.cpu_ns += self.cfg.costs.page_alloc_ns;
+        let pfn = self.alloc_pages(ctx, order, gfp)?;
+        let i = pfn as usize;
+        self.pages.flags[i] = pg::HEAD;
+        self.pages.order[i] = order as u8;
+        self.pages.memcg[i] = 0;
+        self.pages.obj[i] = NIL;
+        self.pages.io_done_ns[i] = 0;
+        self.node.nr_kernel_pages += 1 << order;
+        Some(pfn)
+    }
+
+    /// Free kernel pages from [`Mm::alloc_kernel_pages`].
+    pub fn free_kernel_pages(&mut self, pfn: Pfn) {
+        let i = pfn as usize;
+        let order = self.pages.order[i] as u32;
+        self.pages.flags[i] = 0;
+        self.node.nr_kernel_pages -= 1 << order;
+        self.ev.add(Ev::PgFree, 1 << order);
+        let zi = self.zone_of(pfn);
+        self.zones[zi].free_block(&mut self.pages, pfn, order);
+    }
+
+    /// Kernel: `__alloc_pages()` → fast path, `wake_all_kswapds()`, slow path.
+    pub(crate) fn alloc_pages(&mut self, ctx: &mut Ctx, order: u32, gfp: Gfp) -> Option<Pfn> {
+        if let Some(p) = self.get_page_from_freelist(order, Wmark::Low, gfp, true) {
             return Some(p);
         }
-        self.wakeup_kswapd(order);
-        if let Some(p) = self.get_page_from_freelist(order, Wmark::Min) {
+        if gfp.kswapd_reclaim {
+            self.wakeup_kswapd(order, gfp.direct_reclaim);
+        }
+        if let Some(p) = self.get_page_from_freelist(order, Wmark::Min, gfp, false) {
             return Some(p);
+        }
+        if !gfp.direct_reclaim || (order > 0 && gfp == Gfp::READAHEAD_LARGE) {
+            return None;
         }
         if order > 0 {
-            return None;
+            return self.alloc_pages_slowpath_high(ctx, order, gfp);
         }
         let mut no_progress_loops = 0;
         loop {
             let progress = self.try_to_free_pages(ctx, order);
-            if let Some(p) = self.get_page_from_freelist(order, Wmark::Min) {
+            if let Some(p) = self.get_page_from_freelist(order, Wmark::Min, gfp, false) {
                 return Some(p);
             }
             if progress > 0 {
@@ -101,37 +237,148 @@ impl Mm {
                 no_progress_loops += 1;
                 self.reclaim_throttle_writeback(ctx);
             }
-            // should_reclaim_retry(): give up when no zone could reach the min watermark even
-            // if everything reclaimable were reclaimed, or after MAX_RECLAIM_RETRIES loops
-            // without progress.
-            let can_anon = self.nr_swap_free() > 0;
-            let reclaimable: u64 = self
-                .zones
-                .iter()
-                .map(|z| {
-                    z.nr_lru[LruList::InactiveFile.idx()]
-                        + z.nr_lru[LruList::ActiveFile.idx()]
-                        + if can_anon {
-                            z.nr_lru[LruList::InactiveAnon.idx()]
-                                + z.nr_lru[LruList::ActiveAnon.idx()]
-                        } else {
-                            0
-                        }
-                        + z.free
-                })
-                .max()
-                .unwrap_or(0);
-            let min = self
-                .zones
-                .iter()
-                .map(|z| z.wmark_pages(Wmark::Min))
-                .min()
-                .unwrap_or(0);
-            if no_progress_loops > MAX_RECLAIM_RETRIES || reclaimable <= min {
+            if no_progress_loops > MAX_RECLAIM_RETRIES || !self.reclaim_could_reach_min() {
                 self.ev.add(Ev::OomKill, 1);
                 ctx.oom = true;
                 return None;
             }
+        }
+    }
+
+    /// `should_reclaim_retry()`'s watermark test: could some zone reach the min watermark if
+    /// everything reclaimable were reclaimed?
+    fn reclaim_could_reach_min(&self) -> bool {
+        let can_anon = self.nr_swap_free() > 0;
+        let reclaimable: u64 = self
+            .zones
+            .iter()
+            .map(|z| {
+                z.nr_lru[LruList::InactiveFile.idx()]
+                    + z.nr_lru[LruList::ActiveFile.idx()]
+                    + if can_anon {
+                        z.nr_lru[LruList::InactiveAnon.idx()] + z.nr_lru[LruList::ActiveAnon.idx()]
+                    } else {
+                        0
+                    }
+                    + z.free
+            })
+            .max()
+            .unwrap_or(0);
+        let min = self
+            .zones
+            .iter()
+            .map(|z| z.wmark_pages(Wmark::Min))
+            .min()
+            .unwrap_or(0);
+        reclaimable > min
+    }
+
+    /// Kernel: `__alloc_pages_direct_compact()`: compact, count the stall, try the free lists.
+    fn direct_compact(
+        &mut self,
+        ctx: &mut Ctx,
+        order: u32,
+        gfp: Gfp,
+        prio: CompactPriority,
+    ) -> (Option<Pfn>, CompactResult) {
+        let r = self.try_to_compact_pages(ctx, order, gfp.mt, prio);
+        if r == CompactResult::Skipped {
+            return (None, r);
+        }
+        self.ev.add(Ev::CompactStall, 1);
+        if let Some(p) = self.get_page_from_freelist(order, Wmark::Min, gfp, false) {
+            let zi = self.zone_of(p);
+            self.zones[zi].compact.defer_reset(order, true);
+            self.ev.add(Ev::CompactSuccess, 1);
+            return (Some(p), r);
+        }
+        self.ev.add(Ev::CompactFail, 1);
+        (None, r)
+    }
+
+    /// Kernel: `__alloc_pages_slowpath()` for order > 0 with `__GFP_DIRECT_RECLAIM`.
+    fn alloc_pages_slowpath_high(&mut self, ctx: &mut Ctx, order: u32, gfp: Gfp) -> Option<Pfn> {
+        let costly = order > PAGE_ALLOC_COSTLY_ORDER;
+        // DEF_COMPACT_PRIORITY after the first, async attempt (INIT_COMPACT_PRIORITY); a
+        // costly __GFP_NORETRY allocation stays async.
+        let mut prio = CompactPriority::SyncLight;
+        if costly || gfp.mt != mt::MOVABLE {
+            let (p, r) = self.direct_compact(ctx, order, gfp, CompactPriority::Async);
+            if p.is_some() {
+                return p;
+            }
+            if costly && gfp.noretry {
+                if matches!(r, CompactResult::Skipped | CompactResult::Deferred) {
+                    return None;
+                }
+                prio = CompactPriority::Async;
+            }
+        }
+        let mut compaction_retries = 0u32;
+        let mut no_progress_loops = 0u32;
+        loop {
+            if gfp.kswapd_reclaim {
+                self.wakeup_kswapd(order, true);
+            }
+            if let Some(p) = self.get_page_from_freelist(order, Wmark::Min, gfp, false) {
+                return Some(p);
+            }
+            let progress = self.try_to_free_pages(ctx, order);
+            if progress > 0 {
+                if let Some(p) = self.get_page_from_freelist(order, Wmark::Min, gfp, false) {
+                    return Some(p);
+                }
+            }
+            let (p, r) = self.direct_compact(ctx, order, gfp, prio);
+            if p.is_some() {
+                return p;
+            }
+            if gfp.noretry || (costly && !gfp.retry_mayfail) {
+                return None;
+            }
+            // should_reclaim_retry(): progress only counts for non-costly orders.
+            if progress > 0 && !costly {
+                no_progress_loops = 0;
+            } else {
+                no_progress_loops += 1;
+            }
+            if no_progress_loops <= MAX_RECLAIM_RETRIES && self.reclaim_could_reach_min() {
+                continue;
+            }
+            // should_compact_retry()
+            if progress == 0 {
+                return None;
+            }
+            match r {
+                CompactResult::Skipped => return None,
+                CompactResult::Success => {
+                    compaction_retries += 1;
+                    let max = if costly {
+                        MAX_RECLAIM_RETRIES / 4
+                    } else {
+                        MAX_RECLAIM_RETRIES
+                    };
+                    if compaction_retries <= max {
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            let min_prio = if costly {
+                CompactPriority::SyncLight
+            } else {
+                CompactPriority::SyncFull
+            };
+            if prio > min_prio {
+                prio = if prio == CompactPriority::Async {
+                    CompactPriority::SyncLight
+                } else {
+                    CompactPriority::SyncFull
+                };
+                compaction_retries = 0;
+                continue;
+            }
+            return None;
         }
     }
 
@@ -150,13 +397,18 @@ impl Mm {
     }
 
     /// Kernel: `wakeup_kswapd()`: note the order and wake kswapd unless the node is already
-    /// balanced or kswapd has failed MAX_RECLAIM_RETRIES times.
-    pub fn wakeup_kswapd(&mut self, order: u32) {
+    /// balanced (and not boosted) or kswapd has failed MAX_RECLAIM_RETRIES times; in that
+    /// case an allocation that cannot reclaim directly wakes kcompactd instead
+    /// (fragmentation is the only problem).
+    pub fn wakeup_kswapd(&mut self, order: u32, direct_reclaim: bool) {
         self.kswapd.order = self.kswapd.order.max(order);
-        if self.node.kswapd_failures >= MAX_RECLAIM_RETRIES {
-            return;
-        }
-        if self.pgdat_balanced(order) {
+        let boosted = self.zones.iter().any(|z| z.watermark_boost > 0);
+        if self.node.kswapd_failures >= MAX_RECLAIM_RETRIES
+            || (self.pgdat_balanced(order) && !boosted)
+        {
+            if !direct_reclaim {
+                self.wakeup_kcompactd(order);
+            }
             return;
         }
         self.kswapd.wake_pending = true;

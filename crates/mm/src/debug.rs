@@ -1,8 +1,10 @@
 //! Invariant checks: the model's `VM_BUG_ON`. Run in debug builds by the tests and by
 //! `refault run --check` every `model.check_interval` events.
 //!
-//! Checked: every frame is in exactly one place (a buddy free block or an allocated folio);
-//! free counts match the free lists; every folio is on the LRU list its flags name, in its
+//! Checked: every frame is in exactly one place (a buddy free block, kernel memory, or an
+//! allocated folio on an LRU: nothing stays isolated between events);
+//! free counts match the free lists, per order and migratetype, and each free block is on the
+//! list of its pageblock's migratetype; pageblock types are valid; every folio is on the LRU list its flags name, in its
 //! memcg's lruvec, and list sizes match the lists (per lruvec and per zone) — under the
 //! multi-gen LRU, every folio on the generation list it is linked on with a live generation,
 //! and the page counts per generation and the active/inactive sizes match; every page-table,
@@ -11,6 +13,7 @@
 
 use crate::filemap::CACHE_PRESENT;
 use crate::memory::*;
+use crate::mmzone::{mt, MIGRATE_TYPES, PAGEBLOCK_ORDER, PB_MT_MASK};
 use crate::page::pg;
 use crate::swap::{SLOT_CACHE, SLOT_USED};
 use crate::types::*;
@@ -71,33 +74,67 @@ impl Mm {
         let mut owner = vec![0u8; n]; // 1 = free, 2 = folio
         for (zi, z) in self.zones.iter().enumerate() {
             let mut free = 0u64;
-            for (order, l) in z.free_area.iter().enumerate() {
-                let mut p = l.head;
-                let mut cnt = 0;
-                while p != NIL {
-                    if !self.pages.test(p, pg::BUDDY)
-                        || self.pages.order[p as usize] as usize != order
-                    {
+            for (order, lists) in z.free_area.iter().enumerate() {
+                let mut nr_blocks = 0u64;
+                for (t, l) in lists.iter().enumerate() {
+                    let mut p = l.head;
+                    let mut cnt = 0;
+                    while p != NIL {
+                        if !self.pages.test(p, pg::BUDDY)
+                            || self.pages.order[p as usize] as usize != order
+                            || !z.contains(p)
+                        {
+                            return bad(format!(
+                                "free list {order}/{t} of zone {zi} holds {}",
+                                self.dump_folio(p)
+                            ));
+                        }
+                        // Every free block is on the list of its pageblock's type, and a
+                        // block spanning pageblocks has one type.
+                        let nb = if order as u32 > PAGEBLOCK_ORDER {
+                            1u32 << (order as u32 - PAGEBLOCK_ORDER)
+                        } else {
+                            1
+                        };
+                        for b in 0..nb {
+                            let bt = z.pageblock_mt(p + (b << PAGEBLOCK_ORDER));
+                            if bt as usize != t {
+                                return bad(format!(
+                                    "free block {p} order {order} on the {} list of zone {zi} \
+                                     but its pageblock is {}",
+                                    mt::NAMES[t],
+                                    mt::NAMES[bt as usize]
+                                ));
+                            }
+                        }
+                        for k in p..p + (1 << order) {
+                            if owner[k as usize] != 0 {
+                                return bad(format!("pfn {k} free twice"));
+                            }
+                            owner[k as usize] = 1;
+                        }
+                        free += 1 << order;
+                        cnt += 1;
+                        p = self.pages.next[p as usize];
+                    }
+                    if cnt != l.len {
                         return bad(format!(
-                            "free list {order} of zone {zi} holds {}",
-                            self.dump_folio(p)
+                            "zone {zi} order {order} type {t}: list len {} != {cnt}",
+                            l.len
                         ));
                     }
-                    for k in p..p + (1 << order) {
-                        if owner[k as usize] != 0 {
-                            return bad(format!("pfn {k} free twice"));
-                        }
-                        owner[k as usize] = 1;
-                    }
-                    free += 1 << order;
-                    cnt += 1;
-                    p = self.pages.next[p as usize];
+                    nr_blocks += cnt as u64;
                 }
-                if cnt != l.len {
+                if nr_blocks != z.nr_free[order] {
                     return bad(format!(
-                        "zone {zi} order {order}: list len {} != {cnt}",
-                        l.len
+                        "zone {zi} order {order}: nr_free {} but the lists hold {nr_blocks}",
+                        z.nr_free[order]
                     ));
+                }
+            }
+            for (b, &f) in z.pageblock.iter().enumerate() {
+                if (f & PB_MT_MASK) as usize >= MIGRATE_TYPES {
+                    return bad(format!("zone {zi} pageblock {b}: bad migratetype {f:#x}"));
                 }
             }
             if free != z.free {
@@ -179,6 +216,7 @@ impl Mm {
         }
         // 3. Every allocated folio: on an LRU, owned, charged.
         let mut charged = vec![0u64; self.memcgs.len()];
+        let mut kernel = 0u64;
         let mut p = 0usize;
         while p < n {
             if owner[p] == 1 {
@@ -192,10 +230,22 @@ impl Mm {
                     self.dump_folio(pfn)
                 ));
             }
+            let nr = self.pages.nr_pages(pfn) as usize;
+            if self.pages.obj[p] == NIL && self.pages.flags[p] == pg::HEAD {
+                // Kernel memory (alloc_kernel_pages()): off every LRU, owned by no mapping.
+                for (k, o) in owner[p..p + nr].iter_mut().enumerate() {
+                    if *o != 0 {
+                        return bad(format!("pfn {} in kernel memory and free", p + k));
+                    }
+                    *o = 2;
+                }
+                kernel += nr as u64;
+                p += nr;
+                continue;
+            }
             if !self.pages.test(pfn, pg::LRU) || self.pages.test(pfn, pg::ISOLATED) {
                 return bad(format!("folio not on an LRU: {}", self.dump_folio(pfn)));
             }
-            let nr = self.pages.nr_pages(pfn) as usize;
             for (k, o) in owner[p..p + nr].iter_mut().enumerate() {
                 if *o != 0 {
                     return bad(format!("pfn {} in a folio and free", p + k));
@@ -228,6 +278,12 @@ impl Mm {
                 ));
             }
             p += nr;
+        }
+        if kernel != self.node.nr_kernel_pages {
+            return bad(format!(
+                "{kernel} pages of kernel memory but nr_kernel_pages = {}",
+                self.node.nr_kernel_pages
+            ));
         }
         for (m, c) in charged.iter().enumerate() {
             if *c != self.memcgs[m].usage {

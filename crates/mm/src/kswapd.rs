@@ -13,8 +13,18 @@
 //! the tasks allocate lets free memory fall to the min watermark and direct reclaim starts.
 //!
 //! # Where we differ from the kernel (v6.18)
-//! - Watermark boosting is inert (no fragmentation events yet), so boosted reclaim paths are
-//!   not exercised; kcompactd is not woken.
+//! - Boosted reclaim follows balance_pgdat(): while the node is balanced but a zone's
+//!   watermark is boosted, kswapd reclaims `nr_boost_reclaim` pages without writeback or
+//!   swap and without raising the priority below DEF_PRIORITY - 2, stops on a pass without
+//!   progress, and drops the boost (restarting as normal reclaim) if the node is imbalanced;
+//!   at the end the boosts it saw are subtracted and kcompactd is woken for pageblock order.
+//! - When kswapd goes to sleep (`kswapd_try_to_sleep()`) it clears the skip bits a direct
+//!   compactor asked to flush and wakes kcompactd with the order it was woken for. Under
+//!   `policy.kswapd_compaction = "kswapd"` it instead follows v4.4's balance_pgdat(): a zone
+//!   where compaction is suitable is reclaimed only to its order-0 high watermark
+//!   (`testorder`), and kswapd calls `compact_pgdat()` after a pass only when
+//!   `sc.nr_reclaimed > nr_attempted` (the condition seed S4 shows rarely holds); v4.4 had
+//!   no `kswapd_failures`, so passes that attempted no reclaim do not count as failures.
 //! - `reclaim_throttle(WRITEBACK)` when kswapd meets folios it marked for immediate reclaim
 //!   becomes a sleep until the next IO completion, at most HZ/10.
 //!
@@ -26,7 +36,7 @@ use crate::mmzone::Wmark;
 use crate::types::*;
 use crate::vmscan::ScanControl;
 use crate::vmstat::Ev;
-use crate::{Ctx, Mm};
+use crate::{Ctx, KswapdCompaction, Mm};
 
 #[derive(Default)]
 pub struct Kswapd {
@@ -37,6 +47,14 @@ pub struct Kswapd {
     /// A balance_pgdat() run is in progress.
     pub running: bool,
     sc: Option<ScanControl>,
+    /// balance_pgdat()'s `nr_boost_reclaim`.
+    nr_boost_reclaim: u64,
+    /// `zone_boosts[]`: each zone's boost when the run started.
+    zone_boosts: Vec<u64>,
+    /// The order kswapd was woken for (`alloc_order`).
+    alloc_order: u32,
+    /// v4.4 `nr_attempted`: pages kswapd tried to reclaim in zones it did not skip.
+    nr_attempted: u64,
 }
 
 /// What a kswapd step asks of the scheduler.
@@ -62,12 +80,48 @@ impl Mm {
             sc.kswapd = true;
             sc.order = std::mem::take(&mut self.kswapd.order);
             sc.may_writepage = !self.cfg.laptop_mode;
+            self.kswapd.alloc_order = sc.order;
+            self.kswapd.nr_attempted = 0;
+            self.kswapd.zone_boosts = self.zones.iter().map(|z| z.watermark_boost).collect();
+            self.kswapd.nr_boost_reclaim = self.kswapd.zone_boosts.iter().sum();
             self.kswapd.sc = Some(sc);
         }
         let mut sc = self.kswapd.sc.take().expect("kswapd scan_control");
-        if self.pgdat_balanced(sc.order) {
-            return self.kswapd_finish(sc);
+        let old_kswapd = self.cfg.kswapd_compaction == KswapdCompaction::Kswapd;
+        let balanced = self.pgdat_balanced(sc.order);
+        if !balanced && self.kswapd.nr_boost_reclaim > 0 {
+            // Real pressure: ignore the boost and restart as normal reclaim.
+            self.kswapd.nr_boost_reclaim = 0;
+            sc.priority = DEF_PRIORITY;
         }
+        let boost = self.kswapd.nr_boost_reclaim;
+        if boost == 0 && balanced {
+            return self.kswapd_finish(ctx, sc);
+        }
+        let mut raise = !(boost > 0 && sc.priority == DEF_PRIORITY - 2);
+        if boost > 0 {
+            sc.may_writepage = false;
+            sc.may_swap = false;
+        } else {
+            sc.may_swap = true;
+            if sc.priority >= DEF_PRIORITY - 2 {
+                sc.may_writepage = !self.cfg.laptop_mode;
+            }
+        }
+        // v4.4 kswapd_shrink_zone(): reclaim a zone where compaction could then work only to
+        // its order-0 high watermark; skip it when that is met.
+        let skip_reclaim = old_kswapd
+            && sc.order > 0
+            && boost == 0
+            && (0..self.zones.len()).all(|zi| {
+                let z = &self.zones[zi];
+                let testorder = if self.compaction_suitable(zi, sc.order) {
+                    0
+                } else {
+                    sc.order
+                };
+                z.watermark_ok(testorder, z.wmark_pages(Wmark::High))
+            });
         self.kswapd_age_node(ctx, &mut sc);
         if sc.priority < DEF_PRIORITY - 2 {
             sc.may_writepage = true;
@@ -80,18 +134,34 @@ impl Mm {
             .map(|z| z.wmark_pages(Wmark::High).max(SWAP_CLUSTER_MAX))
             .sum();
         let before = sc.nr_reclaimed;
-        self.shrink_node(ctx, &mut sc);
+        if !skip_reclaim {
+            if old_kswapd {
+                self.kswapd.nr_attempted += sc.nr_to_reclaim;
+            }
+            self.shrink_node(ctx, &mut sc);
+            if sc.nr_scanned.max(sc.nr_reclaimed - before) >= sc.nr_to_reclaim {
+                raise = false;
+            }
+        }
         if sc.order > 0 && sc.nr_reclaimed >= 2 << sc.order {
             sc.order = 0;
         }
         let progress = sc.nr_reclaimed - before;
-        let raise = sc.nr_scanned.max(progress) < sc.nr_to_reclaim;
+        if old_kswapd && sc.order > 0 && sc.nr_reclaimed > self.kswapd.nr_attempted {
+            // v4.4: "Compact if necessary and kswapd is reclaiming at least the high
+            // watermark number of pages as requested".
+            self.compact_pgdat(ctx, sc.order);
+        }
+        self.kswapd.nr_boost_reclaim -= self.kswapd.nr_boost_reclaim.min(progress);
+        if self.kswapd.nr_boost_reclaim > 0 && progress == 0 {
+            return self.kswapd_finish(ctx, sc);
+        }
         if raise || progress == 0 {
             sc.priority -= 1;
         }
         let throttle = sc.nr.immediate > 0;
         if sc.priority < 1 {
-            return self.kswapd_finish(sc);
+            return self.kswapd_finish(ctx, sc);
         }
         self.kswapd.sc = Some(sc);
         if throttle {
@@ -104,9 +174,32 @@ impl Mm {
         KswapdNext::Continue
     }
 
-    fn kswapd_finish(&mut self, sc: ScanControl) -> KswapdNext {
-        if sc.nr_reclaimed == 0 {
+    fn kswapd_finish(&mut self, ctx: &mut Ctx, sc: ScanControl) -> KswapdNext {
+        let old_kswapd = self.cfg.kswapd_compaction == KswapdCompaction::Kswapd;
+        if sc.nr_reclaimed == 0 && !(old_kswapd && self.kswapd.nr_attempted == 0) {
             self.node.kswapd_failures += 1;
+        }
+        // out: drop the boosts this run saw; wake kcompactd to defragment for them.
+        let boosts = std::mem::take(&mut self.kswapd.zone_boosts);
+        if boosts.iter().any(|&b| b > 0) {
+            for (z, b) in self.zones.iter_mut().zip(boosts) {
+                z.watermark_boost -= z.watermark_boost.min(b);
+            }
+            if !old_kswapd {
+                self.wakeup_kcompactd(crate::mmzone::PAGEBLOCK_ORDER);
+            }
+        }
+        let _ = ctx;
+        if !old_kswapd
+            && (self.node.kswapd_failures >= MAX_RECLAIM_RETRIES || self.pgdat_balanced(sc.order))
+        {
+            // kswapd_try_to_sleep(): reset_isolation_suitable() + wakeup_kcompactd().
+            for zi in 0..self.zones.len() {
+                if self.zones[zi].compact.blockskip_flush {
+                    self.reset_isolation_suitable(zi);
+                }
+            }
+            self.wakeup_kcompactd(self.kswapd.alloc_order);
         }
         if self.pgdat_balanced(0) {
             // clear_pgdat_congested()

@@ -7,6 +7,7 @@
 //! | `struct page`/`struct folio`              | [`page::FrameTable`]          |
 //! | `list_head`                              | [`list`]                     |
 //! | mm/page_alloc.c, include/linux/mmzone.h  | [`mmzone`], [`alloc`]        |
+//! | mm/compaction.c, mm/migrate.c            | [`compaction`], [`kcompactd`] |
 //! | `struct lruvec`                          | [`lruvec`]                   |
 //! | mm/swap.c (LRU add/activate, lru_note_cost) | [`lru`], [`balance`]      |
 //! | mm/workingset.c                          | [`workingset`]               |
@@ -21,8 +22,10 @@
 
 pub mod alloc;
 pub mod balance;
+pub mod compaction;
 pub mod debug;
 pub mod filemap;
+pub mod kcompactd;
 pub mod kswapd;
 pub mod list;
 pub mod lru;
@@ -110,6 +113,21 @@ pub struct Costs {
     pub pt_walk_per_pte_ns: u64,
     pub reclaim_per_page_ns: u64,
     pub io_submit_ns: u64,
+    /// Compaction: one page visited by the migrate or free scanner.
+    pub compact_scan_per_page_ns: u64,
+    /// Migrating one page (copy + remapping).
+    pub migrate_per_page_ns: u64,
+}
+
+/// Who compacts for kswapd's high-order wakeups (`policy.kswapd_compaction`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KswapdCompaction {
+    /// v4.5+: kswapd reclaims to the order-0 high watermark and wakes kcompactd when it goes
+    /// to sleep (`wakeup_kcompactd()` with kswapd's order).
+    Kcompactd,
+    /// Before v4.5 (commit accf62422b): kswapd compacts itself (`compact_pgdat()`) when its
+    /// reclaim reached the order-0 high watermark and reclaimed more than it attempted.
+    Kswapd,
 }
 
 #[derive(Clone, Debug)]
@@ -143,6 +161,13 @@ pub struct MmConfig {
     pub swappiness: u64,
     pub min_free_kbytes: Option<u64>,
     pub watermark_scale_factor: u64,
+    /// `vm.watermark_boost_factor`.
+    pub watermark_boost_factor: u64,
+    /// `vm.extfrag_threshold`.
+    pub extfrag_threshold: u64,
+    /// `vm.compaction_proactiveness`.
+    pub compaction_proactiveness: u64,
+    pub kswapd_compaction: KswapdCompaction,
     pub page_cluster: u32,
     pub dirty_ratio: u64,
     pub dirty_background_ratio: u64,
@@ -308,6 +333,8 @@ pub struct NodeState {
     pub nr_writeback: u64,
     pub nr_swapcached: u64,
     pub nr_isolated: [u64; 2],
+    /// Pages of kernel memory allocated by [`Mm::alloc_kernel_pages`].
+    pub nr_kernel_pages: u64,
     /// Cursor of the round-robin memcg walk of direct reclaim (`mem_cgroup_iter` cookie).
     pub memcg_cursor: usize,
 }
@@ -328,6 +355,10 @@ pub struct Mm {
     pub ev: VmEvents,
     pub node: NodeState,
     pub kswapd: kswapd::Kswapd,
+    pub kcompactd: kcompactd::Kcompactd,
+    /// CPU time spent compacting (scanning and migrating), indexed by
+    /// [`compaction::Compactor`]: direct, kcompactd, kswapd.
+    pub compact_cpu_ns: [u64; 3],
     pub reclaim_cpu: ReclaimCpu,
     /// Pending IO completions (writeback, swap-out): (time, pfn).
     pub(crate) completions: BinaryHeap<Reverse<(u64, u32)>>,
@@ -375,6 +406,7 @@ impl Mm {
             mmzone::setup_per_zone_wmarks(&managed, min_free_kbytes, cfg.watermark_scale_factor);
         for (z, w) in zones.iter_mut().zip(w) {
             z.wmark = w;
+            z.boost_factor = cfg.watermark_boost_factor;
         }
         let mut memcgs = vec![Memcg {
             max_pages: u64::MAX,
@@ -442,6 +474,8 @@ impl Mm {
             ev: VmEvents::default(),
             node: NodeState::default(),
             kswapd: kswapd::Kswapd::default(),
+            kcompactd: kcompactd::Kcompactd::default(),
+            compact_cpu_ns: [0; 3],
             reclaim_cpu: ReclaimCpu::default(),
             completions: BinaryHeap::new(),
             scratch: Vec::with_capacity(64),

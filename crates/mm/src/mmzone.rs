@@ -1,32 +1,46 @@
-//! Zones, the buddy allocator's free lists, and watermarks.
+//! Zones, the buddy allocator's free lists by order and migratetype, pageblocks, and
+//! watermarks.
 //!
 //! # The problem
 //! Reclaim is driven by free memory falling below thresholds; where those thresholds sit and
 //! how much of the node they cover decides when kswapd wakes, when allocations stall in
-//! direct reclaim, and how much kswapd frees before it sleeps again.
+//! direct reclaim, and how much kswapd frees before it sleeps again. High-order allocations
+//! also need the free memory to be contiguous: the allocator groups pages by mobility in
+//! pageblocks so that unmovable kernel allocations do not pepper the movable blocks that
+//! compaction can empty.
 //!
 //! # In this model
 //! One node with up to two zones (DMA32, Normal) as contiguous pfn ranges. Each zone has a
 //! buddy allocator (orders 0..=MAX_PAGE_ORDER, naturally aligned blocks, split on allocation,
-//! merged with the buddy on free) and min/low/high watermarks computed from
-//! `vm.min_free_kbytes` and `vm.watermark_scale_factor` exactly as `__setup_per_zone_wmarks()`
-//! does, plus `watermark_boost`.
+//! merged with the buddy on free) with one free list per order and migratetype, and a
+//! pageblock table (order 9) holding each block's migratetype and compaction skip bit. Every
+//! free block sits on the list of its pageblock's type (the kernel's rule since v6.10).
+//! Allocation follows `__rmqueue()` as of v6.15+: the requested type, then
+//! `__rmqueue_claim()` (largest block first; `try_to_claim_block()` converts a pageblock when
+//! half of it is free or alike, and boosts the watermark for a fallback below pageblock
+//! order), then `__rmqueue_steal()` (smallest first, no conversion) unless
+//! `ALLOC_NOFRAGMENT`. Watermarks come from `vm.min_free_kbytes` and
+//! `vm.watermark_scale_factor` exactly as `__setup_per_zone_wmarks()` computes them, plus
+//! `watermark_boost` (`boost_watermark()`, `vm.watermark_boost_factor`).
 //!
 //! # Where we differ from the kernel (v6.18)
-//! - No migratetypes or pageblocks yet: every free block is MOVABLE. Compaction and
-//!   fallback stealing build on this table later.
 //! - No per-CPU page lists: frees go straight back to the buddy lists.
-//! - `lowmem_reserve` is not modelled (all our allocations are movable user pages that may
-//!   use any zone, for which the reserve of the highest zone is 0).
+//! - No CMA or isolate types; no highatomic reserve (the list exists and stays empty).
+//! - `lowmem_reserve` is not modelled (our allocations may use any zone, for which the
+//!   reserve of the highest zone is 0).
+//! - A freed block goes on the head of its list (no "buddy likely to merge" tail insertion).
 //!
 //! # Kernel references
 //! mm/page_alloc.c: `__setup_per_zone_wmarks()`, `calculate_min_free_kbytes()`,
-//! `__zone_watermark_ok()`, `expand()`, `__free_one_page()`; mm/khugepaged.c
-//! `set_recommended_min_free_kbytes()`.
+//! `__zone_watermark_ok()`, `expand()`, `__free_one_page()`, `__rmqueue()`,
+//! `__rmqueue_claim()`, `__rmqueue_steal()`, `try_to_claim_block()`,
+//! `find_suitable_fallback()`, `boost_watermark()`; mm/vmstat.c `fill_contig_page_info()`,
+//! `__fragmentation_index()`; mm/khugepaged.c `set_recommended_min_free_kbytes()`.
 
 use crate::list::{Links, ListHead};
 use crate::page::{pg, FrameTable};
 use crate::types::*;
+use crate::vmstat::{Ev, VmEvents};
 
 /// Kernel: `enum zone_watermarks`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,6 +48,124 @@ pub enum Wmark {
     Min = 0,
     Low = 1,
     High = 2,
+}
+
+/// Kernel: `pageblock_order` on x86-64 with THP (`HPAGE_PMD_ORDER`).
+pub const PAGEBLOCK_ORDER: u32 = 9;
+/// Kernel: `pageblock_nr_pages`.
+pub const PAGEBLOCK_NR_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
+
+/// Kernel: `enum migratetype` (the types the model uses).
+pub mod mt {
+    pub const UNMOVABLE: u8 = 0;
+    pub const MOVABLE: u8 = 1;
+    pub const RECLAIMABLE: u8 = 2;
+    /// Kernel: `MIGRATE_PCPTYPES`: the three types above are mergeable and fall back to
+    /// each other.
+    pub const PCPTYPES: u8 = 3;
+    /// `MIGRATE_HIGHATOMIC`: a free list kept per order like the others; the model reserves
+    /// no pageblocks for it (no high-order atomic allocations), so it stays empty.
+    pub const HIGHATOMIC: u8 = 3;
+    pub const NAMES: [&str; super::MIGRATE_TYPES] =
+        ["Unmovable", "Movable", "Reclaimable", "HighAtomic"];
+}
+pub const MIGRATE_TYPES: usize = 4;
+
+/// Kernel: `fallbacks[MIGRATE_PCPTYPES][MIGRATE_PCPTYPES - 1]` (mm/page_alloc.c).
+pub const FALLBACKS: [[u8; 2]; 3] = [
+    [mt::RECLAIMABLE, mt::MOVABLE],
+    [mt::RECLAIMABLE, mt::UNMOVABLE],
+    [mt::UNMOVABLE, mt::MOVABLE],
+];
+
+/// Pageblock flag byte: migratetype in the low bits, then `PB_compact_skip`.
+pub const PB_MT_MASK: u8 = 0x7;
+pub const PB_SKIP: u8 = 0x8;
+
+/// Allocation flags the free-list code looks at (`ALLOC_*` of mm/internal.h).
+pub mod alloc_flags {
+    /// `ALLOC_NOFRAGMENT`: only fall back by claiming whole pageblocks.
+    pub const NOFRAGMENT: u32 = 1 << 0;
+    /// `ALLOC_KSWAPD`: the allocation may wake kswapd (a boost sets ZONE_BOOSTED_WATERMARK).
+    pub const KSWAPD: u32 = 1 << 1;
+}
+
+/// Kernel: `should_try_claim_block()`: may a fallback of `order` from a block of another type
+/// claim the whole pageblock for `start_mt`?
+#[inline]
+pub fn should_try_claim_block(order: u32, start_mt: u8) -> bool {
+    order >= PAGEBLOCK_ORDER
+        || order >= PAGEBLOCK_ORDER / 2
+        || start_mt == mt::RECLAIMABLE
+        || start_mt == mt::UNMOVABLE
+}
+
+/// Kernel: `boost_watermark()` arithmetic: the new `watermark_boost` of a zone of `managed`
+/// pages with high watermark `high`, or None when the zone is not boosted (factor 0, zone
+/// smaller than four pageblocks, or a zero maximum).
+pub fn boosted_watermark(boost: u64, high: u64, managed: u64, factor: u64) -> Option<u64> {
+    if factor == 0 || PAGEBLOCK_NR_PAGES * 4 > managed {
+        return None;
+    }
+    // mult_frac(high, factor, 10000)
+    let max_boost = (high / 10_000) * factor + (high % 10_000) * factor / 10_000;
+    if max_boost == 0 {
+        return None;
+    }
+    let max_boost = max_boost.max(PAGEBLOCK_NR_PAGES);
+    Some((boost + PAGEBLOCK_NR_PAGES).min(max_boost))
+}
+
+/// Free blocks of a zone as `fill_contig_page_info()` sums them for one order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ContigPageInfo {
+    pub free_pages: u64,
+    pub free_blocks_total: u64,
+    pub free_blocks_suitable: u64,
+}
+
+impl ContigPageInfo {
+    /// Kernel: `fill_contig_page_info()` from the per-order free block counts.
+    pub fn fill(nr_free: &[u64; NR_PAGE_ORDERS], suitable_order: u32) -> Self {
+        let mut info = ContigPageInfo::default();
+        for (o, &blocks) in nr_free.iter().enumerate() {
+            info.free_blocks_total += blocks;
+            info.free_pages += blocks << o;
+            if o as u32 >= suitable_order {
+                info.free_blocks_suitable += blocks << (o as u32 - suitable_order);
+            }
+        }
+        info
+    }
+
+    /// Kernel: `__fragmentation_index()`: 0..1000, toward 0 a failure would be for lack of
+    /// memory, toward 1000 for fragmentation; -1000 when a block of the order is free.
+    pub fn fragmentation_index(&self, order: u32) -> i64 {
+        let requested = 1u64 << order;
+        if self.free_blocks_total == 0 {
+            return 0;
+        }
+        if self.free_blocks_suitable > 0 {
+            return -1000;
+        }
+        1000 - ((1000 + self.free_pages * 1000 / requested) / self.free_blocks_total) as i64
+    }
+
+    /// Kernel: `extfrag_for_order()`: percentage of free memory not usable for `order`.
+    pub fn extfrag_for_order(&self, order: u32) -> u64 {
+        if self.free_pages == 0 {
+            return 0;
+        }
+        (self.free_pages - (self.free_blocks_suitable << order)) * 100 / self.free_pages
+    }
+
+    /// Kernel: `unusable_free_index()` (debugfs extfrag/unusable_index), in 1/1000.
+    pub fn unusable_index(&self, order: u32) -> u64 {
+        if self.free_pages == 0 {
+            return 1000;
+        }
+        (self.free_pages - (self.free_blocks_suitable << order)) * 1000 / self.free_pages
+    }
 }
 
 pub struct Zone {
@@ -47,14 +179,28 @@ pub struct Zone {
     /// `_watermark[WMARK_MIN..=WMARK_HIGH]`.
     pub wmark: [u64; 3],
     pub watermark_boost: u64,
-    /// `free_area[order].free_list` (one migratetype).
-    pub free_area: [ListHead; NR_PAGE_ORDERS],
+    /// `vm.watermark_boost_factor`.
+    pub boost_factor: u64,
+    /// `ZONE_BOOSTED_WATERMARK`: a fallback boosted the watermark; wake kswapd after this
+    /// allocation.
+    pub boosted_flag: bool,
+    /// `free_area[order].free_list[migratetype]`.
+    pub free_area: [[ListHead; MIGRATE_TYPES]; NR_PAGE_ORDERS],
+    /// `free_area[order].nr_free`.
+    pub nr_free: [u64; NR_PAGE_ORDERS],
+    /// Pageblock flags (`pageblock_flags` bitmap): migratetype and skip bit, indexed by
+    /// `(pfn >> PAGEBLOCK_ORDER) - (start_pfn >> PAGEBLOCK_ORDER)`.
+    pub pageblock: Vec<u8>,
     /// Per-zone LRU sizes (`NR_ZONE_*`), indexed by `LruList`.
     pub nr_lru: [u64; NR_LRU_LISTS],
+    /// Compaction state of the zone (mm/compaction.c).
+    pub compact: crate::compaction::ZoneCompact,
 }
 
 impl Zone {
     pub fn new(name: &'static str, start_pfn: Pfn, end_pfn: Pfn) -> Self {
+        let nr_pb = ((end_pfn.saturating_sub(1) >> PAGEBLOCK_ORDER) as usize + 1)
+            - (start_pfn >> PAGEBLOCK_ORDER) as usize;
         Zone {
             name,
             start_pfn,
@@ -63,8 +209,14 @@ impl Zone {
             free: 0,
             wmark: [0; 3],
             watermark_boost: 0,
-            free_area: [ListHead::new(); NR_PAGE_ORDERS],
+            boost_factor: 0,
+            boosted_flag: false,
+            free_area: [[ListHead::new(); MIGRATE_TYPES]; NR_PAGE_ORDERS],
+            nr_free: [0; NR_PAGE_ORDERS],
+            // memmap_init_range(): every pageblock starts MIGRATE_MOVABLE.
+            pageblock: vec![mt::MOVABLE; nr_pb],
             nr_lru: [0; NR_LRU_LISTS],
+            compact: crate::compaction::ZoneCompact::new(start_pfn, end_pfn),
         }
     }
 
@@ -79,8 +231,56 @@ impl Zone {
         pfn >= self.start_pfn && pfn < self.end_pfn
     }
 
+    #[inline]
+    fn pb_idx(&self, pfn: Pfn) -> usize {
+        ((pfn >> PAGEBLOCK_ORDER) - (self.start_pfn >> PAGEBLOCK_ORDER)) as usize
+    }
+
+    /// Kernel: `get_pageblock_migratetype()`.
+    #[inline]
+    pub fn pageblock_mt(&self, pfn: Pfn) -> u8 {
+        self.pageblock[self.pb_idx(pfn)] & PB_MT_MASK
+    }
+
+    /// Kernel: `set_pageblock_migratetype()`.
+    #[inline]
+    pub fn set_pageblock_mt(&mut self, pfn: Pfn, t: u8) {
+        let i = self.pb_idx(pfn);
+        self.pageblock[i] = (self.pageblock[i] & !PB_MT_MASK) | t;
+    }
+
+    /// Kernel: `get_pageblock_skip()`.
+    #[inline]
+    pub fn pageblock_skip(&self, pfn: Pfn) -> bool {
+        self.pageblock[self.pb_idx(pfn)] & PB_SKIP != 0
+    }
+
+    /// Kernel: `set_pageblock_skip()` / `clear_pageblock_skip()`.
+    #[inline]
+    pub fn set_pageblock_skip(&mut self, pfn: Pfn, on: bool) {
+        let i = self.pb_idx(pfn);
+        if on {
+            self.pageblock[i] |= PB_SKIP;
+        } else {
+            self.pageblock[i] &= !PB_SKIP;
+        }
+    }
+
+    /// Kernel: `change_pageblock_range()`: every pageblock a block of `order` covers.
+    fn change_pageblock_range(&mut self, pfn: Pfn, order: u32, t: u8) {
+        let n = if order >= PAGEBLOCK_ORDER {
+            1u32 << (order - PAGEBLOCK_ORDER)
+        } else {
+            1
+        };
+        for k in 0..n {
+            self.set_pageblock_mt(pfn + (k << PAGEBLOCK_ORDER), t);
+        }
+    }
+
     /// Kernel: `__zone_watermark_ok()` for our allocations (no reserves, no CMA): free pages
-    /// must stay above `mark`, and for order > 0 a free block of at least `order` must exist.
+    /// must stay above `mark`, and for order > 0 a free block of at least `order` must exist
+    /// on an UNMOVABLE, MOVABLE or RECLAIMABLE list (HIGHATOMIC lists are not usable).
     pub fn watermark_ok(&self, order: u32, mark: u64) -> bool {
         if self.free <= mark {
             return false;
@@ -88,7 +288,17 @@ impl Zone {
         if order == 0 {
             return true;
         }
-        (order as usize..NR_PAGE_ORDERS).any(|o| !self.free_area[o].is_empty())
+        (order as usize..NR_PAGE_ORDERS).any(|o| {
+            self.nr_free[o] > 0
+                && self.free_area[o][..mt::PCPTYPES as usize]
+                    .iter()
+                    .any(|l| !l.is_empty())
+        })
+    }
+
+    /// `fill_contig_page_info()` for `order`.
+    pub fn contig_page_info(&self, order: u32) -> ContigPageInfo {
+        ContigPageInfo::fill(&self.nr_free, order)
     }
 
     /// Hand every frame of the zone to the buddy allocator in the largest aligned blocks.
@@ -102,54 +312,253 @@ impl Zone {
             {
                 order -= 1;
             }
-            self.add_free_block(pages, pfn, order);
+            let t = self.pageblock_mt(pfn);
+            self.add_free_block(pages, pfn, order, t);
             pfn += 1 << order;
         }
     }
 
-    fn add_free_block(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32) {
+    #[inline]
+    fn add_free_block(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32, t: u8) {
         pages.flags[pfn as usize] = pg::BUDDY;
         pages.order[pfn as usize] = order as u8;
         let mut l = Links {
             prev: &mut pages.prev,
             next: &mut pages.next,
         };
-        l.add_head(&mut self.free_area[order as usize], pfn);
+        l.add_head(&mut self.free_area[order as usize][t as usize], pfn);
+        self.nr_free[order as usize] += 1;
         self.free += 1 << order;
     }
 
-    fn del_free_block(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32) {
+    #[inline]
+    fn del_free_block(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32, t: u8) {
         let mut l = Links {
             prev: &mut pages.prev,
             next: &mut pages.next,
         };
-        l.del(&mut self.free_area[order as usize], pfn);
+        l.del(&mut self.free_area[order as usize][t as usize], pfn);
+        self.nr_free[order as usize] -= 1;
         pages.flags[pfn as usize] = 0;
         self.free -= 1 << order;
     }
 
+    /// Kernel: `page_del_and_expand()`: take free block `pfn` of order `cur` off list `t` and
+    /// return its upper halves down to `order` to the lists of type `t`.
+    #[inline]
+    fn del_and_expand(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32, cur: u32, t: u8) {
+        self.del_free_block(pages, pfn, cur, t);
+        let mut c = cur;
+        while c > order {
+            c -= 1;
+            self.add_free_block(pages, pfn + (1 << c), c, t);
+        }
+        pages.order[pfn as usize] = order as u8;
+    }
+
     /// Kernel: `__rmqueue_smallest()` + `expand()`: take the smallest free block of at least
-    /// `order`, split it and return the lower halves' buddies to the free lists.
-    pub fn rmqueue(&mut self, pages: &mut FrameTable, order: u32) -> Option<Pfn> {
+    /// `order` from the lists of type `t`, split it and return the upper halves.
+    #[inline]
+    pub fn rmqueue_smallest(&mut self, pages: &mut FrameTable, order: u32, t: u8) -> Option<Pfn> {
         let mut cur = order;
-        while cur <= MAX_PAGE_ORDER && self.free_area[cur as usize].is_empty() {
+        while cur <= MAX_PAGE_ORDER && self.free_area[cur as usize][t as usize].is_empty() {
             cur += 1;
         }
         if cur > MAX_PAGE_ORDER {
             return None;
         }
-        let pfn = self.free_area[cur as usize].head;
-        self.del_free_block(pages, pfn, cur);
-        while cur > order {
-            cur -= 1;
-            self.add_free_block(pages, pfn + (1 << cur), cur);
-        }
-        pages.order[pfn as usize] = order as u8;
+        let pfn = self.free_area[cur as usize][t as usize].head;
+        self.del_and_expand(pages, pfn, order, cur, t);
         Some(pfn)
     }
 
-    /// Kernel: `__free_one_page()`: merge with the buddy while it is free at the same order.
+    /// Kernel: `__rmqueue()`: the requested type's lists, then `__rmqueue_claim()` (largest
+    /// block first, converting a pageblock), then unless `ALLOC_NOFRAGMENT`
+    /// `__rmqueue_steal()` (smallest block first, no type change). Each fallback counts
+    /// `mm_page_alloc_extfrag`.
+    pub fn rmqueue(
+        &mut self,
+        pages: &mut FrameTable,
+        order: u32,
+        t: u8,
+        flags: u32,
+        ev: &mut VmEvents,
+    ) -> Option<Pfn> {
+        if let Some(p) = self.rmqueue_smallest(pages, order, t) {
+            return Some(p);
+        }
+        if let Some(p) = self.rmqueue_claim(pages, order, t, flags) {
+            ev.add(Ev::ExtfragFallback, 1);
+            return Some(p);
+        }
+        if flags & alloc_flags::NOFRAGMENT == 0 {
+            if let Some(p) = self.rmqueue_steal(pages, order, t) {
+                ev.add(Ev::ExtfragFallback, 1);
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    /// Kernel: `find_suitable_fallback()`: -2 when a claim is not allowed at this order, -1
+    /// when no fallback list of this order has a block, else the fallback type.
+    pub fn find_suitable_fallback(&self, order: u32, start_mt: u8, claimable: bool) -> i32 {
+        if claimable && !should_try_claim_block(order, start_mt) {
+            return -2;
+        }
+        if self.nr_free[order as usize] == 0 {
+            return -1;
+        }
+        for &f in &FALLBACKS[start_mt as usize] {
+            if !self.free_area[order as usize][f as usize].is_empty() {
+                return f as i32;
+            }
+        }
+        -1
+    }
+
+    /// Kernel: `__rmqueue_claim()`.
+    fn rmqueue_claim(
+        &mut self,
+        pages: &mut FrameTable,
+        order: u32,
+        t: u8,
+        flags: u32,
+    ) -> Option<Pfn> {
+        let min_order = if flags & alloc_flags::NOFRAGMENT != 0 && order < PAGEBLOCK_ORDER {
+            PAGEBLOCK_ORDER
+        } else {
+            order
+        };
+        let mut cur = MAX_PAGE_ORDER as i32;
+        while cur >= min_order as i32 {
+            let f = self.find_suitable_fallback(cur as u32, t, true);
+            if f == -2 {
+                break;
+            }
+            if f >= 0 {
+                let pfn = self.free_area[cur as usize][f as usize].head;
+                if let Some(p) =
+                    self.try_to_claim_block(pages, pfn, cur as u32, order, t, f as u8, flags)
+                {
+                    return Some(p);
+                }
+            }
+            cur -= 1;
+        }
+        None
+    }
+
+    /// Kernel: `try_to_claim_block()`: a whole free pageblock changes type; a smaller block
+    /// boosts the watermark and claims its pageblock when at least half of it is free or of
+    /// a compatible kind.
+    #[allow(clippy::too_many_arguments)]
+    fn try_to_claim_block(
+        &mut self,
+        pages: &mut FrameTable,
+        pfn: Pfn,
+        cur: u32,
+        order: u32,
+        start_mt: u8,
+        block_mt: u8,
+        flags: u32,
+    ) -> Option<Pfn> {
+        if block_mt == mt::HIGHATOMIC {
+            return None;
+        }
+        if cur >= PAGEBLOCK_ORDER {
+            self.del_free_block(pages, pfn, cur, block_mt);
+            self.change_pageblock_range(pfn, cur, start_mt);
+            let mut c = cur;
+            while c > order {
+                c -= 1;
+                self.add_free_block(pages, pfn + (1 << c), c, start_mt);
+            }
+            pages.order[pfn as usize] = order as u8;
+            return Some(pfn);
+        }
+        if let Some(b) = boosted_watermark(
+            self.watermark_boost,
+            self.wmark[Wmark::High as usize],
+            self.managed,
+            self.boost_factor,
+        ) {
+            self.watermark_boost = b;
+            if flags & alloc_flags::KSWAPD != 0 {
+                self.boosted_flag = true;
+            }
+        }
+        // prep_move_freepages_block(): the block must lie inside the zone.
+        let start = pfn & !(PAGEBLOCK_NR_PAGES as u32 - 1);
+        let end = start + PAGEBLOCK_NR_PAGES as u32;
+        if start < self.start_pfn || end > self.end_pfn {
+            return None;
+        }
+        let (free_pages, movable_pages) = count_block(pages, start);
+        let alike = if start_mt == mt::MOVABLE {
+            movable_pages
+        } else if block_mt == mt::MOVABLE {
+            PAGEBLOCK_NR_PAGES - free_pages - movable_pages
+        } else {
+            0
+        };
+        if free_pages + alike >= PAGEBLOCK_NR_PAGES / 2 {
+            self.move_freepages_block(pages, start, block_mt, start_mt);
+            self.set_pageblock_mt(start, start_mt);
+            return self.rmqueue_smallest(pages, order, start_mt);
+        }
+        None
+    }
+
+    /// Kernel: `__move_freepages_block()`: move the pageblock's free blocks from the lists of
+    /// `old` to those of `new`.
+    pub fn move_freepages_block(&mut self, pages: &mut FrameTable, start: Pfn, old: u8, new: u8) {
+        let end = start + PAGEBLOCK_NR_PAGES as u32;
+        let mut p = start;
+        while p < end {
+            let i = p as usize;
+            let o = pages.order[i] as u32;
+            if pages.flags[i] & pg::BUDDY != 0 {
+                self.del_free_block(pages, p, o, old);
+                self.add_free_block(pages, p, o, new);
+                p += 1 << o;
+            } else if pages.flags[i] & pg::HEAD != 0 {
+                p += 1 << o;
+            } else {
+                p += 1;
+            }
+        }
+    }
+
+    /// Kernel: `__rmqueue_steal()`.
+    fn rmqueue_steal(&mut self, pages: &mut FrameTable, order: u32, t: u8) -> Option<Pfn> {
+        for cur in order..=MAX_PAGE_ORDER {
+            let f = self.find_suitable_fallback(cur, t, false);
+            if f < 0 {
+                continue;
+            }
+            let pfn = self.free_area[cur as usize][f as usize].head;
+            self.del_and_expand(pages, pfn, order, cur, f as u8);
+            return Some(pfn);
+        }
+        None
+    }
+
+    /// Take a specific free block off its free list (compaction's free scanner,
+    /// `__isolate_free_page()`), splitting it down to `order` with the rest returned.
+    pub fn isolate_free_block(&mut self, pages: &mut FrameTable, pfn: Pfn) -> u32 {
+        let o = pages.order[pfn as usize] as u32;
+        let t = self.pageblock_mt(pfn);
+        self.del_free_block(pages, pfn, o, t);
+        o
+    }
+
+    /// Kernel: `__free_one_page()`: merge with the buddy while it is free at the same order;
+    /// at pageblock order and above, buddies of different mergeable types merge and the
+    /// buddy's pageblocks take the freed block's type. The block goes on the free list of its
+    /// pageblock's migratetype.
     pub fn free_block(&mut self, pages: &mut FrameTable, mut pfn: Pfn, mut order: u32) {
+        let t = self.pageblock_mt(pfn);
         while order < MAX_PAGE_ORDER {
             let buddy = pfn ^ (1 << order);
             if !self.contains(buddy)
@@ -159,12 +568,49 @@ impl Zone {
             {
                 break;
             }
-            self.del_free_block(pages, buddy, order);
+            let bt = if order >= PAGEBLOCK_ORDER {
+                let bt = self.pageblock_mt(buddy);
+                if bt != t && (bt >= mt::PCPTYPES || t >= mt::PCPTYPES) {
+                    break;
+                }
+                bt
+            } else {
+                t
+            };
+            self.del_free_block(pages, buddy, order, bt);
+            if bt != t {
+                self.change_pageblock_range(buddy, order, t);
+            }
             pfn = pfn.min(buddy);
             order += 1;
         }
-        self.add_free_block(pages, pfn, order);
+        self.add_free_block(pages, pfn, order, t);
     }
+}
+
+/// Kernel: `prep_move_freepages_block()`'s count: free pages and pages of LRU (movable)
+/// folios in the pageblock starting at `start`.
+pub fn count_block(pages: &FrameTable, start: Pfn) -> (u64, u64) {
+    let end = start + PAGEBLOCK_NR_PAGES as u32;
+    let (mut free, mut movable) = (0u64, 0u64);
+    let mut p = start;
+    while p < end {
+        let i = p as usize;
+        let f = pages.flags[i];
+        let o = pages.order[i] as u32;
+        if f & pg::BUDDY != 0 {
+            free += 1 << o;
+            p += 1 << o;
+        } else if f & pg::HEAD != 0 {
+            if f & pg::LRU != 0 {
+                movable += 1 << o;
+            }
+            p += 1 << o;
+        } else {
+            p += 1;
+        }
+    }
+    (free, movable)
 }
 
 /// Kernel: `calculate_min_free_kbytes()` followed by `set_recommended_min_free_kbytes()`
@@ -227,19 +673,19 @@ mod tests {
         let mut z = Zone::new("Normal", 0, 2048);
         z.init_free(&mut pages);
         assert_eq!(z.free, 2048);
-        assert_eq!(z.free_area[10].len, 2);
-        let a = z.rmqueue(&mut pages, 0).unwrap();
+        assert_eq!(z.nr_free[10], 2);
+        let a = z.rmqueue_smallest(&mut pages, 0, mt::MOVABLE).unwrap();
         // One order-10 block split down: orders 0..=9 each get one buddy.
         assert_eq!(z.free, 2047);
         for o in 0..10 {
-            assert_eq!(z.free_area[o].len, 1, "order {o}");
+            assert_eq!(z.nr_free[o], 1, "order {o}");
         }
-        let b = z.rmqueue(&mut pages, 3).unwrap();
+        let b = z.rmqueue_smallest(&mut pages, 3, mt::MOVABLE).unwrap();
         assert_eq!(b % 8, 0);
         z.free_block(&mut pages, a, 0);
         z.free_block(&mut pages, b, 3);
         assert_eq!(z.free, 2048);
-        assert_eq!(z.free_area[10].len, 2);
+        assert_eq!(z.nr_free[10], 2);
     }
 
     #[test]
@@ -248,10 +694,174 @@ mod tests {
         let mut z = Zone::new("Normal", 0, 16);
         z.init_free(&mut pages);
         assert!(z.watermark_ok(4, 0));
-        let p = z.rmqueue(&mut pages, 0).unwrap();
+        let p = z.rmqueue_smallest(&mut pages, 0, mt::MOVABLE).unwrap();
         assert!(!z.watermark_ok(4, 0));
         assert!(z.watermark_ok(3, 0));
         z.free_block(&mut pages, p, 0);
         assert!(z.watermark_ok(4, 0));
+    }
+    /// A zone whose every frame is allocated (HEAD, owned by nobody) except `free`.
+    fn full_zone(n: u32, free: std::ops::Range<u32>) -> (FrameTable, Zone) {
+        let mut pages = FrameTable::new(n as usize);
+        let mut z = Zone::new("Normal", 0, n);
+        z.init_free(&mut pages);
+        while let Some(p) = z.rmqueue_smallest(&mut pages, 0, mt::MOVABLE) {
+            pages.flags[p as usize] = pg::HEAD;
+        }
+        for p in free {
+            z.free_block(&mut pages, p, 0);
+        }
+        (pages, z)
+    }
+
+    #[test]
+    fn fallback_claims_a_whole_free_pageblock_largest_first() {
+        let mut pages = FrameTable::new(4096);
+        let mut z = Zone::new("Normal", 0, 4096);
+        z.init_free(&mut pages);
+        let mut ev = VmEvents::default();
+        // No UNMOVABLE free block: __rmqueue_claim() takes the largest (order-10) MOVABLE
+        // block, converts both its pageblocks and splits it on the UNMOVABLE lists.
+        let p = z.rmqueue(&mut pages, 0, mt::UNMOVABLE, 0, &mut ev).unwrap();
+        let blk = p & !1023;
+        assert_eq!(z.pageblock_mt(blk), mt::UNMOVABLE);
+        assert_eq!(z.pageblock_mt(blk + 512), mt::UNMOVABLE);
+        assert_eq!(ev.get(Ev::ExtfragFallback), 1);
+        // Whole-block claims do not boost.
+        assert_eq!(z.watermark_boost, 0);
+        for o in 0..10 {
+            assert_eq!(z.free_area[o][mt::UNMOVABLE as usize].len, 1, "order {o}");
+        }
+        assert_eq!(z.free_area[10][mt::MOVABLE as usize].len, 3);
+        // The next unmovable allocation is served from the UNMOVABLE lists: no fallback.
+        z.rmqueue(&mut pages, 0, mt::UNMOVABLE, 0, &mut ev).unwrap();
+        assert_eq!(ev.get(Ev::ExtfragFallback), 1);
+    }
+
+    #[test]
+    fn claim_of_a_partial_block_boosts_and_converts_when_half_is_alike() {
+        // 2048 pages (4 pageblocks, the smallest zone boost_watermark() accepts); 300 free
+        // pages at the start of pageblock 0, everything else allocated (not on an LRU, so
+        // "alike" for an unmovable request: 512 - 300 free - 0 movable = 212).
+        let (mut pages, mut z) = full_zone(2048, 0..300);
+        z.boost_factor = 15_000;
+        z.wmark = [4, 12, 20];
+        let mut ev = VmEvents::default();
+        let p = z
+            .rmqueue(&mut pages, 0, mt::UNMOVABLE, alloc_flags::KSWAPD, &mut ev)
+            .unwrap();
+        assert!(p < 300);
+        // 300 free + 212 alike >= 256: the pageblock is claimed.
+        assert_eq!(z.pageblock_mt(0), mt::UNMOVABLE);
+        // boost = min(0 + 512, max(512, 20 * 15000 / 10000)) = 512, flag set for kswapd.
+        assert_eq!(z.watermark_boost, 512);
+        assert!(z.boosted_flag);
+        assert_eq!(ev.get(Ev::ExtfragFallback), 1);
+        assert_eq!(
+            z.free_area
+                .iter()
+                .map(|l| l[mt::MOVABLE as usize].len)
+                .sum::<u32>(),
+            0
+        );
+    }
+
+    #[test]
+    fn movable_fallback_steals_smallest_without_claiming_an_unmovable_block() {
+        // Pageblock 1 is UNMOVABLE with 100 free pages (64 + 32 + 4); nothing else is free.
+        let mut pages = FrameTable::new(2048);
+        let mut z = Zone::new("Normal", 0, 2048);
+        z.init_free(&mut pages);
+        while let Some(p) = z.rmqueue_smallest(&mut pages, 0, mt::MOVABLE) {
+            pages.flags[p as usize] = pg::HEAD;
+        }
+        z.set_pageblock_mt(512, mt::UNMOVABLE);
+        for p in 512..612 {
+            z.free_block(&mut pages, p, 0);
+        }
+        assert_eq!(
+            z.free_area[6][0].len + z.free_area[5][0].len + z.free_area[2][0].len,
+            3
+        );
+        let mut ev = VmEvents::default();
+        let p = z.rmqueue(&mut pages, 0, mt::MOVABLE, 0, &mut ev).unwrap();
+        // Claims at orders 6 and 5 fail (alike = movable pages = 0, 100 free < 256); at
+        // order 3 a movable request may no longer claim; the steal takes the smallest
+        // block (order 2, pfns 608..612) and leaves the pageblock UNMOVABLE.
+        assert!((608..612).contains(&p));
+        assert_eq!(z.pageblock_mt(512), mt::UNMOVABLE);
+        assert_eq!(ev.get(Ev::ExtfragFallback), 1);
+        assert_eq!(z.free_area[1][0].len + z.free_area[0][0].len, 2);
+        // With ALLOC_NOFRAGMENT only whole pageblocks may be taken: the allocation fails.
+        assert!(z
+            .rmqueue(&mut pages, 0, mt::MOVABLE, alloc_flags::NOFRAGMENT, &mut ev)
+            .is_none());
+    }
+
+    #[test]
+    fn fallback_table_and_claim_rule() {
+        let z = Zone::new("Normal", 0, 1024);
+        assert_eq!(
+            FALLBACKS[mt::UNMOVABLE as usize],
+            [mt::RECLAIMABLE, mt::MOVABLE]
+        );
+        assert_eq!(
+            FALLBACKS[mt::MOVABLE as usize],
+            [mt::RECLAIMABLE, mt::UNMOVABLE]
+        );
+        assert_eq!(
+            FALLBACKS[mt::RECLAIMABLE as usize],
+            [mt::UNMOVABLE, mt::MOVABLE]
+        );
+        assert!(should_try_claim_block(0, mt::UNMOVABLE));
+        assert!(should_try_claim_block(0, mt::RECLAIMABLE));
+        assert!(!should_try_claim_block(3, mt::MOVABLE));
+        assert!(should_try_claim_block(4, mt::MOVABLE));
+        assert_eq!(z.find_suitable_fallback(3, mt::MOVABLE, true), -2);
+        assert_eq!(z.find_suitable_fallback(3, mt::MOVABLE, false), -1);
+    }
+
+    #[test]
+    fn boost_arithmetic() {
+        // KERNEL-MODEL §7.1 8 GiB zone: high 7090, factor 15000 -> max 10635.
+        assert_eq!(boosted_watermark(0, 7090, 2_097_152, 15_000), Some(512));
+        assert_eq!(
+            boosted_watermark(10_500, 7090, 2_097_152, 15_000),
+            Some(10_635)
+        );
+        // Small high watermark: the maximum is one pageblock.
+        assert_eq!(boosted_watermark(512, 20, 4096, 15_000), Some(512));
+        assert_eq!(boosted_watermark(0, 7090, 2_097_152, 0), None);
+        // Zones smaller than four pageblocks are never boosted.
+        assert_eq!(boosted_watermark(0, 7090, 2047, 15_000), None);
+    }
+
+    #[test]
+    fn fragmentation_index_and_extfrag() {
+        let mut nr = [0u64; NR_PAGE_ORDERS];
+        nr[0] = 100;
+        nr[3] = 10;
+        let i = ContigPageInfo::fill(&nr, 9);
+        assert_eq!(
+            (i.free_pages, i.free_blocks_total, i.free_blocks_suitable),
+            (180, 110, 0)
+        );
+        // 1000 - (1000 + 180 * 1000 / 512) / 110 = 1000 - 1351 / 110 = 988.
+        assert_eq!(i.fragmentation_index(9), 988);
+        assert_eq!(i.extfrag_for_order(9), 100);
+        // Three order-8 blocks: 1000 - (1000 + 1500) / 3 = 167 (lack of memory, not
+        // fragmentation).
+        let mut nr = [0u64; NR_PAGE_ORDERS];
+        nr[8] = 3;
+        assert_eq!(ContigPageInfo::fill(&nr, 9).fragmentation_index(9), 167);
+        // A free order-10 block: -1000; extfrag: (1024 + 768 - 2 * 512) * 100 / 1792 = 42.
+        nr[10] = 1;
+        let i = ContigPageInfo::fill(&nr, 9);
+        assert_eq!(i.fragmentation_index(9), -1000);
+        assert_eq!(i.extfrag_for_order(9), 42);
+        assert_eq!(
+            ContigPageInfo::fill(&[0; NR_PAGE_ORDERS], 9).fragmentation_index(9),
+            0
+        );
     }
 }

@@ -95,7 +95,7 @@ fn drive_with(seed: u64, steps: usize, lru: LruKind) -> vmstat::VmEvents {
                 }
             }
             _ => {
-                mm.wakeup_kswapd(0);
+                mm.wakeup_kswapd(0, true);
                 for _ in 0..rng.below(8) {
                     if mm.kswapd_step(&mut ctx) == kswapd::KswapdNext::Done {
                         break;

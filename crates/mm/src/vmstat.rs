@@ -61,6 +61,20 @@ vm_events! {
     SwapRaHit => "swap_ra_hit",
     OomKill => "oom_kill",
     ThpFileAlloc => "thp_file_alloc",
+    PgmigrateSuccess => "pgmigrate_success",
+    PgmigrateFail => "pgmigrate_fail",
+    CompactMigrateScanned => "compact_migrate_scanned",
+    CompactFreeScanned => "compact_free_scanned",
+    CompactIsolated => "compact_isolated",
+    CompactStall => "compact_stall",
+    CompactFail => "compact_fail",
+    CompactSuccess => "compact_success",
+    KcompactdWake => "compact_daemon_wake",
+    KcompactdMigrateScanned => "compact_daemon_migrate_scanned",
+    KcompactdFreeScanned => "compact_daemon_free_scanned",
+    // Not in /proc/vmstat: the `mm_page_alloc_extfrag` tracepoint (one fallback to another
+    // migratetype's free list) counted.
+    ExtfragFallback => "mm_page_alloc_extfrag",
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -192,6 +192,16 @@ static POLICY: SectionDef = section(
             balance: the multi-gen LRU balances with its own refault controller (legacy \
             with mglru is refused)."
         ),
+        k!(
+            "kswapd_compaction",
+            Value("\"kcompactd\""),
+            "Who compacts for high-order wakeups of kswapd: \"kcompactd\" (v4.5 and later: \
+            kswapd reclaims to the order-0 high watermark and wakes kcompactd with its order \
+            when it goes to sleep; kcompactd also compacts proactively, \
+            vm.compaction_proactiveness) or \"kswapd\" (before v4.5: kswapd calls \
+            compact_pgdat() itself after a pass that reclaimed more than it attempted; no \
+            kcompactd)."
+        ),
     ],
 );
 
@@ -390,7 +400,7 @@ static OBJECT: SectionDef = array(
 );
 
 static TASK: SectionDef = SectionDef {
-    children: &[&PHASE, &PGBENCH, &MEMCACHED, &COPY],
+    children: &[&PHASE, &PGBENCH, &MEMCACHED, &COPY, &KALLOC],
     ..array(
         "task",
         "A group of identical tasks. The workload is a list of [[task.phase]] entries, or \
@@ -416,8 +426,8 @@ static TASK: SectionDef = SectionDef {
             k!(
                 "workload",
                 Computed("\"phases\""),
-                "\"phases\", \"pgbench\", \"memcached\" or \"copy\". Default: the emulation \
-                whose table is present, else phases."
+                "\"phases\", \"pgbench\", \"memcached\", \"copy\" or \"kalloc\". Default: \
+                the emulation whose table is present, else phases."
             ),
             k!(
                 "repeat",
@@ -633,6 +643,45 @@ static COPY: SectionDef = SectionDef {
     )
 };
 
+static KALLOC: SectionDef = SectionDef {
+    commented: true,
+    ..section(
+        "task.kalloc",
+        "Kernel allocations of order N (workload = \"kalloc\"): the stress-highalloc pattern \
+         (order-9 allocations held until the task ends), or slab / page-table / kernel-stack \
+         churn of short-lived processes (small orders, few live at once). Kernel memory is \
+         not on an LRU and not charged to a cgroup; it cannot be reclaimed or migrated.",
+        &[
+            k!("order", Value("9"), "Allocation order, 0..=10."),
+            k!(
+                "count",
+                Value("0"),
+                "Allocations per instance; 0 = until the run's duration."
+            ),
+            k!(
+                "gfp",
+                Value("\"kernel\""),
+                "\"nowait\" (GFP_NOWAIT | __GFP_HIGH: only wakes kswapd, never reclaims or \
+                compacts itself) or \"kernel\" (GFP_KERNEL: direct reclaim and direct \
+                compaction in the allocator slow path)."
+            ),
+            k!(
+                "migratetype",
+                Value("\"unmovable\""),
+                "\"unmovable\" (page tables, kernel stacks, network buffers), \"reclaimable\" \
+                (reclaimable slab: dentries, inodes) or \"movable\"."
+            ),
+            k!(
+                "live",
+                Value("0"),
+                "Allocations held at once: 0 = every allocation is kept until the task ends \
+                (then all are freed); N = the oldest is freed when the (N+1)-th is made."
+            ),
+            k!("think", Value("\"0s\""), "CPU time between allocations."),
+        ],
+    )
+};
+
 static MODEL: SectionDef = SectionDef {
     children: &[&COST],
     ..section(
@@ -734,6 +783,16 @@ static COST: SectionDef = section(
             "Unmapping and freeing one reclaimed page."
         ),
         k!("io_submit", Value("\"2us\""), "Submitting one IO request."),
+        k!(
+            "compact_scan_per_page",
+            Value("\"10ns\""),
+            "Compaction: one page visited by the migrate or free scanner."
+        ),
+        k!(
+            "migrate_per_page",
+            Value("\"1us\""),
+            "Migrating one page during compaction (unmap, copy 4 KiB, remap)."
+        ),
     ],
 );
 

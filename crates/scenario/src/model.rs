@@ -84,6 +84,10 @@ pub struct Sysctl {
     pub watermark_scale_factor: u32,
     /// vm.watermark_boost_factor, default 15000.
     pub watermark_boost_factor: u32,
+    /// vm.extfrag_threshold, 0..=1000, default 500.
+    pub extfrag_threshold: u32,
+    /// vm.compaction_proactiveness, 0..=100, default 20.
+    pub compaction_proactiveness: u32,
     /// vm.page-cluster, 0..=31, default 3.
     pub page_cluster: u32,
     /// vm.dirty_ratio, default 20.
@@ -138,6 +142,17 @@ pub struct PolicySpec {
     pub swap_readahead: SwapReadaheadKind,
     /// lru_gen.min_ttl_ms.
     pub lru_gen_min_ttl_ms: u64,
+    /// policy.kswapd_compaction.
+    pub kswapd_compaction: KswapdCompactionKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KswapdCompactionKind {
+    /// v4.5+: kswapd wakes kcompactd when it goes to sleep.
+    Kcompactd,
+    /// Before v4.5: kswapd compacts itself (compact_pgdat()); no kcompactd.
+    Kswapd,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -224,6 +239,43 @@ pub enum Workload {
     Memcached(MemcachedSpec),
     /// Background large-file copy (parallelio's IO load): read `src`, write `dst`.
     Copy(CopySpec),
+    /// Kernel allocations of order N (stress-highalloc, or slab/page-table churn).
+    Kalloc(KallocSpec),
+}
+
+/// gfp mask of a kalloc workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KallocGfp {
+    /// GFP_NOWAIT | __GFP_HIGH: only wakes kswapd (and so kcompactd), never reclaims or
+    /// compacts itself.
+    Nowait,
+    /// GFP_KERNEL: may enter direct reclaim and direct compaction.
+    Kernel,
+}
+
+/// The migratetype of a kalloc workload's allocations (`gfp_migratetype()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KallocMigratetype {
+    Unmovable,
+    Reclaimable,
+    Movable,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KallocSpec {
+    /// Allocation order.
+    pub order: u32,
+    /// Allocations per instance; 0 = until the run's duration.
+    pub count: u64,
+    pub gfp: KallocGfp,
+    pub migratetype: KallocMigratetype,
+    /// Allocations held at once: 0 = keep every one until the task ends; N = free the oldest
+    /// when the (N+1)-th is made.
+    pub live: u64,
+    /// CPU time between allocations.
+    pub think_ns: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -361,6 +413,10 @@ pub struct CostTable {
     pub reclaim_per_page_ns: u64,
     /// Submitting one IO request.
     pub io_submit_ns: u64,
+    /// Compaction: one page visited by the migrate or free scanner.
+    pub compact_scan_per_page_ns: u64,
+    /// Migrating one page (copy + remapping).
+    pub migrate_per_page_ns: u64,
 }
 
 /// Model-only knobs (`model.*`).

@@ -5,7 +5,10 @@
 //! Defaults, cross-references and ranges are the resolver's job (`crate::resolve`), which
 //! can say where in the file a problem is.
 
-use crate::model::{Access, Advice, BalanceKind, LruKind, ObjectKind, SwapReadaheadKind};
+use crate::model::{
+    Access, Advice, BalanceKind, KallocGfp, KallocMigratetype, KswapdCompactionKind, LruKind,
+    ObjectKind, SwapReadaheadKind,
+};
 use crate::size::{Bandwidth, Duration, Size};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -52,6 +55,7 @@ pub(crate) struct RawMachine {
 pub(crate) struct RawPolicy {
     pub lru: Option<LruKind>,
     pub balance: Option<BalanceKind>,
+    pub kswapd_compaction: Option<KswapdCompactionKind>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -151,6 +155,7 @@ pub(crate) enum WorkloadName {
     Pgbench,
     Memcached,
     Copy,
+    Kalloc,
 }
 
 impl WorkloadName {
@@ -160,6 +165,7 @@ impl WorkloadName {
             WorkloadName::Pgbench => "pgbench",
             WorkloadName::Memcached => "memcached",
             WorkloadName::Copy => "copy",
+            WorkloadName::Kalloc => "kalloc",
         }
     }
 }
@@ -177,6 +183,18 @@ pub(crate) struct RawTask {
     pub pgbench: Option<RawPgbench>,
     pub memcached: Option<RawMemcached>,
     pub copy: Option<RawCopy>,
+    pub kalloc: Option<RawKalloc>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct RawKalloc {
+    pub order: Option<u32>,
+    pub count: Option<u64>,
+    pub gfp: Option<KallocGfp>,
+    pub migratetype: Option<KallocMigratetype>,
+    pub live: Option<u64>,
+    pub think: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -278,6 +296,8 @@ pub(crate) struct RawCost {
     pub pt_walk_per_pte: Option<Duration>,
     pub reclaim_per_page: Option<Duration>,
     pub io_submit: Option<Duration>,
+    pub compact_scan_per_page: Option<Duration>,
+    pub migrate_per_page: Option<Duration>,
 }
 
 #[cfg(test)]
@@ -361,6 +381,7 @@ mod tests {
         assert_eq!(fields_of::<RawPhase>(), schema_of("task.phase"));
         assert_eq!(fields_of::<RawPgbench>(), schema_of("task.pgbench"));
         assert_eq!(fields_of::<RawMemcached>(), schema_of("task.memcached"));
+        assert_eq!(fields_of::<RawKalloc>(), schema_of("task.kalloc"));
         assert_eq!(fields_of::<RawCopy>(), schema_of("task.copy"));
         assert_eq!(fields_of::<RawModel>(), schema_of("model"));
         assert_eq!(fields_of::<RawCost>(), schema_of("model.cost"));

@@ -563,6 +563,9 @@ fn resolve_policy(
         lru_gen_min_ttl_ms: lru_gen
             .min_ttl_ms
             .unwrap_or_else(|| defs::default("lru_gen", "min_ttl_ms")),
+        kswapd_compaction: policy
+            .kswapd_compaction
+            .unwrap_or_else(|| defs::default("policy", "kswapd_compaction")),
     })
 }
 
@@ -773,6 +776,7 @@ fn resolve_tasks(
             (t.pgbench.is_some(), WorkloadName::Pgbench),
             (t.memcached.is_some(), WorkloadName::Memcached),
             (t.copy.is_some(), WorkloadName::Copy),
+            (t.kalloc.is_some(), WorkloadName::Kalloc),
         ]
         .into_iter()
         .filter_map(|(present, w)| present.then_some(w))
@@ -1037,6 +1041,34 @@ fn resolve_tasks(
                     forever("passes")?;
                 }
                 Workload::Copy(spec)
+            }
+            WorkloadName::Kalloc => {
+                let c = t
+                    .kalloc
+                    .ok_or_else(|| missing_table(cx, &workload_at, &who, kind))?;
+                let sec = "task.kalloc";
+                let at = |k: &str| path!["task", i, "kalloc", k];
+                let spec = KallocSpec {
+                    order: c.order.unwrap_or_else(|| defs::default(sec, "order")),
+                    count: c.count.unwrap_or_else(|| defs::default(sec, "count")),
+                    gfp: c.gfp.unwrap_or_else(|| defs::default(sec, "gfp")),
+                    migratetype: c
+                        .migratetype
+                        .unwrap_or_else(|| defs::default(sec, "migratetype")),
+                    live: c.live.unwrap_or_else(|| defs::default(sec, "live")),
+                    think_ns: c.think.unwrap_or_else(|| defs::default(sec, "think")).0,
+                };
+                if spec.order > 10 {
+                    return Err(cx.err(
+                        ErrorKind::InvalidValue,
+                        &at("order"),
+                        format!("{who}: order = {} is above MAX_PAGE_ORDER (10)", spec.order),
+                    ));
+                }
+                if spec.count == 0 {
+                    forever("count")?;
+                }
+                Workload::Kalloc(spec)
             }
         };
         out.push(TaskSpec {
@@ -1336,6 +1368,8 @@ fn resolve_model(raw: &RawModel, cx: &Ctx) -> Result<(CostTable, ModelKnobs)> {
         pt_walk_per_pte_ns: d(c.pt_walk_per_pte, "pt_walk_per_pte"),
         reclaim_per_page_ns: d(c.reclaim_per_page, "reclaim_per_page"),
         io_submit_ns: d(c.io_submit, "io_submit"),
+        compact_scan_per_page_ns: d(c.compact_scan_per_page, "compact_scan_per_page"),
+        migrate_per_page_ns: d(c.migrate_per_page, "migrate_per_page"),
     };
     Ok((costs, knobs))
 }

@@ -117,6 +117,29 @@ pub static SYSCTLS: &[SysctlDef] = &[
         set: |s, v| s.watermark_boost_factor = v as u32,
     },
     SysctlDef {
+        name: "vm.extfrag_threshold",
+        default: SysctlDefault::Value(500),
+        min: 0,
+        max: 1000,
+        unit: "1/1000",
+        doc: "Compaction of a costly order (> 3) is skipped when the zone's fragmentation \
+              index for that order is at most this: the failure would be due to lack of \
+              memory, not fragmentation, so reclaim is needed instead.",
+        set: |s, v| s.extfrag_threshold = v as u32,
+    },
+    SysctlDef {
+        name: "vm.compaction_proactiveness",
+        default: SysctlDefault::Value(20),
+        min: 0,
+        max: 100,
+        unit: "",
+        doc: "How hard kcompactd compacts proactively: every 500 ms it compacts the node \
+              when its fragmentation score (order-9 unusable free memory, %) is above \
+              100 - proactiveness + leeway, down to 100 - proactiveness. 0 disables proactive \
+              compaction.",
+        set: |s, v| s.compaction_proactiveness = v as u32,
+    },
+    SysctlDef {
         name: "vm.page-cluster",
         default: SysctlDefault::Computed {
             how: "3, or 2 when machine.memory is below 16 MiB (as swap_setup() does)",
@@ -211,6 +234,8 @@ pub fn defaults(memory_pages: u64) -> Sysctl {
         min_free_kbytes: None,
         watermark_scale_factor: 0,
         watermark_boost_factor: 0,
+        extfrag_threshold: 0,
+        compaction_proactiveness: 0,
         page_cluster: 0,
         dirty_ratio: 0,
         dirty_background_ratio: 0,
@@ -370,6 +395,16 @@ mod tests {
     }
 
     #[test]
+    fn each_definition_compaction() {
+        check_definition("vm.extfrag_threshold", Some(500), |s| {
+            s.extfrag_threshold as i64
+        });
+        check_definition("vm.compaction_proactiveness", Some(20), |s| {
+            s.compaction_proactiveness as i64
+        });
+    }
+
+    #[test]
     fn each_definition_page_cluster() {
         check_definition("vm.page-cluster", Some(3), |s| s.page_cluster as i64);
         // swap_setup(): machines below 16 MiB read ahead 4 pages, not 8.
@@ -412,6 +447,8 @@ mod tests {
             "vm.min_free_kbytes",
             "vm.watermark_scale_factor",
             "vm.watermark_boost_factor",
+            "vm.extfrag_threshold",
+            "vm.compaction_proactiveness",
             "vm.page-cluster",
             "vm.dirty_ratio",
             "vm.dirty_background_ratio",

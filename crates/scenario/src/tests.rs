@@ -204,6 +204,8 @@ fn default_costs() -> CostTable {
         pt_walk_per_pte_ns: 10,
         reclaim_per_page_ns: 150,
         io_submit_ns: 2_000,
+        compact_scan_per_page_ns: 10,
+        migrate_per_page_ns: 1_000,
     }
 }
 
@@ -213,6 +215,8 @@ fn default_sysctl() -> Sysctl {
         min_free_kbytes: None,
         watermark_scale_factor: 10,
         watermark_boost_factor: 15000,
+        extfrag_threshold: 500,
+        compaction_proactiveness: 20,
         page_cluster: 3,
         dirty_ratio: 20,
         dirty_background_ratio: 10,
@@ -301,6 +305,7 @@ fn full_example_resolves_to_exact_values() {
             // A swap area on a rotational device: swap_use_vma_readahead() is false.
             swap_readahead: SwapReadaheadKind::Cluster,
             lru_gen_min_ttl_ms: 1000,
+            kswapd_compaction: KswapdCompactionKind::Kcompactd,
         },
         devices: vec![
             DeviceSpec {
@@ -544,6 +549,7 @@ fn minimal_scenario_gets_every_default() {
             balance: BalanceKind::RefaultCost,
             swap_readahead: SwapReadaheadKind::Vma,
             lru_gen_min_ttl_ms: 0,
+            kswapd_compaction: KswapdCompactionKind::Kcompactd,
         },
         // No device at all: a default sata-ssd "disk" holds the files.
         devices: vec![sata_ssd("disk")],

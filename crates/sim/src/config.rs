@@ -23,6 +23,13 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
         swappiness: s.sysctl.swappiness as u64,
         min_free_kbytes: s.sysctl.min_free_kbytes,
         watermark_scale_factor: s.sysctl.watermark_scale_factor as u64,
+        watermark_boost_factor: s.sysctl.watermark_boost_factor as u64,
+        extfrag_threshold: s.sysctl.extfrag_threshold as u64,
+        compaction_proactiveness: s.sysctl.compaction_proactiveness as u64,
+        kswapd_compaction: match s.policy.kswapd_compaction {
+            sc::KswapdCompactionKind::Kcompactd => KswapdCompaction::Kcompactd,
+            sc::KswapdCompactionKind::Kswapd => KswapdCompaction::Kswapd,
+        },
         page_cluster: s.sysctl.page_cluster,
         dirty_ratio: s.sysctl.dirty_ratio as u64,
         dirty_background_ratio: s.sysctl.dirty_background_ratio as u64,
@@ -90,6 +97,8 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
             pt_walk_per_pte_ns: s.costs.pt_walk_per_pte_ns,
             reclaim_per_page_ns: s.costs.reclaim_per_page_ns,
             io_submit_ns: s.costs.io_submit_ns,
+            compact_scan_per_page_ns: s.costs.compact_scan_per_page_ns,
+            migrate_per_page_ns: s.costs.migrate_per_page_ns,
         },
     }
 }

@@ -10,10 +10,13 @@
 //! without a scheduler round trip while its next ready time stays before every other
 //! thread's, which is what makes hit-heavy streams cheap to simulate.
 //!
-//! Direct reclaim and memcg limit reclaim run inside the allocating task's step, charging it
-//! their CPU time; kswapd runs as its own thread, woken by allocations below the low
-//! watermark, and naps HZ/10 after balancing (`kswapd_try_to_sleep()`), counting
-//! `kswapd_{low,high}_wmark_hit_quickly` when it is needed again within the nap.
+//! Direct reclaim, direct compaction and memcg limit reclaim run inside the allocating task's
+//! step, charging it their CPU time; kswapd runs as its own thread, woken by allocations below
+//! the low watermark, and naps HZ/10 after balancing (`kswapd_try_to_sleep()`), counting
+//! `kswapd_{low,high}_wmark_hit_quickly` when it is needed again within the nap. kcompactd is
+//! a third kernel thread: woken by kswapd going to sleep (or by allocations that cannot
+//! reclaim), it runs `kcompactd_do_work()` as one step; its 500 ms timer runs proactive
+//! compaction. The time each is awake is measured from its wakeup to its sleep.
 
 use crate::block::{BlockDevice, IoOrigin, ReqOp, Request};
 use crate::hist::Histogram;
@@ -94,6 +97,10 @@ impl std::error::Error for SimError {}
 
 struct Task {
     src: TaskSource,
+    /// Kernel memory of a kalloc workload, by slot (NIL = the allocation failed).
+    kslots: Vec<u32>,
+    kalloc_attempts: u64,
+    kalloc_success: u64,
     memcg: u16,
     done: bool,
     oom_killed: bool,
@@ -134,6 +141,9 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             memcg: src.cgroup.map(|c| c as u16 + 1).unwrap_or(0),
             op_start: src.start_ns,
             src,
+            kslots: Vec::new(),
+            kalloc_attempts: 0,
+            kalloc_success: 0,
             done: false,
             oom_killed: false,
             finished_at: 0,
@@ -146,10 +156,24 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     let nt = tasks.len() as u32;
     let kswapd_id = nt;
     let flusher_id = nt + 1;
-    // Ready time of every thread (tasks, then kswapd, then the flusher); u64::MAX = not
+    let kcompactd_id = nt + 2;
+    // Ready time of every thread (tasks, then kswapd, the flusher, kcompactd); u64::MAX = not
     // runnable. A linear scan beats a heap for the few threads a scenario has.
     let mut ready: Vec<u64> = tasks.iter().map(|t| t.src.start_ns).collect();
-    ready.extend([u64::MAX, u64::MAX]);
+    ready.extend([u64::MAX, u64::MAX, u64::MAX]);
+    // kcompactd's proactive-compaction timer (none when proactiveness is 0 or there is no
+    // kcompactd).
+    let mut kcompactd_timer = if scn.sysctl.compaction_proactiveness > 0
+        && scn.policy.kswapd_compaction == refault_scenario::KswapdCompactionKind::Kcompactd
+    {
+        refault_mm::kcompactd::FRAG_CHECK_INTERVAL_NS
+    } else {
+        u64::MAX
+    };
+    ready[kcompactd_id as usize] = kcompactd_timer;
+    let mut kcompactd_awake = 0u64;
+    let mut kswapd_awake = 0u64;
+    let mut kswapd_woke_at = 0u64;
     let writeback_interval = scn.sysctl.dirty_writeback_centisecs as u64 * 10_000_000;
     let expire_ns = scn.sysctl.dirty_expire_centisecs as u64 * 10_000_000;
     if writeback_interval > 0 {
@@ -232,8 +256,12 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                     mm.ev
                         .add(refault_mm::vmstat::Ev::KswapdHighWmarkHitQuickly, 1);
                     kstate = KState::Running;
+                    kswapd_woke_at = now;
                 }
-                KState::Sleeping => kstate = KState::Running,
+                KState::Sleeping => {
+                    kstate = KState::Running;
+                    kswapd_woke_at = now;
+                }
                 KState::Running => {}
             }
             let mut ctx = Ctx::new(now, &mut io, 0);
@@ -246,10 +274,38 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 KswapdNext::Throttle(u) => u.max(finish),
                 KswapdNext::Done => {
                     kstate = KState::Napping;
+                    kswapd_awake += finish - kswapd_woke_at;
                     finish + NAP_NS
                 }
             };
             ready[kswapd_id as usize] = at;
+            if mm.kcompactd.wake_pending && ready[kcompactd_id as usize] > finish {
+                ready[kcompactd_id as usize] = finish;
+            }
+            continue;
+        }
+        if th == kcompactd_id {
+            let mut ctx = Ctx::new(now, &mut io, 0);
+            if mm.kcompactd.wake_pending {
+                mm.kcompactd_do_work(&mut ctx);
+                kcompactd_timer = if kcompactd_timer == u64::MAX {
+                    u64::MAX
+                } else {
+                    refault_mm::kcompactd::FRAG_CHECK_INTERVAL_NS
+                };
+            } else if let Some(t) = mm.kcompactd_proactive(&mut ctx) {
+                kcompactd_timer = t;
+            }
+            let finish = now + ctx.cpu_ns.max(1);
+            if ctx.cpu_ns > 0 {
+                kcompactd_awake += ctx.cpu_ns;
+            }
+            cpus[c] = finish;
+            ready[kcompactd_id as usize] = if mm.kcompactd.wake_pending {
+                finish
+            } else {
+                finish.saturating_add(kcompactd_timer)
+            };
             continue;
         }
         if th == flusher_id {
@@ -309,6 +365,36 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                     task.op_start = t_now;
                 }
                 Op::Phase { .. } => {}
+                Op::KernelAlloc { order, gfp, slot } => {
+                    use refault_workload::event::kgfp;
+                    let g = refault_mm::alloc::Gfp {
+                        mt: (gfp & kgfp::MT_MASK) >> kgfp::MT_SHIFT,
+                        direct_reclaim: gfp & kgfp::DIRECT != 0,
+                        kswapd_reclaim: true,
+                        noretry: false,
+                        retry_mayfail: false,
+                    };
+                    let p = mm.alloc_kernel_pages(&mut ctx, order as u32, g);
+                    if task.kslots.len() <= slot as usize {
+                        task.kslots.resize(slot as usize + 1, u32::MAX);
+                    }
+                    task.kslots[slot as usize] = p.unwrap_or(u32::MAX);
+                    if baseline.is_some() || warmup == 0 {
+                        task.kalloc_attempts += 1;
+                        task.kalloc_success += p.is_some() as u64;
+                    }
+                    // A failed small allocation that reached OOM does not kill the task:
+                    // the kalloc workload counts failures.
+                    ctx.oom = false;
+                }
+                Op::KernelFree { slot } => {
+                    if let Some(p) = task.kslots.get_mut(slot as usize) {
+                        if *p != u32::MAX {
+                            mm.free_kernel_pages(*p);
+                            *p = u32::MAX;
+                        }
+                    }
+                }
             }
             let finish = t_now + ctx.cpu_ns;
             task.cpu_ns += ctx.cpu_ns;
@@ -335,7 +421,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                     });
                 }
             }
-            let wake = mm.kswapd.wake_pending || mm.flusher_wanted;
+            let wake = mm.kswapd.wake_pending || mm.flusher_wanted || mm.kcompactd.wake_pending;
             if wake
                 || t_now >= horizon
                 || t_now >= next_sample
@@ -352,11 +438,15 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         // Wakeups raised by this step (wakeup_kswapd()).
         if mm.kswapd.wake_pending {
             match kstate {
-                KState::Sleeping => ready[kswapd_id as usize] = now,
+                KState::Sleeping => {
+                    ready[kswapd_id as usize] = now;
+                    kswapd_woke_at = now;
+                }
                 KState::Napping => {
                     mm.ev
                         .add(refault_mm::vmstat::Ev::KswapdLowWmarkHitQuickly, 1);
                     ready[kswapd_id as usize] = now;
+                    kswapd_woke_at = now;
                 }
                 KState::Running => {}
             }
@@ -365,6 +455,9 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         }
         if mm.flusher_wanted && ready[flusher_id as usize] > now {
             ready[flusher_id as usize] = now;
+        }
+        if mm.kcompactd.wake_pending && ready[kcompactd_id as usize] > now {
+            ready[kcompactd_id as usize] = now;
         }
         if live_tasks == 0 {
             break;
@@ -441,6 +534,8 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 major_faults: t.major_faults,
                 finished: t.done && !t.oom_killed,
                 oom_killed: t.oom_killed,
+                kalloc_attempts: t.kalloc_attempts,
+                kalloc_success: t.kalloc_success,
             }
         })
         .collect();
@@ -486,11 +581,22 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             stats: d.stats().clone(),
         })
         .collect();
+    let (timeseries, buddyinfo) = sampler.finish();
+    let ccpu = |i: usize| mm.compact_cpu_ns[i] as f64 / 1e9;
+    let compaction = CompactionResult {
+        direct_cpu_seconds: ccpu(0),
+        kcompactd_cpu_seconds: ccpu(1),
+        kswapd_cpu_seconds: ccpu(2),
+        kcompactd_awake_seconds: kcompactd_awake as f64 / 1e9,
+        kswapd_awake_seconds: kswapd_awake as f64 / 1e9,
+    };
     Ok(SimResult {
         scenario: scn.clone(),
         vmstat,
         tasks: task_results,
-        timeseries: sampler.finish(),
+        timeseries,
+        compaction,
+        buddyinfo,
         sim_seconds: end as f64 / 1e9,
         wall_seconds: wall.elapsed().as_secs_f64(),
         events,

@@ -28,6 +28,11 @@ pub struct SimResult {
     pub devices: Vec<DeviceResult>,
     pub watermarks: Vec<ZoneResult>,
     pub min_free_kbytes: u64,
+    /// Compaction work by who did it, and how long kswapd and kcompactd were awake.
+    pub compaction: CompactionResult,
+    /// `/proc/buddyinfo` and `/proc/pagetypeinfo` views with the extfrag indices, sampled
+    /// every `run.sample_interval` (and at the end).
+    pub buddyinfo: Vec<BuddySample>,
     /// Multi-gen LRU only: each memcg's generations and tiers at the end, as
     /// `/sys/kernel/debug/lru_gen_full` shows them.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -140,6 +145,96 @@ pub struct TaskResult {
     pub major_faults: u64,
     pub finished: bool,
     pub oom_killed: bool,
+    /// kalloc workload: allocations attempted and satisfied (after warm-up).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub kalloc_attempts: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub kalloc_success: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+#[derive(Serialize, Clone, Debug, Default)]
+pub struct CompactionResult {
+    /// CPU time spent scanning and migrating by allocating tasks (direct compaction).
+    pub direct_cpu_seconds: f64,
+    /// ... by kcompactd (woken and proactive).
+    pub kcompactd_cpu_seconds: f64,
+    /// ... by kswapd itself (policy.kswapd_compaction = "kswapd").
+    pub kswapd_cpu_seconds: f64,
+    /// Time kcompactd was awake ("Time kcompactd awake" of the seed's ftrace monitor).
+    pub kcompactd_awake_seconds: f64,
+    /// Time kswapd was awake, from wakeup to the end of balance_pgdat().
+    pub kswapd_awake_seconds: f64,
+}
+
+/// One sample of the free lists.
+#[derive(Serialize, Clone, Debug)]
+pub struct BuddySample {
+    pub t_s: f64,
+    pub zones: Vec<ZoneBuddy>,
+}
+
+#[derive(Serialize, Clone, Debug)]
+pub struct ZoneBuddy {
+    pub zone: String,
+    /// `/proc/buddyinfo`: free blocks per order 0..=10.
+    pub free_blocks: Vec<u64>,
+    /// `/proc/pagetypeinfo`: free blocks per migratetype and order.
+    pub free_blocks_by_type: BTreeMap<String, Vec<u64>>,
+    /// `/proc/pagetypeinfo`'s "Number of blocks type": pageblocks per migratetype.
+    pub pageblocks_by_type: BTreeMap<String, u64>,
+    /// `/sys/kernel/debug/extfrag/unusable_index` per order (0..1).
+    pub unusable_index: Vec<f64>,
+    /// `/sys/kernel/debug/extfrag/extfrag_index` per order (-1 = a block of the order is
+    /// free, else 0..1).
+    pub extfrag_index: Vec<f64>,
+    pub watermark_boost: u64,
+}
+
+impl ZoneBuddy {
+    pub fn of(z: &refault_mm::mmzone::Zone) -> Self {
+        use refault_mm::mmzone::{mt::NAMES, MIGRATE_TYPES, PB_MT_MASK};
+        let mut by_type = BTreeMap::new();
+        let mut blocks = BTreeMap::new();
+        for (t, name) in NAMES.iter().enumerate().take(MIGRATE_TYPES) {
+            by_type.insert(
+                name.to_string(),
+                z.free_area.iter().map(|l| l[t].len as u64).collect(),
+            );
+            blocks.insert(
+                name.to_string(),
+                z.pageblock
+                    .iter()
+                    .filter(|&&b| (b & PB_MT_MASK) as usize == t)
+                    .count() as u64,
+            );
+        }
+        let orders = 0..z.nr_free.len() as u32;
+        ZoneBuddy {
+            zone: z.name.to_string(),
+            free_blocks: z.nr_free.to_vec(),
+            free_blocks_by_type: by_type,
+            pageblocks_by_type: blocks,
+            unusable_index: orders
+                .clone()
+                .map(|o| z.contig_page_info(o).unusable_index(o) as f64 / 1000.0)
+                .collect(),
+            extfrag_index: orders
+                .map(|o| {
+                    let i = z.contig_page_info(o).fragmentation_index(o);
+                    if i < 0 {
+                        -1.0
+                    } else {
+                        i as f64 / 1000.0
+                    }
+                })
+                .collect(),
+            watermark_boost: z.watermark_boost,
+        }
+    }
 }
 
 #[derive(Serialize, Clone, Debug)]
@@ -240,6 +335,7 @@ const COUNTERS: [&str; 14] = [
 
 pub struct Sampler {
     series: BTreeMap<String, Vec<f64>>,
+    pub buddy: Vec<BuddySample>,
     cgroups: Vec<String>,
     task_names: Vec<String>,
 }
@@ -258,6 +354,7 @@ impl Sampler {
         }
         Sampler {
             series: BTreeMap::new(),
+            buddy: Vec::new(),
             cgroups: scn.cgroups.iter().map(|c| c.name.clone()).collect(),
             task_names,
         }
@@ -274,6 +371,10 @@ impl Sampler {
         let get = |n: &str| snap.iter().find(|x| x.0 == n).map(|x| x.1).unwrap_or(0) as f64;
         let mut push = |k: String, v: f64| self.series.entry(k).or_default().push(v);
         push("t_s".into(), t_ns as f64 / 1e9);
+        self.buddy.push(BuddySample {
+            t_s: t_ns as f64 / 1e9,
+            zones: mm.zones.iter().map(ZoneBuddy::of).collect(),
+        });
         for g in GAUGES.iter().chain(COUNTERS.iter()) {
             push((*g).to_string(), get(g));
         }
@@ -293,7 +394,7 @@ impl Sampler {
         }
     }
 
-    pub fn finish(self) -> BTreeMap<String, Vec<f64>> {
-        self.series
+    pub fn finish(self) -> (BTreeMap<String, Vec<f64>>, Vec<BuddySample>) {
+        (self.series, self.buddy)
     }
 }

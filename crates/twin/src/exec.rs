@@ -248,6 +248,8 @@ impl<'a> Executor<'a> {
                 }
             }
             Op::OpEnd | Op::Phase { .. } => {}
+            // Refused by setup(): user space cannot make kernel allocations.
+            Op::KernelAlloc { .. } | Op::KernelFree { .. } => {}
         }
     }
 }

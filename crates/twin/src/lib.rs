@@ -203,6 +203,17 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
             Ok(())
         }
     };
+    if let Some(t) = scn
+        .tasks
+        .iter()
+        .find(|t| matches!(t.workload, refault_scenario::Workload::Kalloc(_)))
+    {
+        return Err(format!(
+            "task `{}` has workload = \"kalloc\": kernel allocations cannot be made from user \
+             space, so the twin cannot run this scenario",
+            t.name
+        ));
+    }
     if scn.policy.lru == refault_scenario::LruKind::Mglru && !host.lru_gen {
         return Err(format!(
             "the scenario asks for the multi-gen LRU, but this kernel ({}) has no CONFIG_LRU_GEN (/sys/kernel/mm/lru_gen missing)",

@@ -40,6 +40,22 @@ pub enum Op {
     OpEnd,
     /// The task enters phase `idx` of its workload.
     Phase { idx: u16 },
+    /// Allocate `1 << order` pages of kernel memory with gfp `gfp` ([`kgfp`] bits) into the
+    /// task's slot `slot` (the kalloc workload). Simulation only: the live-kernel twin
+    /// cannot make kernel allocations from user space.
+    KernelAlloc { order: u8, gfp: u8, slot: u32 },
+    /// Free the kernel memory in slot `slot` (nothing if its allocation failed).
+    KernelFree { slot: u32 },
+}
+
+/// Bits of `Op::KernelAlloc::gfp`.
+pub mod kgfp {
+    /// `__GFP_DIRECT_RECLAIM`: may reclaim and compact directly (GFP_KERNEL); else
+    /// GFP_NOWAIT, which only wakes kswapd.
+    pub const DIRECT: u8 = 1 << 0;
+    /// Migratetype in bits 1..=2: 0 unmovable, 1 movable, 2 reclaimable (`enum migratetype`).
+    pub const MT_SHIFT: u8 = 1;
+    pub const MT_MASK: u8 = 3 << MT_SHIFT;
 }
 
 /// An event of a task (task = flattened instance index, see `TaskSource`).

@@ -32,6 +32,7 @@
 use refault_scenario::{Scenario, Workload};
 
 use crate::emul::copy::CopySource;
+use crate::emul::kalloc::KallocSource;
 use crate::emul::memcached::MemcachedSource;
 use crate::emul::pgbench::PgbenchSource;
 use crate::error::{SourceError, SourceErrorKind};
@@ -62,6 +63,7 @@ pub enum Source {
     Pgbench(Box<PgbenchSource>),
     Memcached(MemcachedSource),
     Copy(CopySource),
+    Kalloc(KallocSource),
 }
 
 impl EventSource for Source {
@@ -72,6 +74,7 @@ impl EventSource for Source {
             Source::Pgbench(s) => s.next_op(),
             Source::Memcached(s) => s.next_op(),
             Source::Copy(s) => s.next_op(),
+            Source::Kalloc(s) => s.next_op(),
         }
     }
 
@@ -81,6 +84,7 @@ impl EventSource for Source {
             Source::Pgbench(s) => s.len_hint(),
             Source::Memcached(s) => s.len_hint(),
             Source::Copy(s) => s.len_hint(),
+            Source::Kalloc(s) => s.len_hint(),
         }
     }
 }
@@ -150,6 +154,7 @@ pub fn try_task_sources(scn: &Scenario) -> Result<Vec<TaskSource>, SourceError> 
                 Workload::Copy(spec) => {
                     Source::Copy(CopySource::new(spec, &scn.objects).map_err(err)?)
                 }
+                Workload::Kalloc(spec) => Source::Kalloc(KallocSource::new(spec)),
             };
             let name = if task.instances > 1 {
                 format!("{}/{i}", task.name)

@@ -196,6 +196,36 @@ fn reproduce_mglru_quick_matches_the_seed_directions() {
     assert!(v["runs"][2]["result"].get("lru_gen").is_none());
 }
 
+/// `refault reproduce kcompactd --quick`: every direction of seed S4's tables holds (success
+/// higher in every phase, compaction work by kcompactd only after the change, fewer direct
+/// compaction stalls), and the runs carry the buddyinfo view and the compaction figures.
+#[test]
+fn reproduce_kcompactd_quick_matches_the_seed_directions() {
+    let v = reproduce_quick("kcompactd");
+    let policies: Vec<&str> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["policy"].as_str().unwrap())
+        .collect();
+    assert_eq!(policies, ["kswapd", "kcompactd", "kswapd", "kcompactd"]);
+    let old = &v["runs"][0]["result"];
+    let new = &v["runs"][1]["result"];
+    assert_eq!(old["compaction"]["kcompactd_awake_seconds"], 0.0);
+    assert!(
+        new["compaction"]["kcompactd_awake_seconds"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert_eq!(old["vmstat"]["compact_daemon_wake"], 0);
+    let b = new["buddyinfo"].as_array().unwrap();
+    assert!(b.len() > 10);
+    let z = &b[0]["zones"][0];
+    assert_eq!(z["free_blocks"].as_array().unwrap().len(), 11);
+    assert_eq!(z["pageblocks_by_type"]["Movable"], 256);
+}
+
 /// `refault reproduce lru-balance --quick`: every direction of seed S0's table holds.
 #[test]
 fn reproduce_lru_balance_quick_matches_the_seed_directions() {

@@ -70,3 +70,18 @@ fn golden_quickstart_mglru_seed_1() {
 fn golden_thrash_cache_mglru_seed_1() {
     check_with("thrash-cache", "-mglru", &[("policy.lru", "mglru")], 1);
 }
+
+#[test]
+fn golden_s4_highalloc_seed_1() {
+    check("s4-highalloc", 1);
+}
+
+#[test]
+fn golden_s4_highalloc_kswapd_compaction_seed_1() {
+    check_with(
+        "s4-highalloc",
+        "-kswapd",
+        &[("policy.kswapd_compaction", "kswapd")],
+        1,
+    );
+}

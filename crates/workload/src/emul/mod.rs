@@ -11,7 +11,9 @@
 //! | [`pgbench`] | pgbench TPC-B-like client + PostgreSQL backend | 000 (§S0) |
 //! | [`memcached`] | memcachetest (parallelio) / memtier against memcached | 000, 001 |
 //! | [`copy`] | parallelio's background large-file copy | 000 |
+//! | [`kalloc`] | mmtests stress-highalloc; kernel-object churn | 004 |
 
 pub mod copy;
+pub mod kalloc;
 pub mod memcached;
 pub mod pgbench;
