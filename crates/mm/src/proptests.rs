@@ -70,6 +70,8 @@ fn drive_with(seed: u64, steps: usize, lru: LruKind) -> vmstat::VmEvents {
     let mut now = 0u64;
     let anon_pages = mm.objects[0].size_pages;
     let file_pages = mm.objects[1].size_pages;
+    // Kernel memory held by the stream (freed at random): fragments the zones.
+    let mut kmem: Vec<Pfn> = Vec::new();
     for step in 0..steps {
         now += rng.below(20_000);
         mm.run_completions(now);
@@ -87,13 +89,48 @@ fn drive_with(seed: u64, steps: usize, lru: LruKind) -> vmstat::VmEvents {
                 let p = rng.below(file_pages - 16);
                 mm.file_write(&mut ctx, 1, p as u32, 1 + rng.below(16) as u32)
             }
-            8 => {
-                if rng.below(4) == 0 {
-                    mm.fsync(&mut ctx, 1)
-                } else {
+            8 => match rng.below(8) {
+                0 => mm.fsync(&mut ctx, 1),
+                1 | 2 => {
                     mm.flusher_run(&mut ctx, 1_000_000);
                 }
-            }
+                3 | 4 => {
+                    // Kernel allocations of any order and type, GFP_KERNEL or GFP_NOWAIT.
+                    let gfp = alloc::Gfp {
+                        mt: rng.below(3) as u8,
+                        direct_reclaim: rng.below(2) == 0,
+                        kswapd_reclaim: true,
+                        noretry: false,
+                        retry_mayfail: false,
+                    };
+                    let order = [0, 0, 1, 2, 3, 9][rng.below(6) as usize];
+                    if let Some(p) = mm.alloc_kernel_pages(&mut ctx, order, gfp) {
+                        kmem.push(p);
+                    }
+                    ctx.oom = false;
+                }
+                5 => {
+                    if !kmem.is_empty() {
+                        let p = kmem.swap_remove(rng.below(kmem.len() as u64) as usize);
+                        mm.free_kernel_pages(p);
+                    }
+                }
+                6 => {
+                    let prio = [
+                        compaction::CompactPriority::Async,
+                        compaction::CompactPriority::SyncLight,
+                        compaction::CompactPriority::SyncFull,
+                    ][rng.below(3) as usize];
+                    let _ = mm.try_to_compact_pages(&mut ctx, 1 + rng.below(10) as u32, 0, prio);
+                }
+                _ => {
+                    mm.wakeup_kcompactd(9);
+                    if mm.kcompactd.wake_pending {
+                        mm.kcompactd_do_work(&mut ctx);
+                    }
+                    let _ = mm.kcompactd_proactive(&mut ctx);
+                }
+            },
             _ => {
                 mm.wakeup_kswapd(0, true);
                 for _ in 0..rng.below(8) {
@@ -135,6 +172,9 @@ fn random_streams_keep_every_invariant() {
         PgDeactivate,
         PgRotated,
         NrVmscanImmediateReclaim,
+        PgmigrateSuccess,
+        CompactMigrateScanned,
+        ExtfragFallback,
     ] {
         assert!(total.get(e) > 0, "{e:?} never happened");
     }
