@@ -11,7 +11,8 @@
 #    only a warning when apt-get cannot be used (not root, not Debian): that test then skips.
 # 2. Builds a wheel with maturin (`maturin build --release`; `maturin develop` would need a
 #    virtualenv, and CI has none) into a temporary directory.
-# 3. pip installs the wheel with its `test` extra, which pulls pandas, matplotlib, pytest,
+# 3. pip installs the wheel (its dependencies: pandas, matplotlib, tomli-w) with its `test`
+#    extra, which pulls pytest,
 #    tqdm, ray, mypy and pandas-stubs (pyproject.toml is the one list), then force-reinstalls
 #    the wheel itself so the fresh extension replaces any older install, editable ones too.
 #

@@ -31,8 +31,10 @@ SWEEP_COLUMNS = (
 
 
 def parse_value(text: str) -> Any:
-    """A grid value: an int or float when it is one (``60``, ``0.5``), else the string
-    (``4G``, ``legacy``). The core receives ``str(value)`` either way."""
+    """A grid value: an int, float or boolean when it is one (``60``, ``0.5``, ``true``),
+    else the string (``4G``, ``legacy``), as ``--set`` reads a value."""
+    if text in ("true", "false"):
+        return text == "true"
     if _INT.fullmatch(text):
         return int(text)
     if _FLOAT.fullmatch(text):

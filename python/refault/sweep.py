@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import pandas as pd
 
 from . import _progress, _refault
-from ._api import ScenarioLike, format_value, scenario_text
+from ._api import ScenarioLike, _call, format_value, overrides_arg, scenario_text
 from .result import task_labels, write_atomic
 
 #: The task figures a sweep table carries, as ``<task>.<figure>`` columns.
@@ -92,7 +92,7 @@ class _Point:
     def __init__(self, index: int, overrides: dict[str, Any], seed: int | None) -> None:
         self.index = index
         self.overrides = overrides
-        self.pairs = [(str(k), format_value(v)) for k, v in overrides.items()]
+        self.pairs = overrides_arg(overrides)
         self.name = point_name(overrides, seed)
         self.resolved: Any = None
         self.row: dict[str, Any] | None = None
@@ -176,7 +176,10 @@ def sweep(
         raise ValueError("the grid has repeated points")
     # Resolve every point first: a bad value fails now, not after hours of runs.
     for p in points:
-        p.resolved = json.loads(_refault.resolve(text, False, p.pairs, seed, origin))
+        pairs = p.pairs
+        p.resolved = json.loads(
+            _call(lambda: _refault.resolve(text, False, pairs, seed, origin), text, origin)
+        )
 
     out_dir = Path(out) if out is not None else None
     if out_dir is not None:
