@@ -3,14 +3,17 @@
 The Rust ``refault`` binary hands its ``sweep``, ``plot`` and ``report`` subcommands to this
 module with the same arguments, so ``refault sweep ...`` and ``python -m refault sweep ...``
 are one command. Errors print one line, ``refault: error: ...``, and exit with status 2, as
-the Rust command line does; Ctrl-C exits with 130.
+the Rust command line does; Ctrl-C exits with 130, SIGTERM with 143 (SIGHUP 129), after
+removing what was being written (runs under way in a sweep finish and land first).
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -163,16 +166,44 @@ def _report(a: argparse.Namespace) -> int:
     return 0
 
 
+class Terminated(BaseException):
+    """Raised in the main thread by SIGTERM (and SIGHUP), so that what is being written is
+    cleaned up as for Ctrl-C instead of the process dying on the spot."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, _frame: Any) -> None:
+    raise Terminated(signum)
+
+
+def _install_termination_handlers() -> None:
+    """SIGTERM and SIGHUP raise :class:`Terminated`, unless they are ignored (``nohup``) or
+    handled already, or this is not the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) == signal.SIG_DFL:
+            signal.signal(sig, _terminate)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0, 2 on error, 130 on Ctrl-C)."""
+    """Run the command line; returns the exit status (0, 2 on error, 130 on Ctrl-C, 128 + N
+    on SIGTERM or SIGHUP)."""
     a = _parser().parse_args(argv)
     from .errors import RefaultError
 
+    _install_termination_handlers()
     try:
         return {"sweep": _sweep, "plot": _plot, "report": _report}[a.command](a)
     except KeyboardInterrupt:
         print("refault: interrupted", file=sys.stderr)
         return 130
+    except Terminated as t:
+        print(f"refault: terminated by {signal.Signals(t.signum).name}", file=sys.stderr)
+        return 128 + t.signum
     except (RefaultError, OSError, ValueError, RuntimeError, ImportError) as e:
         print(f"refault: error: {e}", file=sys.stderr)
         return 2

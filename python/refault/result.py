@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
+from ._output import write_output
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -29,35 +30,10 @@ def task_labels(tasks: list[dict[str, Any]]) -> list[str]:
     return labels
 
 
-def _read_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-# Read once, at import: os.umask can only be read by setting it, which is not thread-safe.
-_UMASK = _read_umask()
-
-
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the whole new one,
-    never a part: a temporary file in the same directory, flushed, then renamed over."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        # mkstemp creates 0600; give the file the mode open() would.
-        os.fchmod(fd, 0o666 & ~_UMASK)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
+    """Write ``text`` to ``path``: atomically over a regular file or a missing path, through
+    a device or FIFO (never replacing it), to stdout for ``-`` (see :mod:`refault._output`)."""
+    write_output(path, text)
 
 
 class Result:
@@ -184,7 +160,9 @@ class Result:
         return self._text
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the result JSON to ``path`` atomically (never a half-written file)."""
+        """Write the result JSON to ``path`` atomically (never a half-written file); ``-``
+        is standard output, and a device such as ``/dev/null`` is written through, never
+        replaced."""
         write_atomic(path, self.to_json())
 
     def plot(self, kind: str = "overview", path: str | os.PathLike[str] | None = None,
