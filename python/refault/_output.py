@@ -53,7 +53,7 @@ def _pid_alive(pid: int) -> bool:
 def remove_stale_temporaries(path: Path) -> list[Path]:
     """Remove ``.NAME.PID.*.tmp`` next to ``path`` whose PID is not a live process; returns
     what was removed."""
-    removed = []
+    removed: list[Path] = []
     prefix = f".{path.name}."
     try:
         entries = list(os.scandir(path.parent))

@@ -1,4 +1,8 @@
-"""The command line of the Python layer: ``python -m refault sweep|plot|report``.
+"""The command line of the Python layer: ``python -m refault sweep|plot|report``, and the
+``refault`` console script (:func:`entry`), which is the whole ``refault`` command: these
+three subcommands here, every other one (``run``, ``compare``, ``reproduce``, ``bench``,
+``twin``, ``fidelity``, ``--help``) by the Rust command line compiled into the extension,
+run in this process.
 
 The Rust ``refault`` binary hands its ``sweep``, ``plot`` and ``report`` subcommands to this
 module with the same arguments, so ``refault sweep ...`` and ``python -m refault sweep ...``
@@ -129,7 +133,9 @@ def _sweep(a: argparse.Namespace) -> int:
         cols += [c for c in SWEEP_COLUMNS if c in df.columns]
     print(df[cols].to_string(index=False))
     if a.out is not None:
-        print(f"{len(df)} points; results and sweep.csv in {a.out}", file=sys.stderr)
+        reused = int(df.attrs.get("reused", 0))
+        again = f" ({reused} reused from an earlier run)" if reused else ""
+        print(f"{len(df)} points{again}; results and sweep.csv in {a.out}", file=sys.stderr)
     return 0
 
 
@@ -207,3 +213,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RefaultError, OSError, ValueError, RuntimeError, ImportError) as e:
         print(f"refault: error: {e}", file=sys.stderr)
         return 2
+
+
+#: The subcommands this module implements; the console script runs the others in Rust.
+PYTHON_COMMANDS = ("sweep", "plot", "report")
+
+
+def entry() -> None:
+    """The ``refault`` console script: one command with every subcommand."""
+    argv = sys.argv[1:]
+    if argv and argv[0] in PYTHON_COMMANDS:
+        sys.exit(main(argv))
+    from . import _refault
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # The Rust command handles its own signals, as the `refault` binary does: Ctrl-C stops a
+    # run at once instead of waiting for Python to look at a flag.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    sys.exit(_refault.cli_main(["refault", *argv]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import pandas as pd
 
@@ -177,6 +177,51 @@ class Result:
         if path is not None:
             plot.save(fig, path)
         return fig
+
+    def _repr_html_(self) -> str:
+        """How a notebook shows a result: the run, the tasks' throughput and latency, the
+        main reclaim counters, and the overview plot."""
+        import base64
+        import html
+        import io
+
+        from . import plot
+
+        def table(rows: Sequence[tuple[str, ...]], head: tuple[str, ...]) -> str:
+            th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+            body = "".join(
+                "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+                for row in rows
+            )
+            return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+        tasks = self.tasks
+        task_rows = [
+            (str(label), f"{t.get('ops', 0):,}", f"{t.get('ops_per_sec', 0.0):,.1f}",
+             f"{t.get('latency_mean_us', float('nan')):,.1f}",
+             f"{t.get('latency_p99_us', float('nan')):,.1f}", f"{t.get('major_faults', 0):,}")
+            for label, t in tasks.iterrows()
+        ]
+        main = ("pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd", "pgsteal_direct",
+                "workingset_refault_anon", "workingset_refault_file", "pswpin", "pswpout",
+                "pgmajfault", "oom_kill")
+        vm = self.vmstat
+        counter_rows = [(k, f"{vm[k]:,}") for k in main if k in vm]
+        fig = plot.draw(self, "overview")
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=80)
+        png = base64.b64encode(buf.getvalue()).decode("ascii")
+        policy = self.scenario.get("policy", {})
+        head = (f"<p><b>{html.escape(self.name)}</b>: {self.events:,} events, "
+                f"{self.sim_seconds:.2f} s simulated, LRU {html.escape(str(policy.get('lru', '?')))}"
+                f", seed {html.escape(str(self.scenario.get('seed', '?')))}</p>")
+        return (
+            "<div class=\"refault-result\">" + head
+            + table(task_rows, ("task", "ops", "ops/s", "mean µs", "p99 µs", "major faults"))
+            + table(counter_rows, ("counter", "value"))
+            + f'<img alt="overview" src="data:image/png;base64,{png}">'
+            + "</div>"
+        )
 
     def __repr__(self) -> str:
         return (

@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import re
+import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -160,7 +161,9 @@ def sweep(
         One row per grid point, in grid order (the first key varying slowest): the override
         columns (values as given), ``sim_seconds``, ``events``, ``<task>.<figure>`` for the
         figures in :data:`TASK_FIGURES`, and every vmstat counter; with ``out``, also
-        ``result_file`` (the point's file name in ``out``).
+        ``result_file`` (the point's file name in ``out``). ``df.attrs["reused"]`` is the
+        number of points taken from ``out`` instead of run (said on stderr at the start when
+        progress is shown).
 
     Raises:
         ScenarioError: the scenario or one of the grid's points is invalid (checked for
@@ -188,7 +191,11 @@ def sweep(
     todo = [p for p in points if out_dir is None or not _reuse(p, out_dir / f"{p.name}.json")]
 
     workers = workers or os.cpu_count() or 1
-    bar = _progress.bar(len(points), "sweep", "points", progress, len(points) - len(todo))
+    reused = len(points) - len(todo)
+    if reused and _progress.wanted(progress):
+        print(f"sweep: resuming: {reused} of {len(points)} points already done in {out_dir}, "
+              "reused", file=sys.stderr)
+    bar = _progress.bar(len(points), "sweep", "points", progress, reused)
 
     def finish(point: _Point, js: str) -> None:
         if out_dir is not None:
@@ -212,6 +219,7 @@ def sweep(
             row["result_file"] = f"{p.name}.json"
         rows.append(row)
     df = pd.DataFrame(rows)
+    df.attrs["reused"] = reused
     if out_dir is not None:
         write_atomic(out_dir / TABLE_NAME, df.to_csv(index=False))
     return df

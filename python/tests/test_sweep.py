@@ -131,6 +131,7 @@ def test_killed_sweep_resumes_without_recomputing(
     df = refault.sweep(small, grid_dict, out=out, progress=False)
 
     assert len(calls) == 8 - len(done)
+    assert df.attrs["reused"] == len(done)
     after = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in _points(out)}
     assert len(after) == 8
     for name, st in before.items():

@@ -258,11 +258,21 @@ fn resolve(
     Ok(json)
 }
 
+/// Runs the `refault` command line in this process (`argv`: the program name, then the
+/// arguments) and returns its exit status; what the Python package's `refault` console
+/// script calls for every subcommand it does not implement itself (`sweep`, `plot`,
+/// `report`). The GIL is released while it runs.
+#[pyfunction]
+fn cli_main(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.detach(|| refault::main_with_args(argv))
+}
+
 #[pymodule]
 fn _refault(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add("RefaultError", py.get_type::<RefaultError>())?;
     m.add("ScenarioError", py.get_type::<ScenarioError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
