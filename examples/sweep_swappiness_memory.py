@@ -6,13 +6,17 @@ make room for the cache depends on vm.swappiness (how cheap anon reclaim is judg
 file reclaim) and on how much memory there is. The sweep runs every combination on all
 local cores (or on Ray with ``--engine ray``) and draws the readers' throughput and pswpout.
 
-    python examples/sweep_swappiness_memory.py                 # writes docs/img/sweep-heatmap.png
-    python examples/sweep_swappiness_memory.py --out sweeps/sm  # also keeps each point's result
+    python examples/sweep_swappiness_memory.py                 # the image in a new temporary directory
+    python examples/sweep_swappiness_memory.py --out sweeps/sm  # keeps each point's result and the image there
+    python examples/sweep_swappiness_memory.py -o docs/img/sweep-heatmap.png   # the README's picture
+
+Nothing is written into the repository unless asked for.
 """
 
 from __future__ import annotations
 
 import argparse
+import tempfile
 from pathlib import Path
 
 from matplotlib.figure import Figure
@@ -32,8 +36,13 @@ def main() -> None:
     ap.add_argument("--engine", choices=("local", "ray"), default="local")
     ap.add_argument("--address", help="Ray cluster address (default: a local Ray instance)")
     ap.add_argument("--out", type=Path, help="keep each point's result JSON here (resumable)")
-    ap.add_argument("-o", "--image", type=Path, default=ROOT / "docs" / "img" / "sweep-heatmap.png")
+    ap.add_argument("-o", "--image", type=Path,
+                    help="the image (default: sweep-heatmap.png in --out, or in a new "
+                    "temporary directory)")
     a = ap.parse_args()
+    if a.image is None:
+        where = a.out if a.out is not None else Path(tempfile.mkdtemp(prefix="refault-sweep-"))
+        a.image = where / "sweep-heatmap.png"
 
     df = refault.sweep(ROOT / "scenarios" / "thrash-cache.toml", GRID, engine=a.engine,
                        address=a.address, out=a.out, progress=True)

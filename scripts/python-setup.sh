@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# Build the Rust core as the extension `refault._refault`, install the `refault` package into
-# the current Python (python3), and install what the Python tests need. Idempotent: a second
-# run only rebuilds the extension and reinstalls it.
+# Build the Rust core as the extension `refault._refault` and install the `refault` package
+# into the current Python (python3): the `refault` command (every subcommand) and the Python
+# API. With --test, also what the Python tests need (the `test` extra and Chromium); the test
+# suite (scripts/test.sh) does that in a virtual environment, not in the system Python.
+# Idempotent: a second run only rebuilds the extension and reinstalls it.
 #
-#   ./scripts/python-setup.sh            # as root on Debian, Python >= 3.11 with pip
+#   ./scripts/python-setup.sh            # the package for users
+#   ./scripts/python-setup.sh --test     # and the test tools (as root on Debian: Chromium)
 #
 # What it does:
-# 1. Chromium from Debian's packages (`apt-get install chromium`), for the test that opens
+# 1. (--test only) Chromium from Debian's packages (`apt-get install chromium`), for the test that opens
 #    the HTML report in a headless browser; skipped when chromium is already there, and
 #    only a warning when apt-get cannot be used (not root, not Debian): that test then skips.
 # 2. Builds a wheel with maturin (`maturin build --release`; `maturin develop` would need a
 #    virtualenv, and CI has none) into a temporary directory.
-# 3. pip installs the wheel with its `test` extra, which pulls pandas, matplotlib, pytest,
-#    tqdm, ray, mypy and pandas-stubs (pyproject.toml is the one list), then force-reinstalls
-#    the wheel itself so the fresh extension replaces any older install, editable ones too.
+# 3. pip installs the wheel (its dependencies: pandas, matplotlib, tomli-w), with --test its
+#    `test` extra too (pytest, tqdm, ray, mypy, pandas-stubs: pyproject.toml is the one
+#    list), then force-reinstalls the wheel itself so the fresh extension replaces any older
+#    install, editable ones too.
 #
 # Inside a virtualenv the same steps install into it. Environment: PYTHON (default
 # python3), CARGO_TARGET_DIR (honoured by the build), REFAULT_SKIP_APT=1 to skip step 1.
@@ -21,6 +25,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PY=${PYTHON:-python3}
+TEST=0
+for arg in "$@"; do
+    case "$arg" in
+        --test) TEST=1 ;;
+        *) echo "python-setup: unknown argument $arg (--test installs the test tools too)" >&2; exit 2 ;;
+    esac
+done
 export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1 DEBIAN_FRONTEND=noninteractive
 pip() { "$PY" -m pip "$@"; }
 
@@ -31,7 +42,9 @@ if sys.version_info < (3, 11):
 EOF
 
 # 1. Chromium for the report test.
-if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then
+if [ "$TEST" = 0 ]; then
+    :
+elif command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then
     :
 elif [ "${REFAULT_SKIP_APT:-0}" = 1 ]; then
     echo "python-setup: REFAULT_SKIP_APT=1: not installing chromium (the browser test will skip)"
@@ -55,9 +68,14 @@ echo "python-setup: maturin build --release"
 wheel=$(ls "$wheels"/refault-*.whl)
 
 # 3. Install it with the test dependencies, then make sure this very build is the one in use.
-echo "python-setup: pip install $(basename "$wheel")[test]"
-pip install -q "$wheel[test]"
+if [ "$TEST" = 1 ]; then
+    echo "python-setup: pip install $(basename "$wheel")[test]"
+    pip install -q "$wheel[test]"
+else
+    echo "python-setup: pip install $(basename "$wheel")"
+    pip install -q "$wheel"
+fi
 pip install -q --force-reinstall --no-deps "$wheel"
 
 cd /
-"$PY" -c "import refault, refault.plot, refault.report; print('python-setup: refault', refault.__version__, 'installed in', refault.__file__.rsplit('/', 2)[0])"
+"$PY" -c "import refault, refault.plot, refault.report, sysconfig; print('python-setup: refault', refault.__version__, 'installed in', refault.__file__.rsplit('/', 2)[0] + '; the command:', sysconfig.get_path('scripts') + '/refault')"

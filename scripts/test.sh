@@ -28,6 +28,15 @@ for s in scenarios/*.toml; do
 done
 if [ -d python/tests ] && [ -x scripts/python-setup.sh ]; then
     echo "== python tests"
-    scripts/python-setup.sh
-    python3 -m pytest -q python/tests
+    # In a virtual environment (target/py-venv), so that the test tools (the `test` extra)
+    # stay out of the system Python; it sees the system's packages (maturin, pytest).
+    # Without ensurepip (Debian's python3 without python3-venv) the venv borrows the system
+    # pip, which installs into the venv all the same.
+    venv=target/py-venv
+    if [ ! -x "$venv/bin/python" ]; then
+        python3 -m venv --system-site-packages "$venv" 2>/dev/null \
+            || { rm -rf "$venv"; python3 -m venv --system-site-packages --without-pip "$venv"; }
+    fi
+    PYTHON="$venv/bin/python" scripts/python-setup.sh --test
+    "$venv/bin/python" -m pytest -q python/tests
 fi

@@ -5,6 +5,7 @@ from typing import Any, Callable
 __all__ = [
     "run",
     "resolve",
+    "cli_main",
     "RefaultError",
     "ScenarioError",
     "SimulationError",
@@ -23,6 +24,7 @@ class ScenarioError(RefaultError):
     column: int | None
     kind: str
     message: str
+    key: str | None
 
 class SimulationError(RefaultError):
     """The simulation could not run the scenario to its end."""
@@ -55,3 +57,6 @@ def resolve(
     origin: str | None = None,
 ) -> str:
     """The resolved scenario as JSON."""
+
+def cli_main(argv: list[str]) -> int:
+    """Run the `refault` command line in this process; its exit status. Releases the GIL."""

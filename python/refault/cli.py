@@ -1,16 +1,23 @@
-"""The command line of the Python layer: ``python -m refault sweep|plot|report``.
+"""The command line of the Python layer: ``python -m refault sweep|plot|report``, and the
+``refault`` console script (:func:`entry`), which is the whole ``refault`` command: these
+three subcommands here, every other one (``run``, ``compare``, ``reproduce``, ``bench``,
+``twin``, ``fidelity``, ``--help``) by the Rust command line compiled into the extension,
+run in this process.
 
 The Rust ``refault`` binary hands its ``sweep``, ``plot`` and ``report`` subcommands to this
 module with the same arguments, so ``refault sweep ...`` and ``python -m refault sweep ...``
 are one command. Errors print one line, ``refault: error: ...``, and exit with status 2, as
-the Rust command line does; Ctrl-C exits with 130.
+the Rust command line does; Ctrl-C exits with 130, SIGTERM with 143 (SIGHUP 129), after
+removing what was being written (runs under way in a sweep finish and land first).
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -31,8 +38,10 @@ SWEEP_COLUMNS = (
 
 
 def parse_value(text: str) -> Any:
-    """A grid value: an int or float when it is one (``60``, ``0.5``), else the string
-    (``4G``, ``legacy``). The core receives ``str(value)`` either way."""
+    """A grid value: an int, float or boolean when it is one (``60``, ``0.5``, ``true``),
+    else the string (``4G``, ``legacy``), as ``--set`` reads a value."""
+    if text in ("true", "false"):
+        return text == "true"
     if _INT.fullmatch(text):
         return int(text)
     if _FLOAT.fullmatch(text):
@@ -124,7 +133,9 @@ def _sweep(a: argparse.Namespace) -> int:
         cols += [c for c in SWEEP_COLUMNS if c in df.columns]
     print(df[cols].to_string(index=False))
     if a.out is not None:
-        print(f"{len(df)} points; results and sweep.csv in {a.out}", file=sys.stderr)
+        reused = int(df.attrs.get("reused", 0))
+        again = f" ({reused} reused from an earlier run)" if reused else ""
+        print(f"{len(df)} points{again}; results and sweep.csv in {a.out}", file=sys.stderr)
     return 0
 
 
@@ -161,16 +172,64 @@ def _report(a: argparse.Namespace) -> int:
     return 0
 
 
+class Terminated(BaseException):
+    """Raised in the main thread by SIGTERM (and SIGHUP), so that what is being written is
+    cleaned up as for Ctrl-C instead of the process dying on the spot."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, _frame: Any) -> None:
+    raise Terminated(signum)
+
+
+def _install_termination_handlers() -> None:
+    """SIGTERM and SIGHUP raise :class:`Terminated`, unless they are ignored (``nohup``) or
+    handled already, or this is not the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) == signal.SIG_DFL:
+            signal.signal(sig, _terminate)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0, 2 on error, 130 on Ctrl-C)."""
+    """Run the command line; returns the exit status (0, 2 on error, 130 on Ctrl-C, 128 + N
+    on SIGTERM or SIGHUP)."""
     a = _parser().parse_args(argv)
     from .errors import RefaultError
 
+    _install_termination_handlers()
     try:
         return {"sweep": _sweep, "plot": _plot, "report": _report}[a.command](a)
     except KeyboardInterrupt:
         print("refault: interrupted", file=sys.stderr)
         return 130
+    except Terminated as t:
+        print(f"refault: terminated by {signal.Signals(t.signum).name}", file=sys.stderr)
+        return 128 + t.signum
     except (RefaultError, OSError, ValueError, RuntimeError, ImportError) as e:
         print(f"refault: error: {e}", file=sys.stderr)
         return 2
+
+
+#: The subcommands this module implements; the console script runs the others in Rust.
+PYTHON_COMMANDS = ("sweep", "plot", "report")
+
+
+def entry() -> None:
+    """The ``refault`` console script: one command with every subcommand."""
+    argv = sys.argv[1:]
+    if argv and argv[0] in PYTHON_COMMANDS:
+        sys.exit(main(argv))
+    from . import _refault
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # The Rust command handles its own signals, as the `refault` binary does: Ctrl-C stops a
+    # run at once instead of waiting for Python to look at a flag.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    sys.exit(_refault.cli_main(["refault", *argv]))

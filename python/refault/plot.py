@@ -18,6 +18,7 @@ Figures are unit conversions and differences of the core's samples, nothing more
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 from typing import Any, Sequence
@@ -28,6 +29,7 @@ from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
+from ._output import write_output
 from .result import PAGE_SIZE, Result
 
 MIB = 1 << 20
@@ -223,9 +225,15 @@ def draw(result: ResultLike, kind: str = "overview", **kwargs: Any) -> Figure:
 
 
 def save(fig: Figure, path: str | os.PathLike[str], dpi: int = 110) -> None:
-    """Save ``fig``; the format follows the extension (``.png``, ``.svg``, ``.pdf``)."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi)
+    """Save ``fig``; the format follows the extension (``.png``, ``.svg``, ``.pdf``; PNG
+    without one). Written as every output is (:mod:`refault._output`): atomically over a
+    file, through a device, never replacing it; ``-`` is standard output."""
+    fmt = Path(path).suffix.lstrip(".").lower() if os.fspath(path) != "-" else ""
+    if os.fspath(path) != "-":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt or "png", dpi=dpi)
+    write_output(path, buf.getvalue())
 
 
 def _order(values: pd.Series) -> list[Any]:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import pandas as pd
+
+from ._output import write_output
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -29,35 +30,10 @@ def task_labels(tasks: list[dict[str, Any]]) -> list[str]:
     return labels
 
 
-def _read_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-# Read once, at import: os.umask can only be read by setting it, which is not thread-safe.
-_UMASK = _read_umask()
-
-
-def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the whole new one,
-    never a part: a temporary file in the same directory, flushed, then renamed over."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        # mkstemp creates 0600; give the file the mode open() would.
-        os.fchmod(fd, 0o666 & ~_UMASK)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
+    """Write ``text`` to ``path``: atomically over a regular file or a missing path, through
+    a device or FIFO (never replacing it), to stdout for ``-`` (see :mod:`refault._output`)."""
+    write_output(path, text)
 
 
 class Result:
@@ -184,7 +160,9 @@ class Result:
         return self._text
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the result JSON to ``path`` atomically (never a half-written file)."""
+        """Write the result JSON to ``path`` atomically (never a half-written file); ``-``
+        is standard output, and a device such as ``/dev/null`` is written through, never
+        replaced."""
         write_atomic(path, self.to_json())
 
     def plot(self, kind: str = "overview", path: str | os.PathLike[str] | None = None,
@@ -199,6 +177,51 @@ class Result:
         if path is not None:
             plot.save(fig, path)
         return fig
+
+    def _repr_html_(self) -> str:
+        """How a notebook shows a result: the run, the tasks' throughput and latency, the
+        main reclaim counters, and the overview plot."""
+        import base64
+        import html
+        import io
+
+        from . import plot
+
+        def table(rows: Sequence[tuple[str, ...]], head: tuple[str, ...]) -> str:
+            th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+            body = "".join(
+                "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+                for row in rows
+            )
+            return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+        tasks = self.tasks
+        task_rows = [
+            (str(label), f"{t.get('ops', 0):,}", f"{t.get('ops_per_sec', 0.0):,.1f}",
+             f"{t.get('latency_mean_us', float('nan')):,.1f}",
+             f"{t.get('latency_p99_us', float('nan')):,.1f}", f"{t.get('major_faults', 0):,}")
+            for label, t in tasks.iterrows()
+        ]
+        main = ("pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd", "pgsteal_direct",
+                "workingset_refault_anon", "workingset_refault_file", "pswpin", "pswpout",
+                "pgmajfault", "oom_kill")
+        vm = self.vmstat
+        counter_rows = [(k, f"{vm[k]:,}") for k in main if k in vm]
+        fig = plot.draw(self, "overview")
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=80)
+        png = base64.b64encode(buf.getvalue()).decode("ascii")
+        policy = self.scenario.get("policy", {})
+        head = (f"<p><b>{html.escape(self.name)}</b>: {self.events:,} events, "
+                f"{self.sim_seconds:.2f} s simulated, LRU {html.escape(str(policy.get('lru', '?')))}"
+                f", seed {html.escape(str(self.scenario.get('seed', '?')))}</p>")
+        return (
+            "<div class=\"refault-result\">" + head
+            + table(task_rows, ("task", "ops", "ops/s", "mean µs", "p99 µs", "major faults"))
+            + table(counter_rows, ("counter", "value"))
+            + f'<img alt="overview" src="data:image/png;base64,{png}">'
+            + "</div>"
+        )
 
     def __repr__(self) -> str:
         return (

@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import re
+import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -27,7 +28,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import pandas as pd
 
 from . import _progress, _refault
-from ._api import ScenarioLike, format_value, scenario_text
+from ._api import ScenarioLike, _call, format_value, overrides_arg, scenario_text
 from .result import task_labels, write_atomic
 
 #: The task figures a sweep table carries, as ``<task>.<figure>`` columns.
@@ -92,7 +93,7 @@ class _Point:
     def __init__(self, index: int, overrides: dict[str, Any], seed: int | None) -> None:
         self.index = index
         self.overrides = overrides
-        self.pairs = [(str(k), format_value(v)) for k, v in overrides.items()]
+        self.pairs = overrides_arg(overrides)
         self.name = point_name(overrides, seed)
         self.resolved: Any = None
         self.row: dict[str, Any] | None = None
@@ -160,7 +161,9 @@ def sweep(
         One row per grid point, in grid order (the first key varying slowest): the override
         columns (values as given), ``sim_seconds``, ``events``, ``<task>.<figure>`` for the
         figures in :data:`TASK_FIGURES`, and every vmstat counter; with ``out``, also
-        ``result_file`` (the point's file name in ``out``).
+        ``result_file`` (the point's file name in ``out``). ``df.attrs["reused"]`` is the
+        number of points taken from ``out`` instead of run (said on stderr at the start when
+        progress is shown).
 
     Raises:
         ScenarioError: the scenario or one of the grid's points is invalid (checked for
@@ -176,7 +179,10 @@ def sweep(
         raise ValueError("the grid has repeated points")
     # Resolve every point first: a bad value fails now, not after hours of runs.
     for p in points:
-        p.resolved = json.loads(_refault.resolve(text, False, p.pairs, seed, origin))
+        pairs = p.pairs
+        p.resolved = json.loads(
+            _call(lambda: _refault.resolve(text, False, pairs, seed, origin), text, origin)
+        )
 
     out_dir = Path(out) if out is not None else None
     if out_dir is not None:
@@ -185,7 +191,11 @@ def sweep(
     todo = [p for p in points if out_dir is None or not _reuse(p, out_dir / f"{p.name}.json")]
 
     workers = workers or os.cpu_count() or 1
-    bar = _progress.bar(len(points), "sweep", "points", progress, len(points) - len(todo))
+    reused = len(points) - len(todo)
+    if reused and _progress.wanted(progress):
+        print(f"sweep: resuming: {reused} of {len(points)} points already done in {out_dir}, "
+              "reused", file=sys.stderr)
+    bar = _progress.bar(len(points), "sweep", "points", progress, reused)
 
     def finish(point: _Point, js: str) -> None:
         if out_dir is not None:
@@ -209,6 +219,7 @@ def sweep(
             row["result_file"] = f"{p.name}.json"
         rows.append(row)
     df = pd.DataFrame(rows)
+    df.attrs["reused"] = reused
     if out_dir is not None:
         write_atomic(out_dir / TABLE_NAME, df.to_csv(index=False))
     return df

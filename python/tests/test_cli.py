@@ -27,6 +27,9 @@ def test_sweep_plot_report_from_the_command_line(small: Path, tmp_path: Path) ->
     assert lines[0].split()[:2] == ["vm.swappiness", "cgroup.box.memory.max"]
     assert len(lines) == 7
     table = pd.read_csv(out / "sweep.csv")
+    again = py("sweep", str(small), "--grid", "vm.swappiness=0,60,200",
+               "--grid", "cgroup.box.memory.max=40M,44M", "--out", str(out))
+    assert again.returncode == 0 and "6 points (6 reused from an earlier run)" in again.stderr
     api = refault.sweep(small, {"vm.swappiness": [0, 60, 200],
                                 "cgroup.box.memory.max": ["40M", "44M"]}, progress=False)
     assert table["pswpout"].tolist() == api["pswpout"].tolist()
@@ -105,3 +108,38 @@ def test_rust_cli_says_how_to_install_when_the_package_is_missing(cli: Path, tmp
                        text=True, env=env)
     assert p.returncode == 2
     assert "not installed" in p.stderr and "pip install ." in p.stderr
+
+
+def _console_script() -> Path:
+    import sysconfig
+
+    return Path(sysconfig.get_path("scripts")) / "refault"
+
+
+def test_one_install_gives_the_whole_refault_command(small: Path, tmp_path: Path) -> None:
+    """The package's `refault` console script: Rust subcommands run in-process from the
+    extension (no separately built binary), Python ones here, one command."""
+    exe = _console_script()
+    assert exe.is_file(), f"no `refault` console script at {exe}: the package installs one"
+    env = {**os.environ, "PATH": "/nonexistent"}  # nothing else called `refault` to run
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(exe), *args], capture_output=True, text=True,
+                              cwd=tmp_path, env=env, timeout=300)
+
+    p = run("--help")
+    assert p.returncode == 0, p.stderr
+    for sub in ("run", "compare", "reproduce", "bench", "sweep", "plot", "report", "twin"):
+        assert f"  {sub}" in p.stdout, (sub, p.stdout)
+    assert run("--version").stdout.startswith("refault ")
+    p = run("run", str(small), "--out", "r.json")
+    assert p.returncode == 0, p.stderr
+    via_script = refault.Result.load(tmp_path / "r.json")
+    assert via_script.vmstat == refault.run(small).vmstat
+    p = run("run", str(small), "--set", "vm.swappiness=300")
+    assert p.returncode == 2 and "swappiness" in p.stderr and "Traceback" not in p.stderr
+    p = run("no-such-command")
+    assert p.returncode == 2
+    p = run("sweep", str(small), "--grid", "vm.swappiness=0,200")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0].split()[0] == "vm.swappiness"

@@ -61,3 +61,15 @@ def test_sweep_plots(small: Path, tmp_path: Path) -> None:
     plot.save(lines, tmp_path / "lines.png")
     assert _is_png(tmp_path / "lines.png")
     assert len(lines.axes[0].get_lines()) == 2
+
+
+def test_result_renders_in_a_notebook(small: Path) -> None:
+    import base64
+    import re
+
+    r = refault.run(small)
+    page = r._repr_html_()
+    assert "<b>small</b>" in page and "heap" in page and "reader" in page
+    assert f"{r.vmstat['pswpout']:,}" in page
+    png = re.search(r'src="data:image/png;base64,([^"]+)"', page)
+    assert png and base64.b64decode(png.group(1)).startswith(b"\x89PNG")

@@ -39,7 +39,8 @@ def test_python_and_cli_give_identical_results(
         args += ["--set", f"{k}={v}"]
     subprocess.run(args, check=True, capture_output=True)
     via_cli = json.loads(out.read_text())
-    via_py = refault.run(path, dict(sets))
+    # "KEY=VALUE" strings are read exactly as --set reads them.
+    via_py = refault.run(path, [f"{k}={v}" for k, v in sets])
     assert via_py.vmstat == via_cli["vmstat"]
     assert via_py.data["tasks"] == via_cli["tasks"]
     assert _without_wall(via_py.data) == _without_wall(via_cli)
@@ -98,9 +99,22 @@ def test_scenario_as_path_text_and_dict_agree(small: Path) -> None:
 
 def test_dict_writer_round_trips_through_toml(small: Path) -> None:
     doc = tomllib.loads(small.read_text())
-    doc["description"] = 'quotes " and \\ and unicode µs'
+    doc["description"] = 'quotes " and \\ and unicode µs, and beyond the BMP 😀'
     doc["run"]["warmup"] = "0s"
     assert tomllib.loads(toml_dumps(doc)) == doc
+    assert refault.resolve(doc)["description"] == doc["description"]
+
+
+def test_overrides_as_pairs_and_strings_and_typed_lists(small: Path) -> None:
+    as_dict = refault.resolve(small, {"vm.swappiness": 100, "machine.memory": "96M"})
+    as_pairs = refault.resolve(small, [("vm.swappiness", 100), ("machine.memory", "96M")])
+    as_text = refault.resolve(small, ["vm.swappiness=100", "machine.memory = 96M"])
+    assert as_dict == as_pairs == as_text
+    assert as_dict["sysctl"]["swappiness"] == 100
+    with pytest.raises(TypeError):
+        refault.resolve(small, "vm.swappiness=100")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        refault.resolve(small, [("vm.swappiness", 1, 2)])  # type: ignore[list-item]
 
 
 def test_overrides_and_seed(small: Path) -> None:

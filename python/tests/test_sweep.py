@@ -74,7 +74,18 @@ def test_an_out_dir_of_another_scenario_is_refused(small: Path, tmp_path: Path) 
                       out=out, progress=False)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def _default_signals() -> None:
+    """In the child before exec: SIGINT and SIGQUIT as on a terminal. A shell without job
+    control starts background jobs (`pytest ... &`, CI runners) with SIGINT ignored, and a
+    Python started with SIGINT ignored keeps ignoring it (it installs KeyboardInterrupt only
+    over the default disposition): the sweep then ran to its end and exited 0. That, not a
+    timing race inside the sweep, made the SIGINT case fail now and then."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM],
+                         ids=["SIGKILL", "SIGINT", "SIGTERM"])
 def test_killed_sweep_resumes_without_recomputing(
     small: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals
 ) -> None:
@@ -85,18 +96,24 @@ def test_killed_sweep_resumes_without_recomputing(
     grid = ["--grid", "run.duration=10s", "--grid", "vm.swappiness=0,30,60,90,120,150,180,200"]
     cmd = [sys.executable, "-m", "refault", "sweep", str(small), *grid, "--out", str(out),
            "--jobs", "1", "--no-progress"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=_default_signals)
     deadline = time.monotonic() + 60
     while len(_points(out) if out.exists() else []) < 3:
         assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
         assert time.monotonic() < deadline, "the sweep made no progress"
         time.sleep(0.02)
+    # Popen.send_signal does nothing to a process that has exited: say so, not "exit 0".
+    assert proc.poll() is None, "the sweep finished before it could be interrupted"
     proc.send_signal(sig)
     code = proc.wait(timeout=60)
-    assert code == (130 if sig == signal.SIGINT else -signal.SIGKILL)
+    expected = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGKILL: -signal.SIGKILL}
+    assert code == expected[sig], proc.stderr.read().decode() if proc.stderr else ""
 
     done = _points(out)
     assert 3 <= len(done) < 8, "the sweep was not interrupted midway"
+    if sig != signal.SIGKILL:  # cleaned up by the sweep itself, not by the next run
+        assert not [p for p in out.iterdir() if p.name.startswith(".")], "temporary files left"
     for p in done:
         assert json.loads(p.read_text())["vmstat"]  # whole, parseable results only
     before = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in done}
@@ -114,6 +131,7 @@ def test_killed_sweep_resumes_without_recomputing(
     df = refault.sweep(small, grid_dict, out=out, progress=False)
 
     assert len(calls) == 8 - len(done)
+    assert df.attrs["reused"] == len(done)
     after = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in _points(out)}
     assert len(after) == 8
     for name, st in before.items():

@@ -9,13 +9,17 @@
 //!   runs started from several Python threads proceed in parallel.
 //! - Every error from the core becomes a Python exception through one mapping,
 //!   [`Error`] → `PyErr`: `ScenarioError`, `SimulationError`, `InvariantError` (all under
-//!   `RefaultError`), or `FileNotFoundError`/`PermissionError`/`OSError` for a scenario file
-//!   that cannot be read. A panic inside the core is caught and raised as
+//!   `RefaultError`), or `FileNotFoundError`/`IsADirectoryError`/`PermissionError`/`OSError`
+//!   for a scenario file that cannot be read (a file that is not UTF-8 is a `ScenarioError`).
+//!   The Python package reads scenario files itself and hands this module text; `is_path`
+//!   stays for direct callers. A panic inside the core is caught and raised as
 //!   `SimulationError`; it never unwinds into the interpreter.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use pyo3::exceptions::{PyException, PyFileNotFoundError, PyOSError, PyPermissionError};
+use pyo3::exceptions::{
+    PyException, PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -126,8 +130,10 @@ fn scenario_error(e: refault_scenario::ScenarioError) -> PyErr {
         match e.io_error_kind() {
             Some(Io::NotFound) => return PyFileNotFoundError::new_err(args(2)),
             Some(Io::PermissionDenied) => return PyPermissionError::new_err(args(13)),
+            Some(Io::IsADirectory) => return PyIsADirectoryError::new_err(args(21)),
+            // Not UTF-8: a ScenarioError, below.
+            Some(Io::InvalidData) | None => {}
             Some(_) => return PyOSError::new_err(args(5)),
-            None => {}
         }
     }
     let err = ScenarioError::new_err(e.to_string());
@@ -252,11 +258,21 @@ fn resolve(
     Ok(json)
 }
 
+/// Runs the `refault` command line in this process (`argv`: the program name, then the
+/// arguments) and returns its exit status; what the Python package's `refault` console
+/// script calls for every subcommand it does not implement itself (`sweep`, `plot`,
+/// `report`). The GIL is released while it runs.
+#[pyfunction]
+fn cli_main(py: Python<'_>, argv: Vec<String>) -> u8 {
+    py.detach(|| refault::main_with_args(argv))
+}
+
 #[pymodule]
 fn _refault(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add("RefaultError", py.get_type::<RefaultError>())?;
     m.add("ScenarioError", py.get_type::<ScenarioError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;
