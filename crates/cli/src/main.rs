@@ -35,6 +35,12 @@ enum Command {
     /// Run a scenario for real in a memory cgroup and compare the kernel's counters with the
     /// simulation's (root; memory cgroups v1 or v2).
     Twin(cmd::twin::TwinArgs),
+    /// Recorded traces: convert between formats, summarise, record a scenario's events
+    /// (docs/traces.md).
+    Trace(cmd::trace::TraceArgs),
+    /// Record a program's memory accesses under valgrind's lackey tool as a refault trace:
+    /// `refault record -o app.rft -- ./app ARGS`.
+    Record(cmd::trace::RecordArgs),
     /// Run the bundled fidelity suite (fidelity/*.toml) through the twin: one table.
     Fidelity(cmd::twin::FidelityArgs),
 }
@@ -51,6 +57,8 @@ fn main() -> ExitCode {
         Command::Report(a) => cmd::python::main("report", a),
         Command::Twin(a) => cmd::twin::twin(a),
         Command::Fidelity(a) => cmd::twin::fidelity(a),
+        Command::Trace(a) => cmd::trace::main(a),
+        Command::Record(a) => cmd::trace::record(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -247,7 +247,10 @@ impl RecordWrite for BinaryWriter {
             if obj >= self.nobjects {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidInput,
-                    format!("record names object {obj}, but the header declares {}", self.nobjects),
+                    format!(
+                        "record names object {obj}, but the header declares {}",
+                        self.nobjects
+                    ),
                 ));
             }
         }
@@ -548,8 +551,10 @@ impl BinaryReader {
     #[inline]
     fn obj(&mut self, tag: u8, at: u64) -> Result<u32, TraceError> {
         if tag & F_SAME != 0 {
-            self.last_obj
-                .ok_or_else(|| self.inp.err(at, "`same object` flag before any object was named"))
+            self.last_obj.ok_or_else(|| {
+                self.inp
+                    .err(at, "`same object` flag before any object was named")
+            })
         } else {
             let o = self.inp.u32("an object index")?;
             if o as usize >= self.header.objects.len() {
@@ -582,9 +587,10 @@ impl BinaryReader {
 
     fn flags_ok(&self, tag: u8, allowed: u8, at: u64) -> Result<(), TraceError> {
         if tag & 0xf0 & !allowed != 0 {
-            return Err(self
-                .inp
-                .err(at, format!("record tag {tag:#04x}: unknown flags for its opcode")));
+            return Err(self.inp.err(
+                at,
+                format!("record tag {tag:#04x}: unknown flags for its opcode"),
+            ));
         }
         Ok(())
     }
@@ -717,7 +723,10 @@ impl RecordRead for BinaryReader {
             };
             check_op(&self.header, &op).map_err(|m| self.inp.err(at, m))?;
             self.events += 1;
-            return Ok(Some(Record { task: self.task, op }));
+            return Ok(Some(Record {
+                task: self.task,
+                op,
+            }));
         }
     }
 }
@@ -765,7 +774,11 @@ mod tests {
             let bytes = encode(&h, &recs, level);
             for cut in (0..bytes.len()).step_by(bytes.len() / 97 + 1) {
                 let r = decode(bytes[..cut].to_vec());
-                assert!(r.is_err(), "cut at {cut} of {} (level {level:?})", bytes.len());
+                assert!(
+                    r.is_err(),
+                    "cut at {cut} of {} (level {level:?})",
+                    bytes.len()
+                );
             }
             assert!(decode(bytes).is_ok());
         }
@@ -798,7 +811,10 @@ mod tests {
         // Body: ntasks(1) "a"(2) nobj(1) "heap"(5) kind(1) pages(1) exists(1) = 12 bytes,
         // then touch #1 at 12 (tag, obj, delta = 3 bytes), touch #2 at 15.
         assert_eq!(e.pos, Pos::Byte(15));
-        assert_eq!(e.to_string(), "t.rft: byte 15: page 12 is outside object `heap` (10 pages)");
+        assert_eq!(
+            e.to_string(),
+            "t.rft: byte 15: page 12 is outside object `heap` (10 pages)"
+        );
         // An unknown opcode.
         let mut bytes = encode(&h, &[rec(3)], None);
         bytes[12 + 12] = 0x09;
@@ -809,7 +825,10 @@ mod tests {
         let n = bytes.len();
         bytes[n - 1] = 5;
         let e = decode(bytes).unwrap_err();
-        assert!(e.msg.starts_with("the end record counts 5 events but 1"), "{e}");
+        assert!(
+            e.msg.starts_with("the end record counts 5 events but 1"),
+            "{e}"
+        );
         // Bad magic and version.
         let e = decode(b"RFTRACX\0\x01\x00\x01\x00".to_vec()).unwrap_err();
         assert_eq!(e.pos, Pos::Byte(0));
@@ -838,7 +857,10 @@ mod tests {
                     write: p % 2 == 0,
                 },
             });
-            recs.push(Record { task: 0, op: Op::OpEnd });
+            recs.push(Record {
+                task: 0,
+                op: Op::OpEnd,
+            });
         }
         let raw = encode(&h, &recs, None);
         // Two bytes per touch + end pair (tag with same-object and end flags, delta 1).

@@ -118,14 +118,23 @@ impl Lines {
     fn next(&mut self) -> Result<bool, TraceError> {
         self.line.clear();
         let n = self.src.read_until(b'\n', &mut self.line).map_err(|e| {
-            TraceError::new(&self.origin, Pos::Line(self.lineno + 1), format!("cannot read: {e}"))
+            TraceError::new(
+                &self.origin,
+                Pos::Line(self.lineno + 1),
+                format!("cannot read: {e}"),
+            )
         })?;
         self.lineno += 1;
         Ok(n > 0)
     }
 }
 
-fn parse<'a>(spec: &CsvSpec, line: &'a [u8], origin: &str, lineno: u64) -> Result<Option<Request<'a>>, TraceError> {
+fn parse<'a>(
+    spec: &CsvSpec,
+    line: &'a [u8],
+    origin: &str,
+    lineno: u64,
+) -> Result<Option<Request<'a>>, TraceError> {
     let e = |m: String| TraceError::new(origin, Pos::Line(lineno), m);
     let line = std::str::from_utf8(line).map_err(|_| e("the line is not UTF-8".into()))?;
     let line = line.trim_end_matches(['\n', '\r']);
@@ -144,8 +153,11 @@ fn parse<'a>(spec: &CsvSpec, line: &'a [u8], origin: &str, lineno: u64) -> Resul
     };
     let num = |i: usize, what: &str| -> Result<u64, TraceError> {
         let s = field(i, what)?;
-        s.parse::<u64>()
-            .map_err(|_| e(format!("column {i} ({what}) `{s}` is not a non-negative integer")))
+        s.parse::<u64>().map_err(|_| {
+            e(format!(
+                "column {i} ({what}) `{s}` is not a non-negative integer"
+            ))
+        })
     };
     let offset = num(spec.offset, "offset")?
         .checked_mul(spec.unit)
@@ -163,7 +175,11 @@ fn parse<'a>(spec: &CsvSpec, line: &'a [u8], origin: &str, lineno: u64) -> Resul
             match s.as_bytes().first() {
                 Some(b'r' | b'R') => false,
                 Some(b'w' | b'W') => true,
-                _ => return Err(e(format!("column {c} (op) `{s}` is neither read nor write"))),
+                _ => {
+                    return Err(e(format!(
+                        "column {c} (op) `{s}` is neither read nor write"
+                    )))
+                }
             }
         }
     };
@@ -172,7 +188,9 @@ fn parse<'a>(spec: &CsvSpec, line: &'a [u8], origin: &str, lineno: u64) -> Resul
         Some(c) => field(c, "volume")?,
     };
     if volume.is_empty() || volume.contains(|c: char| c.is_whitespace() || c == '#') {
-        return Err(e(format!("volume `{volume}` is empty or has blanks or '#'")));
+        return Err(e(format!(
+            "volume `{volume}` is empty or has blanks or '#'"
+        )));
     }
     let size = size.max(1);
     let first = offset >> 12;
@@ -269,7 +287,10 @@ impl RecordRead for CsvReader {
     fn next_record(&mut self) -> Result<Option<Record>, TraceError> {
         if self.end_due {
             self.end_due = false;
-            return Ok(Some(Record { task: 0, op: Op::OpEnd }));
+            return Ok(Some(Record {
+                task: 0,
+                op: Op::OpEnd,
+            }));
         }
         loop {
             if !self.lines.next()? {
@@ -332,17 +353,32 @@ mod tests {
                  128166372003061631,hm,0,Read,12288,12289,1\n";
         let (h, ops) = reader(t, "offset=4,size=5,op=3,volume=2,skip=1").unwrap();
         assert_eq!(
-            h.objects.iter().map(|o| (o.name.as_str(), o.pages)).collect::<Vec<_>>(),
+            h.objects
+                .iter()
+                .map(|o| (o.name.as_str(), o.pages))
+                .collect::<Vec<_>>(),
             [("vol-0", 7), ("vol-1", 2)]
         );
         assert_eq!(
             ops,
             [
-                Op::Read { obj: 0, page: 2, nr: 1 },
+                Op::Read {
+                    obj: 0,
+                    page: 2,
+                    nr: 1
+                },
                 Op::OpEnd,
-                Op::Write { obj: 1, page: 0, nr: 2 },
+                Op::Write {
+                    obj: 1,
+                    page: 0,
+                    nr: 2
+                },
                 Op::OpEnd,
-                Op::Read { obj: 0, page: 3, nr: 4 },
+                Op::Read {
+                    obj: 0,
+                    page: 3,
+                    nr: 4
+                },
                 Op::OpEnd,
             ]
         );
@@ -353,11 +389,24 @@ mod tests {
         let (h, ops) = reader("8 2\n", "offset=0,size=1,sep=space,unit=512").unwrap();
         // Sector 8 = byte 4096 = page 1; 1 KiB.
         assert_eq!(h.objects[0].pages, 2);
-        assert_eq!(ops[0], Op::Read { obj: 0, page: 1, nr: 1 });
+        assert_eq!(
+            ops[0],
+            Op::Read {
+                obj: 0,
+                page: 1,
+                nr: 1
+            }
+        );
         let e = reader("1,2\nx,2\n", "offset=0,size=1").unwrap_err();
-        assert_eq!(e.to_string(), "t.csv:2: column 0 (offset) `x` is not a non-negative integer");
+        assert_eq!(
+            e.to_string(),
+            "t.csv:2: column 0 (offset) `x` is not a non-negative integer"
+        );
         let e = reader("1,2\n", "offset=0,size=1,op=1").unwrap_err();
-        assert_eq!(e.to_string(), "t.csv:1: column 1 (op) `2` is neither read nor write");
+        assert_eq!(
+            e.to_string(),
+            "t.csv:1: column 1 (op) `2` is neither read nor write"
+        );
         let e = reader("1\n", "offset=0,size=3").unwrap_err();
         assert_eq!(e.to_string(), "t.csv:1: no column 3 (size)");
         assert!(CsvSpec::parse("size=1").is_err());

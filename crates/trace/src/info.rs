@@ -69,6 +69,15 @@ pub fn collect(r: &mut dyn RecordRead) -> Result<Info, TraceError> {
     let mut access = |info: &mut Info, obj: u32, page: u32| {
         let t = info.page_accesses;
         info.page_accesses += 1;
+        if t < REUSE_WINDOW && fw.0.len() <= t as usize {
+            let n = (fw.0.len() * 2).max(1024).min(REUSE_WINDOW as usize);
+            // Rebuild: a Fenwick tree cannot simply grow; re-add the live marks.
+            let mut nf = Fenwick(vec![0; n]);
+            for &v in last.values() {
+                nf.add(v as usize, 1);
+            }
+            fw = nf;
+        }
         let prev = last.insert((obj, page), t);
         if prev.is_none() {
             info.distinct_pages[obj as usize] += 1;
@@ -77,17 +86,6 @@ pub fn collect(r: &mut dyn RecordRead) -> Result<Info, TraceError> {
             return;
         }
         info.measured += 1;
-        if fw.0.len() <= t as usize {
-            let n = (fw.0.len() * 2).max(1024).min(REUSE_WINDOW as usize);
-            // Rebuild: a Fenwick tree cannot simply grow; re-add the live marks.
-            let mut nf = Fenwick(vec![0; n]);
-            for &v in last.values() {
-                if v < t {
-                    nf.add(v as usize, 1);
-                }
-            }
-            fw = nf;
-        }
         match prev {
             None => info.cold += 1,
             Some(p) if p < REUSE_WINDOW => {
@@ -142,7 +140,11 @@ impl Info {
             let _ = writeln!(s, "  {t:<20} {n} events");
         }
         let _ = writeln!(s, "objects: {}", h.objects.len());
-        let _ = writeln!(s, "  {:<20} {:<6} {:>12} {:>12}  footprint", "name", "kind", "pages", "size");
+        let _ = writeln!(
+            s,
+            "  {:<20} {:<6} {:>12} {:>12}  footprint",
+            "name", "kind", "pages", "size"
+        );
         for (o, d) in h.objects.iter().zip(&self.distinct_pages) {
             let _ = writeln!(
                 s,
@@ -156,7 +158,17 @@ impl Info {
                 if o.exists { ", exists" } else { "" }
             );
         }
-        let names = ["touch-load", "touch-store", "read", "write", "fsync", "advise", "think", "end", "phase"];
+        let names = [
+            "touch-load",
+            "touch-store",
+            "read",
+            "write",
+            "fsync",
+            "advise",
+            "think",
+            "end",
+            "phase",
+        ];
         let _ = writeln!(s, "events: {}", self.events);
         for (n, c) in names.iter().zip(&self.per_kind) {
             if *c > 0 {
@@ -172,7 +184,10 @@ impl Info {
         );
         let warm = self.measured - self.cold;
         if warm > 0 {
-            let _ = writeln!(s, "  LRU hit ratio by cache size (of the measured accesses):");
+            let _ = writeln!(
+                s,
+                "  LRU hit ratio by cache size (of the measured accesses):"
+            );
             let mut cum = 0u64;
             for (k, c) in self.hist.iter().enumerate() {
                 cum += c;
@@ -216,5 +231,25 @@ mod tests {
         // distance 0 -> bucket 0; distance 2 -> bucket 1 ([1, 3)).
         assert_eq!(info.hist[0], 1);
         assert_eq!(info.hist[1], 3);
+    }
+
+    /// A loop over 600 pages, three times: 1800 accesses, past the tree's first growth
+    /// (1024), each warm access at distance 599.
+    #[test]
+    fn loop_distances_survive_the_tree_growing() {
+        let mut text = String::from("refault-trace 1\nobject h anon 1000\n");
+        for _ in 0..3 {
+            for p in 0..600 {
+                text += &format!("t h {p}\n");
+            }
+        }
+        let mut r =
+            crate::text::TextReader::new(Box::new(std::io::Cursor::new(text.into_bytes())), "x")
+                .unwrap();
+        let info = collect(&mut r).unwrap();
+        assert_eq!(info.cold, 600);
+        // 599 is in [2^9 - 1, 2^10 - 1).
+        assert_eq!(info.hist[9], 1200);
+        assert_eq!(info.hist.iter().sum::<u64>(), 1200);
     }
 }

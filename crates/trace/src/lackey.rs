@@ -49,7 +49,9 @@ fn parse(line: &[u8], origin: &str, lineno: u64) -> Result<Access, TraceError> {
         return Ok(Access::Skip);
     }
     if line.len() < 3 {
-        return Err(e("not a lackey record (expected `I  ADDR,SIZE` or ` L|S|M ADDR,SIZE`)"));
+        return Err(e(
+            "not a lackey record (expected `I  ADDR,SIZE` or ` L|S|M ADDR,SIZE`)",
+        ));
     }
     let (kind, rest) = line.split_at(3);
     let what = match kind {
@@ -57,7 +59,11 @@ fn parse(line: &[u8], origin: &str, lineno: u64) -> Result<Access, TraceError> {
         b" L " => 1,
         b" S " => 2,
         b" M " => 3,
-        _ => return Err(e("not a lackey record (expected `I  ADDR,SIZE` or ` L|S|M ADDR,SIZE`)")),
+        _ => {
+            return Err(e(
+                "not a lackey record (expected `I  ADDR,SIZE` or ` L|S|M ADDR,SIZE`)",
+            ))
+        }
     };
     let rest = std::str::from_utf8(rest).map_err(|_| e("the line is not UTF-8"))?;
     let (a, s) = rest
@@ -74,8 +80,16 @@ fn parse(line: &[u8], origin: &str, lineno: u64) -> Result<Access, TraceError> {
     }
     Ok(match what {
         0 => Access::Insn(1),
-        1 => Access::Data { addr, size, write: false },
-        _ => Access::Data { addr, size, write: true },
+        1 => Access::Data {
+            addr,
+            size,
+            write: false,
+        },
+        _ => Access::Data {
+            addr,
+            size,
+            write: true,
+        },
     })
 }
 
@@ -97,7 +111,11 @@ impl Lines {
     fn next(&mut self, origin: &str) -> Result<bool, TraceError> {
         self.line.clear();
         let n = self.src.read_until(b'\n', &mut self.line).map_err(|e| {
-            TraceError::new(origin, Pos::Line(self.lineno + 1), format!("cannot read: {e}"))
+            TraceError::new(
+                origin,
+                Pos::Line(self.lineno + 1),
+                format!("cannot read: {e}"),
+            )
         })?;
         self.lineno += 1;
         Ok(n > 0)
@@ -234,7 +252,10 @@ impl RecordRead for LackeyReader {
                         let ns = self.insns.min(u64::from(u32::MAX)) as u32;
                         self.insns -= u64::from(ns);
                         self.queue[0] = Some(first);
-                        return Ok(Some(Record { task: 0, op: Op::Think { ns } }));
+                        return Ok(Some(Record {
+                            task: 0,
+                            op: Op::Think { ns },
+                        }));
                     }
                     return Ok(Some(Record { task: 0, op: first }));
                 }
@@ -251,11 +272,9 @@ mod tests {
     fn read(text: &str) -> Result<(Header, Vec<Op>), TraceError> {
         let b = text.as_bytes().to_vec();
         let b2 = b.clone();
-        let mut r = LackeyReader::new(
-            Box::new(std::io::Cursor::new(b)),
-            "l.txt",
-            &move || Ok(Box::new(std::io::Cursor::new(b2.clone())) as Box<dyn Read + Send>),
-        )?;
+        let mut r = LackeyReader::new(Box::new(std::io::Cursor::new(b)), "l.txt", &move || {
+            Ok(Box::new(std::io::Cursor::new(b2.clone())) as Box<dyn Read + Send>)
+        })?;
         let ops = read_all(&mut r)?.iter().map(|r| r.op).collect();
         Ok((r.header().clone(), ops))
     }
@@ -272,17 +291,36 @@ mod tests {
         t += "==1== \n";
         let (h, ops) = read(&t).unwrap();
         assert_eq!(
-            h.objects.iter().map(|o| (o.name.as_str(), o.pages)).collect::<Vec<_>>(),
+            h.objects
+                .iter()
+                .map(|o| (o.name.as_str(), o.pages))
+                .collect::<Vec<_>>(),
             [("region-804a000", 3), ("stack", 1)]
         );
         assert_eq!(
             ops,
             [
-                Op::Touch { obj: 0, page: 0, write: false },
-                Op::Touch { obj: 0, page: 1, write: true },
-                Op::Touch { obj: 0, page: 2, write: true },
+                Op::Touch {
+                    obj: 0,
+                    page: 0,
+                    write: false
+                },
+                Op::Touch {
+                    obj: 0,
+                    page: 1,
+                    write: true
+                },
+                Op::Touch {
+                    obj: 0,
+                    page: 2,
+                    write: true
+                },
                 Op::Think { ns: 1500 },
-                Op::Touch { obj: 1, page: 0, write: true },
+                Op::Touch {
+                    obj: 1,
+                    page: 0,
+                    write: true
+                },
             ]
         );
     }
@@ -290,7 +328,10 @@ mod tests {
     #[test]
     fn malformed_lines_are_positioned() {
         let e = read(" L 1000,4\n X 1000,4\n").unwrap_err();
-        assert_eq!(e.to_string(), "l.txt:2: not a lackey record (expected `I  ADDR,SIZE` or ` L|S|M ADDR,SIZE`)");
+        assert_eq!(
+            e.to_string(),
+            "l.txt:2: not a lackey record (expected `I  ADDR,SIZE` or ` L|S|M ADDR,SIZE`)"
+        );
         let e = read(" L zz,4\n").unwrap_err();
         assert_eq!(e.to_string(), "l.txt:1: the address is not hexadecimal");
         let e = read("I  1000,4\n").unwrap_err();

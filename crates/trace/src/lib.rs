@@ -148,12 +148,9 @@ pub struct Record {
 /// to, pages inside the object. `Err` is the message of a positioned error.
 pub fn check_op(h: &Header, op: &Op) -> Result<(), String> {
     let obj_of = |obj: u32| -> Result<&Object, String> {
-        h.objects.get(obj as usize).ok_or_else(|| {
-            format!(
-                "object {obj} is not declared ({} objects)",
-                h.objects.len()
-            )
-        })
+        h.objects
+            .get(obj as usize)
+            .ok_or_else(|| format!("object {obj} is not declared ({} objects)", h.objects.len()))
     };
     match *op {
         Op::Touch { obj, page, .. } => {

@@ -47,11 +47,9 @@ impl Format {
             "lackey" => Format::Lackey,
             "oracle-general" | "oracleGeneral" => Format::OracleGeneral,
             "csv" => Format::Csv(CsvSpec::parse(csv_spec.unwrap_or(""))?),
-            other => {
-                return Err(format!(
-                    "unknown trace format `{other}` (auto, binary, text, lackey, oracle-general, csv)"
-                ))
-            }
+            other => return Err(format!(
+                "unknown trace format `{other}` (auto, binary, text, lackey, oracle-general, csv)"
+            )),
         })
     }
 }
@@ -96,9 +94,8 @@ pub fn open(path: &Path, format: &Format) -> Result<Reader, TraceError> {
             .map_err(|e| TraceError::new(&origin, Pos::None, format!("cannot open: {e}")))?;
         Ok(Box::new(f))
     };
-    let opener = |p: &Path| -> std::io::Result<Box<dyn Read + Send>> {
-        Ok(Box::new(File::open(p)?))
-    };
+    let opener =
+        |p: &Path| -> std::io::Result<Box<dyn Read + Send>> { Ok(Box::new(File::open(p)?)) };
     open_with(&origin, file()?, format, &|| opener(path))
 }
 
@@ -140,7 +137,9 @@ pub fn open_with(
         Format::OracleGeneral => {
             Reader::Oracle(Box::new(OracleReader::new(body, origin, &reopen_plain)?))
         }
-        Format::Csv(spec) => Reader::Csv(Box::new(CsvReader::new(body, origin, spec, &reopen_plain)?)),
+        Format::Csv(spec) => {
+            Reader::Csv(Box::new(CsvReader::new(body, origin, spec, &reopen_plain)?))
+        }
         Format::Auto | Format::Binary => unreachable!(),
     })
 }
@@ -161,7 +160,13 @@ fn sniff(
             Ok(0) => break,
             Ok(n) => got += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(TraceError::new(origin, Pos::None, format!("cannot read: {e}"))),
+            Err(e) => {
+                return Err(TraceError::new(
+                    origin,
+                    Pos::None,
+                    format!("cannot read: {e}"),
+                ))
+            }
         }
     }
     prefix.truncate(got);
@@ -202,8 +207,11 @@ fn detect(prefix: &[u8], origin: &str) -> Result<Format, TraceError> {
         if l.starts_with("refault-trace") {
             return Ok(Format::Text);
         }
-        if line.starts_with("==") || line.starts_with("I  ") || line.starts_with(" L ")
-            || line.starts_with(" S ") || line.starts_with(" M ")
+        if line.starts_with("==")
+            || line.starts_with("I  ")
+            || line.starts_with(" L ")
+            || line.starts_with(" S ")
+            || line.starts_with(" M ")
         {
             return Ok(Format::Lackey);
         }

@@ -160,7 +160,10 @@ impl RecordRead for OracleReader {
     fn next_record(&mut self) -> Result<Option<Record>, TraceError> {
         if self.end_due {
             self.end_due = false;
-            return Ok(Some(Record { task: 0, op: Op::OpEnd }));
+            return Ok(Some(Record {
+                task: 0,
+                op: Op::OpEnd,
+            }));
         }
         let Some((at, id, size)) = self.pass.next()? else {
             return Ok(None);
@@ -232,13 +235,29 @@ mod tests {
         assert_eq!(
             ops,
             [
-                Op::Read { obj: 0, page: 0, nr: 2 },
+                Op::Read {
+                    obj: 0,
+                    page: 0,
+                    nr: 2
+                },
                 Op::OpEnd,
-                Op::Read { obj: 0, page: 2, nr: 1 },
+                Op::Read {
+                    obj: 0,
+                    page: 2,
+                    nr: 1
+                },
                 Op::OpEnd,
-                Op::Read { obj: 0, page: 0, nr: 2 },
+                Op::Read {
+                    obj: 0,
+                    page: 0,
+                    nr: 2
+                },
                 Op::OpEnd,
-                Op::Read { obj: 0, page: 3, nr: 1 },
+                Op::Read {
+                    obj: 0,
+                    page: 3,
+                    nr: 1
+                },
                 Op::OpEnd,
             ]
         );

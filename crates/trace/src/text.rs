@@ -60,8 +60,14 @@ enum Line {
 fn strip(l: &[u8]) -> &[u8] {
     let end = l.iter().position(|&b| b == b'#').unwrap_or(l.len());
     let l = &l[..end];
-    let s = l.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(l.len());
-    let e = l.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(s, |e| e + 1);
+    let s = l
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(l.len());
+    let e = l
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(s, |e| e + 1);
     &l[s..e]
 }
 
@@ -81,7 +87,11 @@ impl TextReader {
         // The version line.
         loop {
             if !r.read_line()? {
-                return Err(TraceError::new(origin, Pos::None, "empty trace: no `refault-trace 1` line"));
+                return Err(TraceError::new(
+                    origin,
+                    Pos::None,
+                    "empty trace: no `refault-trace 1` line",
+                ));
             }
             let l = strip(&r.line);
             if l.is_empty() {
@@ -97,9 +107,9 @@ impl TextReader {
                     )))
                 }
                 _ => {
-                    return Err(r.err(
-                        "not a refault text trace: the first line must be `refault-trace 1`",
-                    ))
+                    return Err(
+                        r.err("not a refault text trace: the first line must be `refault-trace 1`")
+                    )
                 }
             }
         }
@@ -156,7 +166,10 @@ impl TextReader {
             None => Err(err(
                 &self.origin,
                 line,
-                format!("@{t}: no such task (tasks: {})", self.header.tasks.join(", ")),
+                format!(
+                    "@{t}: no such task (tasks: {})",
+                    self.header.tasks.join(", ")
+                ),
             )),
         }
     }
@@ -393,7 +406,6 @@ impl TextWriter {
             task: 0,
         })
     }
-
 }
 
 fn obj_name(h: &Header, obj: u32) -> std::io::Result<&str> {
@@ -473,7 +485,10 @@ mod tests {
     }
 
     fn decode(text: &str) -> Result<(Header, Vec<Record>), TraceError> {
-        let mut r = TextReader::new(Box::new(std::io::Cursor::new(text.to_string().into_bytes())), "t.txt")?;
+        let mut r = TextReader::new(
+            Box::new(std::io::Cursor::new(text.to_string().into_bytes())),
+            "t.txt",
+        )?;
         let recs = read_all(&mut r)?;
         Ok((r.header().clone(), recs))
     }
@@ -501,9 +516,21 @@ mod tests {
         assert_eq!(
             recs.iter().map(|r| r.op).collect::<Vec<_>>(),
             [
-                Op::Touch { obj: 0, page: 3, write: false },
-                Op::Touch { obj: 0, page: 4, write: true },
-                Op::Read { obj: 1, page: 0, nr: 32 },
+                Op::Touch {
+                    obj: 0,
+                    page: 3,
+                    write: false
+                },
+                Op::Touch {
+                    obj: 0,
+                    page: 4,
+                    write: true
+                },
+                Op::Read {
+                    obj: 1,
+                    page: 0,
+                    nr: 32
+                },
                 Op::OpEnd,
                 Op::Think { ns: 1000 },
             ]
@@ -517,20 +544,62 @@ mod tests {
     fn errors_name_the_line() {
         let cases = [
             ("", "t.txt: empty trace: no `refault-trace 1` line"),
-            ("hello\n", "t.txt:1: not a refault text trace: the first line must be `refault-trace 1`"),
-            ("refault-trace 2\n", "t.txt:1: text trace version 2; this refault reads version 1"),
-            ("refault-trace 1\nobject h anon 4\nt h 4\n", "t.txt:3: page 4 is outside object `h` (4 pages)"),
-            ("refault-trace 1\nobject h anon 4\nt g 1\n", "t.txt:3: unknown object `g`"),
-            ("refault-trace 1\nobject h anon 4\nt h\n", "t.txt:3: `t` takes OBJ PAGE"),
-            ("refault-trace 1\nobject h anon 4\nt h x\n", "t.txt:3: `t`: page `x` is not a number"),
-            ("refault-trace 1\nobject h anon 4\nread h 0 1\n", "t.txt:3: read/write of object `h`, which is anon, not a file"),
-            ("refault-trace 1\nobject h anon 4\nt h 0\nobject g anon 1\n", "t.txt:4: `object` after the first event"),
-            ("refault-trace 1\nobject h anon 4\nobject h file 4\n", "t.txt:3: object `h` is declared twice"),
-            ("refault-trace 1\nobject h anon 0\n", "t.txt:2: object `h` has 0 pages: must be 1 to 2^32"),
-            ("refault-trace 1\nobject h anon 4\n\n@x\nt h 0\n", "t.txt:4: @x: no such task (tasks: main)"),
-            ("refault-trace 1\nobject h anon 4\nt h 0\nfrob\n", "t.txt:4: unknown record `frob`"),
-            ("refault-trace 1\nphase 65536\n", "t.txt:2: `phase`: phase index 65536 is above 65535"),
-            ("refault-trace 1\nobject h anon 4\nadvise h willneed\n", "t.txt:3: `advise`: unknown hint `willneed` (normal, random, sequential)"),
+            (
+                "hello\n",
+                "t.txt:1: not a refault text trace: the first line must be `refault-trace 1`",
+            ),
+            (
+                "refault-trace 2\n",
+                "t.txt:1: text trace version 2; this refault reads version 1",
+            ),
+            (
+                "refault-trace 1\nobject h anon 4\nt h 4\n",
+                "t.txt:3: page 4 is outside object `h` (4 pages)",
+            ),
+            (
+                "refault-trace 1\nobject h anon 4\nt g 1\n",
+                "t.txt:3: unknown object `g`",
+            ),
+            (
+                "refault-trace 1\nobject h anon 4\nt h\n",
+                "t.txt:3: `t` takes OBJ PAGE",
+            ),
+            (
+                "refault-trace 1\nobject h anon 4\nt h x\n",
+                "t.txt:3: `t`: page `x` is not a number",
+            ),
+            (
+                "refault-trace 1\nobject h anon 4\nread h 0 1\n",
+                "t.txt:3: read/write of object `h`, which is anon, not a file",
+            ),
+            (
+                "refault-trace 1\nobject h anon 4\nt h 0\nobject g anon 1\n",
+                "t.txt:4: `object` after the first event",
+            ),
+            (
+                "refault-trace 1\nobject h anon 4\nobject h file 4\n",
+                "t.txt:3: object `h` is declared twice",
+            ),
+            (
+                "refault-trace 1\nobject h anon 0\n",
+                "t.txt:2: object `h` has 0 pages: must be 1 to 2^32",
+            ),
+            (
+                "refault-trace 1\nobject h anon 4\n\n@x\nt h 0\n",
+                "t.txt:4: @x: no such task (tasks: main)",
+            ),
+            (
+                "refault-trace 1\nobject h anon 4\nt h 0\nfrob\n",
+                "t.txt:4: unknown record `frob`",
+            ),
+            (
+                "refault-trace 1\nphase 65536\n",
+                "t.txt:2: `phase`: phase index 65536 is above 65535",
+            ),
+            (
+                "refault-trace 1\nobject h anon 4\nadvise h willneed\n",
+                "t.txt:3: `advise`: unknown hint `willneed` (normal, random, sequential)",
+            ),
         ];
         for (text, want) in cases {
             let e = decode(text).unwrap_err();

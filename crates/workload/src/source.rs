@@ -38,6 +38,7 @@ use crate::error::{SourceError, SourceErrorKind};
 use crate::event::{EventSource, ObjId, Op};
 use crate::gen::PhaseSource;
 use crate::rng::mix64;
+use crate::trace::TraceSource;
 
 /// Domain separator of scatter keys ("SCATTER" in ASCII), so that they never coincide with
 /// an instance seed.
@@ -62,6 +63,17 @@ pub enum Source {
     Pgbench(Box<PgbenchSource>),
     Memcached(MemcachedSource),
     Copy(CopySource),
+    Trace(Box<TraceSource>),
+}
+
+impl Source {
+    /// Why the stream ended early (a replayed trace that turned out bad), if it did.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            Source::Trace(s) => s.error(),
+            _ => None,
+        }
+    }
 }
 
 impl EventSource for Source {
@@ -72,6 +84,7 @@ impl EventSource for Source {
             Source::Pgbench(s) => s.next_op(),
             Source::Memcached(s) => s.next_op(),
             Source::Copy(s) => s.next_op(),
+            Source::Trace(s) => s.next_op(),
         }
     }
 
@@ -81,6 +94,7 @@ impl EventSource for Source {
             Source::Pgbench(s) => s.len_hint(),
             Source::Memcached(s) => s.len_hint(),
             Source::Copy(s) => s.len_hint(),
+            Source::Trace(s) => s.len_hint(),
         }
     }
 }
@@ -149,6 +163,9 @@ pub fn try_task_sources(scn: &Scenario) -> Result<Vec<TaskSource>, SourceError> 
                 ),
                 Workload::Copy(spec) => {
                     Source::Copy(CopySource::new(spec, &scn.objects).map_err(err)?)
+                }
+                Workload::Trace(spec) => {
+                    Source::Trace(Box::new(TraceSource::new(spec, &scn.objects).map_err(err)?))
                 }
             };
             let name = if task.instances > 1 {
