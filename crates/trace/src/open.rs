@@ -47,9 +47,11 @@ impl Format {
             "lackey" => Format::Lackey,
             "oracle-general" | "oracleGeneral" => Format::OracleGeneral,
             "csv" => Format::Csv(CsvSpec::parse(csv_spec.unwrap_or(""))?),
-            other => return Err(format!(
+            other => {
+                return Err(format!(
                 "unknown trace format `{other}` (auto, binary, text, lackey, oracle-general, csv)"
-            )),
+            ))
+            }
         })
     }
 }
