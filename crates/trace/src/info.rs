@@ -107,8 +107,9 @@ pub fn collect(r: &mut dyn RecordRead) -> Result<Info, TraceError> {
                 usize::from(write)
             }
             Op::Read { obj, page, nr } | Op::Write { obj, page, nr } => {
-                for p in page..page + nr {
-                    access(&mut info, obj, p);
+                // u64: a read may end exactly at page 2^32.
+                for p in u64::from(page)..u64::from(page) + u64::from(nr) {
+                    access(&mut info, obj, p as u32);
                 }
                 if matches!(rec.op, Op::Read { .. }) {
                     2

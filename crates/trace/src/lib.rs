@@ -263,4 +263,6 @@ pub fn copy(r: &mut dyn RecordRead, mut w: Box<dyn RecordWrite>) -> Result<u64, 
 }
 
 #[cfg(test)]
+mod fuzz;
+#[cfg(test)]
 pub(crate) mod testutil;
