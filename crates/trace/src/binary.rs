@@ -186,6 +186,7 @@ impl BinaryWriter {
         put_varint(&mut self.buf, zigzag(d));
     }
 
+    #[inline]
     fn emit(&mut self, op: &Op, fused_end: bool) {
         match *op {
             Op::Touch { obj, page, write } => {
@@ -226,6 +227,7 @@ impl BinaryWriter {
         }
     }
 
+    #[inline]
     fn flush_pending(&mut self) {
         if let Some(p) = self.pending.take() {
             self.emit(&p, false);

@@ -249,16 +249,39 @@ pub trait RecordWrite {
     fn finish(self: Box<Self>) -> std::io::Result<()>;
 }
 
+/// Either writer, without a virtual call per record.
+pub enum Writer {
+    Binary(binary::BinaryWriter),
+    Text(text::TextWriter),
+}
+
+impl RecordWrite for Writer {
+    #[inline]
+    fn write_record(&mut self, r: &Record) -> std::io::Result<()> {
+        match self {
+            Writer::Binary(w) => w.write_record(r),
+            Writer::Text(w) => w.write_record(r),
+        }
+    }
+
+    fn finish(self: Box<Self>) -> std::io::Result<()> {
+        match *self {
+            Writer::Binary(w) => Box::new(w).finish(),
+            Writer::Text(w) => Box::new(w).finish(),
+        }
+    }
+}
+
 /// Copies every record of `r` into `w` (which was created with `r`'s header); returns the
 /// number of records.
-pub fn copy(r: &mut dyn RecordRead, mut w: Box<dyn RecordWrite>) -> Result<u64, TraceError> {
+pub fn copy<R: RecordRead + ?Sized, W: RecordWrite>(r: &mut R, mut w: W) -> Result<u64, TraceError> {
     let mut n = 0u64;
     let io = |e: std::io::Error| TraceError::new("output", Pos::None, e.to_string());
     while let Some(rec) = r.next_record()? {
         w.write_record(&rec).map_err(io)?;
         n += 1;
     }
-    w.finish().map_err(io)?;
+    Box::new(w).finish().map_err(io)?;
     Ok(n)
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use refault_trace::binary::BinaryWriter;
 use refault_trace::text::TextWriter;
-use refault_trace::{Format, Header, Kind, Object, Record, RecordRead, RecordWrite};
+use refault_trace::{Format, Header, Kind, Object, Record, RecordRead, RecordWrite, Writer};
 
 #[derive(clap::Subcommand)]
 pub enum TraceCmd {
@@ -110,7 +110,7 @@ fn writer(
     to: Option<&str>,
     level: i32,
     h: &Header,
-) -> Result<(Box<dyn RecordWrite>, PathBuf)> {
+) -> Result<(Writer, PathBuf)> {
     let text = match to {
         Some("text") => true,
         Some("binary") => false,
@@ -126,10 +126,10 @@ fn writer(
     ));
     let f = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
     let f: Box<dyn Write + Send> = Box::new(f);
-    let w: Box<dyn RecordWrite> = if text {
-        Box::new(TextWriter::new(f, h)?)
+    let w = if text {
+        Writer::Text(TextWriter::new(f, h)?)
     } else {
-        Box::new(BinaryWriter::new(f, h, (level > 0).then_some(level))?)
+        Writer::Binary(BinaryWriter::new(f, h, (level > 0).then_some(level))?)
     };
     Ok((w, tmp))
 }
@@ -236,7 +236,7 @@ fn record_scenario(a: RecordScenarioArgs) -> Result<()> {
         }
         n += k;
     }
-    w.finish()?;
+    Box::new(w).finish()?;
     std::fs::rename(&tmp, &a.output)?;
     eprintln!(
         "{}: {} tasks, {n} events written to {}",
