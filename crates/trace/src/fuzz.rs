@@ -44,7 +44,7 @@ fn lackey_sample() -> Vec<u8> {
     for i in 0..60u64 {
         s += &format!("I  {:08x},3\n", 0x0400_0000 + i * 3);
         s += &format!(" L {:08x},8\n", 0x0804_a000 + i * 64);
-        s += &format!(" S {:x},8\n", 0x1ffe_fff0_00u64 - i * 8);
+        s += &format!(" S {:x},8\n", 0x001f_feff_f000_u64 - i * 8);
         s += &format!(" M {:08x},4\n", 0x0804_bffe + i);
     }
     s += "==7== \n";

@@ -274,7 +274,10 @@ impl RecordWrite for Writer {
 
 /// Copies every record of `r` into `w` (which was created with `r`'s header); returns the
 /// number of records.
-pub fn copy<R: RecordRead + ?Sized, W: RecordWrite>(r: &mut R, mut w: W) -> Result<u64, TraceError> {
+pub fn copy<R: RecordRead + ?Sized, W: RecordWrite>(
+    r: &mut R,
+    mut w: W,
+) -> Result<u64, TraceError> {
     let mut n = 0u64;
     let io = |e: std::io::Error| TraceError::new("output", Pos::None, e.to_string());
     while let Some(rec) = r.next_record()? {

@@ -202,9 +202,7 @@ fn detect(prefix: &[u8], origin: &str) -> Result<Format, TraceError> {
     for line in text.lines() {
         let l = line.split('#').next().unwrap_or("").trim();
         if l.is_empty() {
-            if line.trim_start().starts_with('#') || line.trim().is_empty() {
-                continue;
-            }
+            continue;
         }
         if l.starts_with("refault-trace") {
             return Ok(Format::Text);

@@ -207,9 +207,8 @@ impl EventSource for TraceSource {
             if let Some(op) = self.next_own() {
                 return Some(op);
             }
-            if self.reader.is_none() {
-                return None;
-            }
+            // A failed or finished replay has no reader left.
+            self.reader.as_ref()?;
             // End of a pass.
             let events = self.own;
             self.pass += 1;

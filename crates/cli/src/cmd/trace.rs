@@ -105,12 +105,7 @@ fn input_format(f: &InputFormat) -> Result<Format> {
 
 /// A writer of the form `to` (or the one OUTPUT's name implies) into a temporary file next to
 /// `out`; the caller renames it into place when complete (never a half-written trace).
-fn writer(
-    out: &Path,
-    to: Option<&str>,
-    level: i32,
-    h: &Header,
-) -> Result<(Writer, PathBuf)> {
+fn writer(out: &Path, to: Option<&str>, level: i32, h: &Header) -> Result<(Writer, PathBuf)> {
     let text = match to {
         Some("text") => true,
         Some("binary") => false,
