@@ -25,7 +25,8 @@ struct Cli {
 enum Command {
     /// Run a scenario and print a summary, or write the result JSON with --out.
     Run(cmd::run::Args),
-    /// Reproduce a source document's benchmark side by side (lru-balance = seed S0, mglru = S1).
+    /// Reproduce a source document's benchmark side by side (lru-balance = seed S0, mglru = S1,
+    /// swap-readahead = S2, kcompactd = S4).
     Reproduce(cmd::reproduce::Args),
     /// Compare result files mmtests-style: baseline, each change, percent change.
     Compare(cmd::compare::Args),
@@ -40,6 +41,12 @@ enum Command {
     /// Run a scenario for real in a memory cgroup and compare the kernel's counters with the
     /// simulation's (root; memory cgroups v1 or v2).
     Twin(cmd::twin::TwinArgs),
+    /// Recorded traces: convert between formats, summarise, record a scenario's events
+    /// (docs/traces.md).
+    Trace(cmd::trace::TraceArgs),
+    /// Record a program's memory accesses under valgrind's lackey tool as a refault trace:
+    /// `refault record -o app.rft -- ./app ARGS`.
+    Record(cmd::trace::RecordArgs),
     /// Run the bundled fidelity suite (fidelity/*.toml) through the twin: one table.
     Fidelity(cmd::twin::FidelityArgs),
 }
@@ -69,6 +76,8 @@ where
         Command::Report(a) => cmd::python::main("report", a),
         Command::Twin(a) => cmd::twin::twin(a),
         Command::Fidelity(a) => cmd::twin::fidelity(a),
+        Command::Trace(a) => cmd::trace::main(a),
+        Command::Record(a) => cmd::trace::record(a),
     };
     match r {
         Ok(()) => 0,

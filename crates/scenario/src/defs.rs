@@ -439,91 +439,127 @@ static TASK: SectionDef = SectionDef {
     )
 };
 
-static PHASE: SectionDef = array(
-    "task.phase",
-    "One phase of a phases workload; phases run in order.",
-    &[
-        k!(
-            "name",
-            Computed("\"phase0\""),
-            "Phase name in reports. Default: phase<N>, N counted from 0."
-        ),
-        k!(
-            "access",
-            Required("\"read\""),
-            "\"touch\" / \"touch-write\" (page-table access through a mapping: anon, shmem or \
+static PHASE: SectionDef = SectionDef {
+    children: &[&SOURCE],
+    ..array(
+        "task.phase",
+        "One phase of a phases workload; phases run in order. A phase with a `source` replays a \
+     recorded trace instead (docs/traces.md).",
+        &[
+            k!(
+                "name",
+                Computed("\"phase0\""),
+                "Phase name in reports. Default: phase<N>, N counted from 0."
+            ),
+            k!(
+                "access",
+                Required("\"read\""),
+                "\"touch\" / \"touch-write\" (page-table access through a mapping: anon, shmem or \
             mmap of a file), \"read\" / \"write\" (read()/write() on a file). Required."
-        ),
-        k!(
-            "object",
-            Required("\"data\""),
-            "Name of the [[object]] accessed. Required."
-        ),
-        k!(
-            "pattern",
-            Value("\"sequential\""),
-            "\"sequential\" (the range in order), \"random\" (uniform), \"zipf\" or \
+            ),
+            k!(
+                "object",
+                Required("\"data\""),
+                "Name of the [[object]] accessed. Required."
+            ),
+            k!(
+                "pattern",
+                Value("\"sequential\""),
+                "\"sequential\" (the range in order), \"random\" (uniform), \"zipf\" or \
             \"hot-cold\"."
-        ),
-        k!(
-            "zipf_s",
-            IfUsed("0.99"),
-            "zipf only: the Zipf exponent, 0 or more."
-        ),
-        k!(
-            "scatter",
-            IfUsed("false"),
-            "zipf only: spread the popular pages over the range (a fixed permutation) \
+            ),
+            k!(
+                "zipf_s",
+                IfUsed("0.99"),
+                "zipf only: the Zipf exponent, 0 or more."
+            ),
+            k!(
+                "scatter",
+                IfUsed("false"),
+                "zipf only: spread the popular pages over the range (a fixed permutation) \
             instead of putting them at its start."
-        ),
-        k!(
-            "hot_fraction",
-            IfUsed("0.2"),
-            "hot-cold only: the fraction of the range (at its start) that is hot, in (0, 1)."
-        ),
-        k!(
-            "hot_probability",
-            IfUsed("0.8"),
-            "hot-cold only: the fraction of accesses that go to the hot part, in [0, 1]."
-        ),
-        k!(
-            "range",
-            Computed("[\"0\", \"512M\"]"),
-            "Byte range [start, end) within the object, as two sizes; start rounds down and \
+            ),
+            k!(
+                "hot_fraction",
+                IfUsed("0.2"),
+                "hot-cold only: the fraction of the range (at its start) that is hot, in (0, 1)."
+            ),
+            k!(
+                "hot_probability",
+                IfUsed("0.8"),
+                "hot-cold only: the fraction of accesses that go to the hot part, in [0, 1]."
+            ),
+            k!(
+                "range",
+                Computed("[\"0\", \"512M\"]"),
+                "Byte range [start, end) within the object, as two sizes; start rounds down and \
             end rounds up to pages. Default: the whole object."
-        ),
-        k!(
-            "ops",
-            Computed("131072"),
-            "Operations in the phase. Default: one pass, the range's pages / pages_per_op \
+            ),
+            k!(
+                "ops",
+                Computed("131072"),
+                "Operations in the phase. Default: one pass, the range's pages / pages_per_op \
             (rounded up)."
-        ),
-        k!(
-            "pages_per_op",
-            Value("1"),
-            "Consecutive pages per operation (one read() of several pages, or touches of \
+            ),
+            k!(
+                "pages_per_op",
+                Value("1"),
+                "Consecutive pages per operation (one read() of several pages, or touches of \
             consecutive pages)."
-        ),
-        k!(
-            "write_fraction",
-            IfUsed("0.0"),
-            "touch only: fraction of the accesses that are writes, in [0, 1]."
-        ),
-        k!("think", Value("\"0s\""), "CPU time between operations."),
-        k!(
-            "advice",
-            Computed("\"normal\""),
-            "fadvise/madvise hint for the phase: \"normal\", \"random\" or \"sequential\". \
+            ),
+            k!(
+                "write_fraction",
+                IfUsed("0.0"),
+                "touch only: fraction of the accesses that are writes, in [0, 1]."
+            ),
+            k!("think", Value("\"0s\""), "CPU time between operations."),
+            k!(
+                "advice",
+                Computed("\"normal\""),
+                "fadvise/madvise hint for the phase: \"normal\", \"random\" or \"sequential\". \
             Default: random for the random, zipf and hot-cold patterns, normal for \
             sequential."
-        ),
-        k!(
-            "fsync",
-            Value("false"),
-            "fsync the file at the end of the phase (files only)."
-        ),
-    ],
-);
+            ),
+            k!(
+                "fsync",
+                Value("false"),
+                "fsync the file at the end of the phase (files only)."
+            ),
+        ],
+    )
+};
+
+static SOURCE: SectionDef = SectionDef {
+    commented: true,
+    ..section(
+        "task.phase.source",
+        "Replay a recorded trace (docs/traces.md): the phase's only key besides `name`, and \
+         the task's only phase. Objects the trace declares are created unless an [[object]] \
+         of the same name (and kind, at least as large) is declared.",
+        &[
+            k!(
+                "trace",
+                Required("\"app.rft\""),
+                "Path of the trace, relative to the scenario file. Required."
+            ),
+            k!(
+                "format",
+                Value("\"auto\""),
+                "\"auto\", \"binary\", \"text\", \"lackey\", \"oracle-general\" or \"csv\"."
+            ),
+            k!(
+                "task",
+                Computed("\"main\""),
+                "The trace's task to replay. Default: the trace's only task."
+            ),
+            k!(
+                "columns",
+                IfUsed("\"offset=4,size=5,op=3,volume=2,skip=1\""),
+                "csv only: where the fields are (docs/traces.md)."
+            ),
+        ],
+    )
+};
 
 static PGBENCH: SectionDef = SectionDef {
     commented: true,

@@ -241,6 +241,8 @@ pub enum Workload {
     Copy(CopySpec),
     /// Kernel allocations of order N (stress-highalloc, or slab/page-table churn).
     Kalloc(KallocSpec),
+    /// Replay of a recorded trace (`[[task.phase]] source = { trace = ... }`).
+    Trace(TraceSpec),
 }
 
 /// gfp mask of a kalloc workload.
@@ -276,6 +278,25 @@ pub struct KallocSpec {
     pub live: u64,
     /// CPU time between allocations.
     pub think_ns: u64,
+}
+
+
+/// A trace replayed by a task (refault-trace reads it; docs/traces.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TraceSpec {
+    /// The trace file (resolved against the scenario file's directory).
+    pub path: std::path::PathBuf,
+    /// Format name as written ("auto", "binary", "text", "lackey", "oracle-general", "csv").
+    pub format: String,
+    /// csv only: the column spec.
+    pub columns: Option<String>,
+    /// The replayed task: its index among the trace's tasks, and its name.
+    pub trace_task: u32,
+    pub trace_task_name: String,
+    /// For each object the trace declares, its index in `Scenario::objects`.
+    pub objects: Vec<usize>,
+    /// Replays of the whole trace; 0 = until the run's duration.
+    pub repeat: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -235,6 +235,16 @@ pub(crate) struct RawPhase {
     pub think: Option<Duration>,
     pub advice: Option<Advice>,
     pub fsync: Option<bool>,
+    pub source: Option<RawSource>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct RawSource {
+    pub trace: Option<String>,
+    pub format: Option<String>,
+    pub task: Option<String>,
+    pub columns: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -379,6 +389,7 @@ mod tests {
         assert_eq!(fields_of::<RawObject>(), schema_of("object"));
         assert_eq!(fields_of::<RawTask>(), schema_of("task"));
         assert_eq!(fields_of::<RawPhase>(), schema_of("task.phase"));
+        assert_eq!(fields_of::<RawSource>(), schema_of("task.phase.source"));
         assert_eq!(fields_of::<RawPgbench>(), schema_of("task.pgbench"));
         assert_eq!(fields_of::<RawMemcached>(), schema_of("task.memcached"));
         assert_eq!(fields_of::<RawKalloc>(), schema_of("task.kalloc"));

@@ -150,8 +150,9 @@ pub(crate) fn resolve(raw: RawScenario, cx: &Ctx, seed: Option<u64>) -> Result<S
     let swap = resolve_swap(&raw.swap, &devices, cx)?;
     let policy = resolve_policy(&raw.policy, &raw.lru_gen, &raw.swap, &devices, &swap, cx)?;
     let cgroups = resolve_cgroups(raw.cgroup, machine.memory_pages, cx)?;
-    let objects = resolve_objects(raw.object, cx)?;
-    let tasks = resolve_tasks(raw.task, &cgroups, &objects, &run, cx)?;
+    let mut objects = resolve_objects(raw.object, cx)?;
+    let mut traces = resolve_trace_sources(&raw.task, &mut objects, cx)?;
+    let tasks = resolve_tasks(raw.task, &cgroups, &objects, &run, &mut traces, cx)?;
     let (costs, model) = resolve_model(&raw.model, cx)?;
 
     Ok(Scenario {
@@ -739,6 +740,7 @@ fn resolve_tasks(
     cgroups: &[CgroupSpec],
     objects: &[ObjectSpec],
     run: &RunSpec,
+    traces: &mut BTreeMap<usize, TraceSpec>,
     cx: &Ctx,
 ) -> Result<Vec<TaskSpec>> {
     let mut seen = BTreeMap::new();
@@ -856,6 +858,17 @@ fn resolve_tasks(
                 let repeat = t.repeat.unwrap_or_else(|| defs::default("task", "repeat"));
                 if repeat == 0 {
                     forever("repeat")?;
+                }
+                if let Some(mut spec) = traces.remove(&i) {
+                    spec.repeat = repeat;
+                    out.push(TaskSpec {
+                        name,
+                        cgroup,
+                        instances,
+                        start_ns,
+                        workload: Workload::Trace(spec),
+                    });
+                    continue;
                 }
                 let mut phases = Vec::new();
                 let mut seen_phases = BTreeMap::new();
@@ -1372,4 +1385,175 @@ fn resolve_model(raw: &RawModel, cx: &Ctx) -> Result<(CostTable, ModelKnobs)> {
         migrate_per_page_ns: d(c.migrate_per_page, "migrate_per_page"),
     };
     Ok((costs, knobs))
+}
+
+/// Trace phases (`[[task.phase]] source = { trace = ... }`), by task index. Reads each
+/// trace's declarations and adds the objects it declares to `objects`, unless an object of
+/// the same name exists: a scenario's object must then have the trace's kind and be at least
+/// as large; an object an earlier trace created grows to the larger of the two sizes.
+fn resolve_trace_sources(
+    raw: &[RawTask],
+    objects: &mut Vec<ObjectSpec>,
+    cx: &Ctx,
+) -> Result<BTreeMap<usize, TraceSpec>> {
+    let declared = objects.len();
+    let mut out = BTreeMap::new();
+    for (i, t) in raw.iter().enumerate() {
+        let Some(j) = t.phase.iter().position(|p| p.source.is_some()) else {
+            continue;
+        };
+        let who = format!("task `{}`", t.name.as_deref().unwrap_or("?"));
+        let at = |k: &str| path!["task", i, "phase", j, "source", k];
+        if t.phase.len() > 1 {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &path!["task", i, "phase", j, "source"],
+                format!(
+                    "{who}: a trace phase must be the task's only phase (mixing traced and \
+                     generated phases in one task is not supported)"
+                ),
+            ));
+        }
+        let p = &t.phase[0];
+        let extra = [
+            (p.access.is_some(), "access"),
+            (p.object.is_some(), "object"),
+            (p.pattern.is_some(), "pattern"),
+            (p.zipf_s.is_some(), "zipf_s"),
+            (p.scatter.is_some(), "scatter"),
+            (p.hot_fraction.is_some(), "hot_fraction"),
+            (p.hot_probability.is_some(), "hot_probability"),
+            (p.range.is_some(), "range"),
+            (p.ops.is_some(), "ops"),
+            (p.pages_per_op.is_some(), "pages_per_op"),
+            (p.write_fraction.is_some(), "write_fraction"),
+            (p.think.is_some(), "think"),
+            (p.advice.is_some(), "advice"),
+            (p.fsync.is_some(), "fsync"),
+        ];
+        if let Some((_, k)) = extra.iter().find(|(given, _)| *given) {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &path!["task", i, "phase", j, *k],
+                format!("{who}: {k} does not apply to a trace phase (the trace says what it does)"),
+            ));
+        }
+        let src = p.source.as_ref().expect("found above");
+        let file = cx.required(
+            src.trace.clone(),
+            &at("trace"),
+            &format!("{who}: source.trace"),
+        )?;
+        let path = match std::path::Path::new(cx.origin).parent() {
+            Some(dir) if std::path::Path::new(&file).is_relative() => dir.join(&file),
+            _ => std::path::PathBuf::from(&file),
+        };
+        let format_name = src.format.clone().unwrap_or_else(|| "auto".into());
+        if src.columns.is_some() && format_name != "csv" {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &at("columns"),
+                format!("{who}: source.columns applies to format = \"csv\" only"),
+            ));
+        }
+        let format =
+            refault_trace::Format::parse(&format_name, src.columns.as_deref()).map_err(|m| {
+                cx.err(
+                    ErrorKind::InvalidValue,
+                    &at("format"),
+                    format!("{who}: {m}"),
+                )
+            })?;
+        let reader = refault_trace::open(&path, &format)
+            .map_err(|e| cx.err(ErrorKind::InvalidValue, &at("trace"), format!("{who}: {e}")))?;
+        let header = refault_trace::RecordRead::header(&reader).clone();
+        let (trace_task, trace_task_name) = match &src.task {
+            Some(name) => match header.tasks.iter().position(|x| x == name) {
+                Some(k) => (k as u32, name.clone()),
+                None => {
+                    return Err(cx.err(
+                        ErrorKind::UnknownReference,
+                        &at("task"),
+                        format!(
+                            "{who}: the trace has no task `{name}` (tasks: {})",
+                            header.tasks.join(", ")
+                        ),
+                    ))
+                }
+            },
+            None if header.tasks.len() == 1 => (0, header.tasks[0].clone()),
+            None => {
+                return Err(cx.err(
+                    ErrorKind::InvalidValue,
+                    &path!["task", i, "phase", j, "source"],
+                    format!(
+                        "{who}: the trace carries several tasks ({}); name one with source.task",
+                        header.tasks.join(", ")
+                    ),
+                ))
+            }
+        };
+        let mut map = Vec::with_capacity(header.objects.len());
+        for o in &header.objects {
+            let kind = match o.kind {
+                refault_trace::Kind::Anon => ObjectKind::Anon,
+                refault_trace::Kind::Shmem => ObjectKind::Shmem,
+                refault_trace::Kind::File => ObjectKind::File,
+            };
+            match objects.iter().position(|x| x.name == o.name) {
+                Some(k) => {
+                    let x = &mut objects[k];
+                    if x.kind != kind {
+                        return Err(cx.err(
+                            ErrorKind::Impossible,
+                            &at("trace"),
+                            format!(
+                                "{who}: the trace's object `{}` is {}, but the scenario's is {}",
+                                o.name,
+                                kind_name(kind),
+                                kind_name(x.kind)
+                            ),
+                        ));
+                    }
+                    if x.size_pages < o.pages {
+                        if k < declared {
+                            return Err(cx.err(
+                                ErrorKind::Impossible,
+                                &at("trace"),
+                                format!(
+                                    "{who}: the trace's object `{}` has {} pages, more than the \
+                                     scenario's ({} pages)",
+                                    o.name, o.pages, x.size_pages
+                                ),
+                            ));
+                        }
+                        x.size_pages = o.pages;
+                    }
+                    map.push(k);
+                }
+                None => {
+                    objects.push(ObjectSpec {
+                        name: o.name.clone(),
+                        kind,
+                        size_pages: o.pages,
+                        exists: o.exists,
+                    });
+                    map.push(objects.len() - 1);
+                }
+            }
+        }
+        out.insert(
+            i,
+            TraceSpec {
+                path,
+                format: format_name,
+                columns: src.columns.clone(),
+                trace_task,
+                trace_task_name,
+                objects: map,
+                repeat: 1,
+            },
+        );
+    }
+    Ok(out)
 }

@@ -75,6 +75,10 @@ pub enum SimError {
         msg: String,
     },
     Unsupported(String),
+    /// A task's workload could not be generated or replayed (a trace file that cannot be
+    /// opened, or a bad record found in the middle of a replay): one line naming the task,
+    /// the file and the position.
+    Workload(String),
 }
 
 impl std::fmt::Display for SimError {
@@ -90,6 +94,7 @@ impl std::fmt::Display for SimError {
                 *time_ns as f64 / 1e9
             ),
             SimError::Unsupported(m) => write!(f, "{m}"),
+            SimError::Workload(m) => write!(f, "{m}"),
         }
     }
 }
@@ -135,7 +140,8 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     let mut io = Devices {
         devs: scn.devices.iter().map(BlockDevice::new).collect(),
     };
-    let mut tasks: Vec<Task> = refault_workload::task_sources(scn)
+    let mut tasks: Vec<Task> = refault_workload::try_task_sources(scn)
+        .map_err(|e| SimError::Workload(e.to_string()))?
         .into_iter()
         .map(|src| Task {
             memcg: src.cgroup.map(|c| c as u16 + 1).unwrap_or(0),
@@ -487,6 +493,12 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         .fold(now, u64::max)
         .min(duration);
     mm.run_completions(end);
+    if let Some((t, e)) = tasks
+        .iter()
+        .find_map(|t| t.src.source.error().map(|e| (t, e)))
+    {
+        return Err(SimError::Workload(format!("task {}: {e}", t.src.name)));
+    }
     if check_every > 0 {
         if let Err(e) = mm.check_invariants() {
             return Err(SimError::Invariant {

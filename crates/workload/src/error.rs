@@ -57,11 +57,15 @@ pub enum SourceErrorKind {
     TooManyPhases { count: usize },
     /// The copy's destination is smaller than its source.
     CopyTooSmall { src_pages: u64, dst_pages: u64 },
+    /// A replayed trace cannot be opened or read, or does not fit the scenario (one line:
+    /// file, position, problem).
+    Trace(String),
 }
 
 impl fmt::Display for SourceErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            SourceErrorKind::Trace(m) => write!(f, "{m}"),
             SourceErrorKind::NoSuchObject { field, object } => {
                 write!(f, "{field}: object index {object} does not exist")
             }

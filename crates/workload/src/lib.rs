@@ -6,6 +6,7 @@
 //! | [`source`] | [`task_sources`]: one [`TaskSource`] per task instance of a `Scenario`, seeds |
 //! | [`gen`] | [`PhaseSource`]: `Workload::Phases` (sequential, random, Zipf, hot/cold) |
 //! | [`emul`] | pgbench, memcached and file-copy emulations |
+//! | [`trace`] | [`TraceSource`]: replay of a recorded trace (refault-trace) |
 //! | [`rng`] | xoshiro256** seeded through SplitMix64, stable forever |
 //! | [`zipf`] | rejection-inversion Zipf sampling, the `Scatter` permutation |
 //!
@@ -22,6 +23,7 @@ mod seq;
 pub mod source;
 #[cfg(test)]
 mod testutil;
+pub mod trace;
 pub mod zipf;
 
 pub use emul::copy::CopySource;
@@ -33,3 +35,4 @@ pub use gen::PhaseSource;
 pub use source::{
     instance_seed, object_scatter_key, task_sources, try_task_sources, Source, TaskSource,
 };
+pub use trace::TraceSource;

@@ -39,6 +39,7 @@ use crate::error::{SourceError, SourceErrorKind};
 use crate::event::{EventSource, ObjId, Op};
 use crate::gen::PhaseSource;
 use crate::rng::mix64;
+use crate::trace::TraceSource;
 
 /// Domain separator of scatter keys ("SCATTER" in ASCII), so that they never coincide with
 /// an instance seed.
@@ -64,6 +65,17 @@ pub enum Source {
     Memcached(MemcachedSource),
     Copy(CopySource),
     Kalloc(KallocSource),
+    Trace(Box<TraceSource>),
+}
+
+impl Source {
+    /// Why the stream ended early (a replayed trace that turned out bad), if it did.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            Source::Trace(s) => s.error(),
+            _ => None,
+        }
+    }
 }
 
 impl EventSource for Source {
@@ -75,6 +87,7 @@ impl EventSource for Source {
             Source::Memcached(s) => s.next_op(),
             Source::Copy(s) => s.next_op(),
             Source::Kalloc(s) => s.next_op(),
+            Source::Trace(s) => s.next_op(),
         }
     }
 
@@ -85,6 +98,7 @@ impl EventSource for Source {
             Source::Memcached(s) => s.len_hint(),
             Source::Copy(s) => s.len_hint(),
             Source::Kalloc(s) => s.len_hint(),
+            Source::Trace(s) => s.len_hint(),
         }
     }
 }
@@ -155,6 +169,9 @@ pub fn try_task_sources(scn: &Scenario) -> Result<Vec<TaskSource>, SourceError> 
                     Source::Copy(CopySource::new(spec, &scn.objects).map_err(err)?)
                 }
                 Workload::Kalloc(spec) => Source::Kalloc(KallocSource::new(spec)),
+                Workload::Trace(spec) => {
+                    Source::Trace(Box::new(TraceSource::new(spec, &scn.objects).map_err(err)?))
+                }
             };
             let name = if task.instances > 1 {
                 format!("{}/{i}", task.name)

@@ -18,6 +18,7 @@ pub mod compare;
 pub mod python;
 pub mod reproduce;
 pub mod run;
+pub mod trace;
 pub mod twin;
 
 use anyhow::{Context, Result};

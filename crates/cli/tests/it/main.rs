@@ -14,5 +14,6 @@ mod cli;
 mod determinism;
 mod errors;
 mod golden;
+mod traces;
 mod twin;
 mod util;
