@@ -15,6 +15,7 @@
 
 pub mod exec;
 pub mod host;
+pub mod state;
 
 use exec::{create_file, drop_cache, file_path, Objects};
 use refault_scenario::{ObjectKind, Scenario};
@@ -23,17 +24,39 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Set by SIGINT/SIGTERM; the wait loop stops the workload and unwinds into cleanup.
+/// Set by SIGINT/SIGTERM/SIGHUP while the twin holds host resources; the wait loop stops
+/// the workload and unwinds into cleanup.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
+const CAUGHT: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// While resources exist, a signal that would end the process (Ctrl-C, `kill`, the terminal
+/// going away) only sets [`INTERRUPTED`], so that the process unwinds through cleanup.
 fn install_signal_handlers() {
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    for sig in CAUGHT {
+        unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
+    }
+}
+
+/// Once nothing is held (the simulation, the report), the signals end the process at once
+/// again, as in every other command: a Ctrl-C while simulating after the real runs (the
+/// next scenario of `refault fidelity`) was otherwise only noticed at the next setup.
+fn restore_signal_handlers() {
+    for sig in CAUGHT {
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+    }
+}
+
+/// Err("interrupted") once a caught signal has arrived.
+pub fn check_interrupted() -> Result<(), String> {
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        Err("interrupted".to_string())
+    } else {
+        Ok(())
     }
 }
 
@@ -78,10 +101,14 @@ pub struct Setup {
     swaps_before: Vec<String>,
     /// `/sys/kernel/mm/lru_gen/{enabled,min_ttl_ms}` as they were, restored on cleanup.
     lru_gen_before: Option<(String, String)>,
+    /// `--workdir` when this run created it (only its last component): removed if empty.
+    created_base: Option<PathBuf>,
+    /// What this run creates, written down before each resource exists ([`state`]).
+    state: Option<state::StateFile>,
 }
 
-const LRU_GEN_ENABLED: &str = "/sys/kernel/mm/lru_gen/enabled";
-const LRU_GEN_MIN_TTL: &str = "/sys/kernel/mm/lru_gen/min_ttl_ms";
+pub(crate) const LRU_GEN_ENABLED: &str = "/sys/kernel/mm/lru_gen/enabled";
+pub(crate) const LRU_GEN_MIN_TTL: &str = "/sys/kernel/mm/lru_gen/min_ttl_ms";
 
 impl Setup {
     fn cleanup(&mut self) {
@@ -109,6 +136,9 @@ impl Setup {
         }
         self.remove_cgroups();
         let _ = std::fs::remove_dir_all(&self.workdir);
+        if let Some(b) = self.created_base.take() {
+            let _ = std::fs::remove_dir(b);
+        }
         // Anything we swapped on and did not turn off yet (defensive): restore the set.
         for s in host::active_swaps() {
             if !self.swaps_before.contains(&s) && s.contains("refault-twin") {
@@ -116,7 +146,55 @@ impl Setup {
                 unsafe { libc::swapoff(c.as_ptr()) };
             }
         }
+        if let Some(mut st) = self.state.take() {
+            st.finish();
+        }
     }
+
+    /// Write `r` to the state file before creating it.
+    fn record(&mut self, r: state::Resource) -> Result<(), String> {
+        match &mut self.state {
+            Some(s) => s.record(&r),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Remove what dead twin runs left behind (see [`state`]), saying what, on stderr.
+/// Returns the lines said.
+pub fn remove_leftovers(base: Option<&Path>) -> Vec<String> {
+    let root = host::preflight().ok().map(|h| h.cgroup_root);
+    let said = state::remove_dead_runs(base, root.as_deref());
+    for l in &said {
+        eprintln!("twin: removed what a dead twin run left: {l}");
+    }
+    said
+}
+
+/// The `--workdir` directory: used if it exists; its last component created (and removed
+/// afterwards) if only that is missing; refused otherwise, so that a typo does not leave a
+/// tree of directories behind. Returns whether it was created.
+pub fn prepare_base(base: &Path) -> Result<bool, String> {
+    if base.is_dir() {
+        return Ok(false);
+    }
+    if base.exists() {
+        return Err(format!("--workdir {}: not a directory", base.display()));
+    }
+    let parent = match base.parent() {
+        Some(p) if p.as_os_str().is_empty() => Path::new("."),
+        Some(p) => p,
+        None => return Err(format!("--workdir {}: no such directory", base.display())),
+    };
+    if !parent.is_dir() {
+        return Err(format!(
+            "--workdir {}: {} does not exist (only the last component is created)",
+            base.display(),
+            parent.display()
+        ));
+    }
+    std::fs::create_dir(base).map_err(|e| format!("--workdir {}: {e}", base.display()))?;
+    Ok(true)
 }
 
 impl Setup {
@@ -133,6 +211,7 @@ impl Setup {
                 "refault-twin-{}-r{}-{name}",
                 self.tag, self.runs_started
             ));
+            self.record(state::Resource::Cgroup(dir.clone()))?;
             std::fs::create_dir(&dir)
                 .map_err(|e| format!("creating cgroup {}: {e}", dir.display()))?;
             self.cgroups.push(dir.clone());
@@ -169,6 +248,7 @@ impl Setup {
 impl Drop for Setup {
     fn drop(&mut self) {
         self.cleanup();
+        restore_signal_handlers();
     }
 }
 
@@ -194,15 +274,8 @@ fn write(p: &Path, v: &str) -> Result<(), String> {
 /// Prepare the host for `scn`: work directory and files, cgroups, swap.
 pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, String> {
     let host = host::preflight()?;
-    // From here on Ctrl-C must unwind through Setup's Drop, not kill the process.
-    install_signal_handlers();
-    let interrupted = || {
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            Err("interrupted".to_string())
-        } else {
-            Ok(())
-        }
-    };
+    let interrupted = check_interrupted;
+    remove_leftovers(Some(base));
     if scn.policy.lru == refault_scenario::LruKind::Mglru && !host.lru_gen {
         return Err(format!(
             "the scenario asks for the multi-gen LRU, but this kernel ({}) has no CONFIG_LRU_GEN (/sys/kernel/mm/lru_gen missing)",
@@ -234,13 +307,28 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
         children: Vec::new(),
         swaps_before: host::active_swaps(),
         lru_gen_before: None,
+        created_base: None,
+        state: None,
     };
+    // From here on Ctrl-C must unwind through Setup's Drop, not kill the process.
+    install_signal_handlers();
+    if prepare_base(base)? {
+        s.created_base = Some(base.to_path_buf());
+    }
+    std::fs::create_dir(&s.workdir).map_err(|e| format!("{}: {e}", s.workdir.display()))?;
+    let mut first = vec![state::Resource::WorkDir(s.workdir.clone())];
+    if let Some(b) = &s.created_base {
+        first.push(state::Resource::BaseDir(b.clone()));
+    }
+    s.state = Some(state::StateFile::create(&s.workdir, &first)?);
     if s.host.lru_gen {
         // The host has CONFIG_LRU_GEN: run the LRU the scenario asks for (a kernel that
         // enables the multi-gen LRU by default must be switched off for a classic scenario),
         // with its min_ttl_ms, and put both back afterwards.
         let read = |p: &str| std::fs::read_to_string(p).map_err(|e| format!("reading {p}: {e}"));
-        s.lru_gen_before = Some((read(LRU_GEN_ENABLED)?, read(LRU_GEN_MIN_TTL)?));
+        let before = (read(LRU_GEN_ENABLED)?, read(LRU_GEN_MIN_TTL)?);
+        s.record(state::Resource::LruGen(before.0.clone(), before.1.clone()))?;
+        s.lru_gen_before = Some(before);
         let mglru = scn.policy.lru == refault_scenario::LruKind::Mglru;
         write(Path::new(LRU_GEN_ENABLED), if mglru { "y" } else { "n" })?;
         write(
@@ -248,7 +336,6 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
             &scn.policy.lru_gen_min_ttl_ms.to_string(),
         )?;
     }
-    std::fs::create_dir_all(&s.workdir).map_err(|e| format!("{}: {e}", s.workdir.display()))?;
     for o in scn.objects.iter().filter(|o| o.kind == ObjectKind::File) {
         create_file(&file_path(&s.workdir, &o.name), o.size_pages, o.exists)
             .map_err(|e| format!("creating {}: {e}", o.name))?;
@@ -284,6 +371,8 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
                     .trim()
                     .parse()
                     .map_err(|e| format!("zram hot_add: {e}"))?;
+                // Reading hot_add creates the device and names it: recorded at once.
+                s.record(state::Resource::Zram(id))?;
                 s.zram_id = Some(id);
                 write(
                     Path::new(&format!("/sys/block/zram{id}/disksize")),
@@ -293,6 +382,7 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
             }
             SwapKind::File => {
                 let f = s.workdir.join("swapfile");
+                s.record(state::Resource::File(f.clone()))?;
                 create_file(&f, swap_pages, true).map_err(|e| format!("swap file: {e}"))?;
                 s.swap_file = Some(f.clone());
                 use std::os::unix::fs::PermissionsExt;
@@ -302,6 +392,7 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
             SwapKind::None => unreachable!(),
         };
         run_cmd("mkswap", &[&dev])?;
+        s.record(state::Resource::Swap(dev.clone()))?;
         let c = exec::cstr(&dev);
         if unsafe { libc::swapon(c.as_ptr(), 0) } != 0 {
             return Err(format!("swapon {dev}: {}", std::io::Error::last_os_error()));
@@ -384,11 +475,13 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<RealRun, String> {
             None => machine_cg.clone(),
         };
         let procs = cg.join("cgroup.procs");
+        let parent = unsafe { libc::getpid() };
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             return Err(format!("fork: {}", std::io::Error::last_os_error()));
         }
         if pid == 0 {
+            exec::die_with_parent(parent);
             exec::child_main(&mut src, &objs, Some(&procs), t0, done, &words[1 + i]);
         }
         s.children.push(pid);
@@ -793,6 +886,8 @@ pub fn twin(
     let kernel = s.host.kernel.clone();
     let cgroup = s.host.cgroup.clone();
     drop(s);
+    // A signal that came during the cleanup.
+    check_interrupted()?;
     let mut rows = Vec::new();
     for (name, &simv) in &sim.mean {
         if name.starts_with("nr_") || !real[0].contains_key(name) {

@@ -10,7 +10,12 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args)]
 pub struct TwinArgs {
     /// The scenario file (TOML).
-    pub scenario: PathBuf,
+    #[arg(required_unless_present = "cleanup")]
+    pub scenario: Option<PathBuf>,
+    /// Only remove what killed twin runs left behind (cgroups, swap areas, zram devices,
+    /// work directories, workers), say what, and exit. Every twin run does this first.
+    #[arg(long, conflicts_with = "scenario")]
+    pub cleanup: bool,
     /// Override a setting, as for `refault run`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
@@ -113,12 +118,20 @@ fn plan(
 }
 
 pub fn twin(a: TwinArgs) -> Result<()> {
+    if a.cleanup {
+        let said = refault_twin::remove_leftovers(Some(&a.workdir));
+        if said.is_empty() {
+            eprintln!("twin: nothing left behind by dead twin runs");
+        }
+        return Ok(());
+    }
+    let scenario = a.scenario.expect("clap requires it without --cleanup");
     let overrides = a
         .set
         .iter()
         .map(|s| refault_scenario::parse_override(s))
         .collect::<Result<Vec<_>, _>>()?;
-    let scn = refault_scenario::load(&a.scenario, &overrides, None)?;
+    let scn = refault_scenario::load(&scenario, &overrides, None)?;
     let swap = a.swap.unwrap_or_else(|| default_swap(&scn));
     let r = run_twin(
         &scn,
