@@ -37,6 +37,9 @@ enum Command {
     Twin(cmd::twin::TwinArgs),
     /// Run the bundled fidelity suite (fidelity/*.toml) through the twin: one table.
     Fidelity(cmd::twin::FidelityArgs),
+    /// The VM twin's executor inside the guest.
+    #[command(hide = true)]
+    TwinGuest(cmd::twin::GuestArgs),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
         Command::Report(a) => cmd::python::main("report", a),
         Command::Twin(a) => cmd::twin::twin(a),
         Command::Fidelity(a) => cmd::twin::fidelity(a),
+        Command::TwinGuest(a) => cmd::twin::guest(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -16,6 +16,7 @@
 pub mod exec;
 pub mod host;
 pub mod state;
+pub mod vm;
 
 use exec::{create_file, drop_cache, file_path, Objects};
 use refault_scenario::{ObjectKind, Scenario};
@@ -36,7 +37,7 @@ const CAUGHT: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 /// While resources exist, a signal that would end the process (Ctrl-C, `kill`, the terminal
 /// going away) only sets [`INTERRUPTED`], so that the process unwinds through cleanup.
-fn install_signal_handlers() {
+pub(crate) fn install_signal_handlers() {
     for sig in CAUGHT {
         unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
     }
@@ -45,7 +46,7 @@ fn install_signal_handlers() {
 /// Once nothing is held (the simulation, the report), the signals end the process at once
 /// again, as in every other command: a Ctrl-C while simulating after the real runs (the
 /// next scenario of `refault fidelity`) was otherwise only noticed at the next setup.
-fn restore_signal_handlers() {
+pub(crate) fn restore_signal_handlers() {
     for sig in CAUGHT {
         unsafe { libc::signal(sig, libc::SIG_DFL) };
     }
@@ -105,6 +106,9 @@ pub struct Setup {
     created_base: Option<PathBuf>,
     /// What this run creates, written down before each resource exists ([`state`]).
     state: Option<state::StateFile>,
+    /// The VM twin's guest: tasks the scenario leaves in the root cgroup run in the root
+    /// cgroup (the whole machine) and the counters are the global ones.
+    whole_machine: bool,
 }
 
 pub(crate) const LRU_GEN_ENABLED: &str = "/sys/kernel/mm/lru_gen/enabled";
@@ -273,6 +277,20 @@ fn write(p: &Path, v: &str) -> Result<(), String> {
 
 /// Prepare the host for `scn`: work directory and files, cgroups, swap.
 pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, String> {
+    setup_inner(scn, swap, base, false)
+}
+
+/// [`setup`] for the VM twin's guest, whose whole machine is the scenario's.
+pub fn setup_whole_machine(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, String> {
+    setup_inner(scn, swap, base, true)
+}
+
+fn setup_inner(
+    scn: &Scenario,
+    swap: SwapKind,
+    base: &Path,
+    whole_machine: bool,
+) -> Result<Setup, String> {
     let host = host::preflight()?;
     let interrupted = check_interrupted;
     remove_leftovers(Some(base));
@@ -309,6 +327,7 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
         lru_gen_before: None,
         created_base: None,
         state: None,
+        whole_machine,
     };
     // From here on Ctrl-C must unwind through Setup's Drop, not kill the process.
     install_signal_handlers();
@@ -353,11 +372,13 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
             )
         })
         .collect();
-    limits.push((
-        "machine".into(),
-        scn.machine.memory_pages,
-        scn.sysctl.swappiness,
-    ));
+    if !whole_machine {
+        limits.push((
+            "machine".into(),
+            scn.machine.memory_pages,
+            scn.sysctl.swappiness,
+        ));
+    }
     s.cgroup_specs = limits;
     // Fail now, not halfway, if cgroups cannot be created here.
     s.create_run_cgroups()?;
@@ -465,16 +486,21 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<RealRun, String> {
         std::slice::from_raw_parts(shared as *const std::sync::atomic::AtomicU64, n_tasks + 1)
     };
     let done = &words[0];
-    let machine_cg = s.cgroups.last().cloned().expect("machine cgroup");
+    // Root tasks: in the cgroup standing in for the machine, or on the VM in the root.
+    let machine_cg = if s.whole_machine {
+        None
+    } else {
+        Some(s.cgroups.last().cloned().expect("machine cgroup"))
+    };
     let before = host::read_vmstat();
     let stat_before = read_memcg_stats(&s.cgroups);
     let t0 = exec::now_ns();
     for (i, mut src) in sources.into_iter().enumerate() {
         let cg = match src.cgroup {
-            Some(i) => s.cgroups[i].clone(),
+            Some(i) => Some(s.cgroups[i].clone()),
             None => machine_cg.clone(),
         };
-        let procs = cg.join("cgroup.procs");
+        let procs = cg.map(|c| c.join("cgroup.procs"));
         let parent = unsafe { libc::getpid() };
         let pid = unsafe { libc::fork() };
         if pid < 0 {
@@ -482,7 +508,7 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<RealRun, String> {
         }
         if pid == 0 {
             exec::die_with_parent(parent);
-            exec::child_main(&mut src, &objs, Some(&procs), t0, done, &words[1 + i]);
+            exec::child_main(&mut src, &objs, procs.as_deref(), t0, done, &words[1 + i]);
         }
         s.children.push(pid);
     }
@@ -552,6 +578,10 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<RealRun, String> {
     // pgscan/pgsteal by type on recent kernels). Where it has not, bound the global delta by
     // what our cgroups can have caused.
     for key in KEY_COUNTERS {
+        if s.whole_machine {
+            // The VM runs nothing else: the global counters are the scenario's.
+            break;
+        }
         if let Some(v) = own(key) {
             delta.insert(key.to_string(), v);
             continue;
@@ -697,6 +727,9 @@ pub struct TwinReport {
     /// null when the host has no such scheme). Read once before and once after the runs:
     /// refreshing the statistics waits for kdamond's next sampling interval.
     pub damon_pageout_bytes_per_run: Option<f64>,
+    /// The VM twin's guest memory as the guest kernel saw it (null for the host twin).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vm: Option<vm::VmReport>,
 }
 
 /// How many real runs: at least `min`; then more, up to `max` runs and `max_seconds` of
@@ -888,6 +921,23 @@ pub fn twin(
     drop(s);
     // A signal that came during the cleanup.
     check_interrupted()?;
+    let mut rep = compare(scn, &sim, &real, swap, kernel);
+    rep.cgroup = cgroup;
+    rep.memcg_stat = runs.iter().map(|r| r.memcg_stat.clone()).collect();
+    rep.real_task_seconds = runs.iter().map(|r| r.task_seconds.clone()).collect();
+    rep.damon_pageout_bytes_per_run = damon;
+    Ok(rep)
+}
+
+/// The comparison of the real runs' counters with the simulation's, one row per counter
+/// both have (gauges `nr_*` left out).
+pub fn compare(
+    scn: &Scenario,
+    sim: &SimCounters,
+    real: &[Counters],
+    swap: SwapKind,
+    kernel: String,
+) -> TwinReport {
     let mut rows = Vec::new();
     for (name, &simv) in &sim.mean {
         if name.starts_with("nr_") || !real[0].contains_key(name) {
@@ -908,20 +958,21 @@ pub fn twin(
             off_by_2x: off_by_2x(mean, sem, simv as f64),
         });
     }
-    Ok(TwinReport {
+    TwinReport {
         scenario: scn.name.clone(),
         kernel,
-        cgroup,
+        cgroup: host::CgroupVersion::V2,
         swap,
         runs: real.len(),
         rows,
-        real,
-        memcg_stat: runs.iter().map(|r| r.memcg_stat.clone()).collect(),
+        real: real.to_vec(),
+        memcg_stat: Vec::new(),
         simulated: sim.mean.clone(),
-        real_task_seconds: runs.iter().map(|r| r.task_seconds.clone()).collect(),
+        real_task_seconds: Vec::new(),
         simulated_task_seconds: sim.task_seconds.clone(),
-        damon_pageout_bytes_per_run: damon,
-    })
+        damon_pageout_bytes_per_run: None,
+        vm: None,
+    }
 }
 
 /// Phases of the memcg statistics flusher the simulation is sampled at.

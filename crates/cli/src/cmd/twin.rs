@@ -42,6 +42,44 @@ pub struct TwinArgs {
     /// Where the scenario's files and the swap file are created.
     #[arg(long, default_value = "/var/tmp")]
     pub workdir: PathBuf,
+    /// Run the scenario on a kernel booted in a VM (QEMU) whose memory is the scenario's
+    /// machine: the whole machine is compared, global reclaim included.
+    #[arg(long)]
+    pub vm: bool,
+    /// The VM's kernel: debian-6.1, debian-6.12, debian-7.2 (fetched once into --vm-cache by
+    /// scripts/vm-setup.sh) or the path of a bzImage.
+    #[arg(long, default_value = "debian-6.1", requires = "vm")]
+    pub kernel: String,
+    /// Where kernels are kept (default $REFAULT_VM_CACHE, else ~/.cache/refault-vm).
+    #[arg(long, requires = "vm")]
+    pub vm_cache: Option<PathBuf>,
+    /// tcg (emulation, works everywhere) or kvm.
+    #[arg(long, default_value = "tcg", requires = "vm")]
+    pub accel: refault_twin::vm::Accel,
+    /// Wall-clock limit of one boot of the VM, seconds.
+    #[arg(long, default_value_t = 600.0, requires = "vm")]
+    pub boot_timeout: f64,
+}
+
+/// `refault twin-guest`: the VM twin's executor inside the guest (not for direct use).
+#[derive(clap::Args)]
+pub struct GuestArgs {
+    /// The resolved scenario as JSON.
+    pub scenario: PathBuf,
+    #[arg(long)]
+    pub workdir: PathBuf,
+    #[arg(long)]
+    pub out: PathBuf,
+    #[arg(long)]
+    pub swap: SwapKind,
+}
+
+pub fn guest(a: GuestArgs) -> Result<()> {
+    let text = std::fs::read_to_string(&a.scenario)
+        .with_context(|| format!("reading {}", a.scenario.display()))?;
+    let scn: Scenario = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a resolved scenario", a.scenario.display()))?;
+    refault_twin::vm::guest_main(&scn, a.swap, &a.workdir, &a.out).map_err(|e| anyhow!("{e}"))
 }
 
 #[derive(clap::Args)]
@@ -133,12 +171,27 @@ pub fn twin(a: TwinArgs) -> Result<()> {
         .collect::<Result<Vec<_>, _>>()?;
     let scn = refault_scenario::load(&scenario, &overrides, None)?;
     let swap = a.swap.unwrap_or_else(|| default_swap(&scn));
-    let r = run_twin(
-        &scn,
-        plan(a.runs, a.max_runs, a.sem, a.max_seconds)?,
-        swap,
-        &a.workdir,
-    )?;
+    let plan = plan(a.runs, a.max_runs, a.sem, a.max_seconds)?;
+    let r = if a.vm {
+        if !(a.boot_timeout > 0.0 && a.boot_timeout.is_finite()) {
+            return Err(anyhow!(
+                "--boot-timeout must be a positive number of seconds"
+            ));
+        }
+        let opts = refault_twin::vm::VmOptions {
+            kernel: a.kernel.clone(),
+            cache: a
+                .vm_cache
+                .clone()
+                .unwrap_or_else(refault_twin::vm::default_cache),
+            accel: a.accel,
+            boot_timeout: a.boot_timeout,
+        };
+        refault_twin::vm::twin_vm(&scn, plan, swap, &opts, &a.workdir)
+            .map_err(|e| anyhow!("twin --vm of {}: {e}", scn.name))?
+    } else {
+        run_twin(&scn, plan, swap, &a.workdir)?
+    };
     out!("{}", refault_twin::render(&r))?;
     if let Some(p) = a.out {
         super::write_out(&p, serde_json::to_string_pretty(&r)?.as_bytes())?;
