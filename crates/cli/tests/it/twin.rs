@@ -322,3 +322,93 @@ fn fidelity_sigint_while_simulating_after_real_runs_is_honoured() {
         work_left(&d)
     );
 }
+
+/// The VM twin boots the smallest kernel (Debian's 6.1 cloud kernel, fetched by
+/// scripts/vm-setup.sh, which scripts/test.sh runs first) with a tiny scenario and brings
+/// the guest's counters and zone state back. Skipped, saying why, where QEMU or the kernel
+/// is not there.
+#[test]
+fn vm_twin_boots_the_smallest_kernel_and_counters_come_back() {
+    if let Err(e) = refault_twin::vm::qemu_available() {
+        eprintln!("skipping the VM twin test: {e}");
+        return;
+    }
+    let cache = refault_twin::vm::default_cache();
+    if !cache.join("kernels/debian-6.1/vmlinuz").is_file() {
+        eprintln!(
+            "skipping the VM twin test: no debian-6.1 kernel in {} (scripts/vm-setup.sh fetches it)",
+            cache.display()
+        );
+        return;
+    }
+    let d = scratch("twin-vm");
+    let scn = d.join("tiny.toml");
+    std::fs::write(&scn, VM_TINY).unwrap();
+    let out = d.join("out.json");
+    let t = std::time::Instant::now();
+    let o = Command::new(bin())
+        .args(["twin", "--vm", "--kernel", "debian-6.1", "--runs", "1"])
+        .args(["--boot-timeout", "300", "--workdir"])
+        .arg(&d)
+        .arg("--out")
+        .arg(&out)
+        .arg(&scn)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "twin --vm failed: {err}");
+    eprintln!("twin --vm took {:.1} s", t.elapsed().as_secs_f64());
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(
+        j["kernel"].as_str().unwrap().starts_with("6.1."),
+        "{}",
+        j["kernel"]
+    );
+    // The reader's 32 MiB came from the virtio disk: 32768 KiB paged in, at least.
+    let pgpgin = j["real"][0]["pgpgin"].as_u64().unwrap();
+    assert!(pgpgin >= 32768, "pgpgin {pgpgin}");
+    assert!(j["real"][0]["pgfault"].as_u64().unwrap() >= 4096);
+    let z = j["vm"]["zoneinfo_before"].as_str().unwrap();
+    assert!(z.contains("zone    DMA32") && z.contains("managed"), "{z}");
+    assert!(j["vm"]["buddyinfo_after"][0]
+        .as_str()
+        .unwrap()
+        .contains("DMA32"));
+    assert!(
+        work_left(&d).is_empty(),
+        "work files left behind: {:?}",
+        work_left(&d)
+    );
+}
+
+const VM_TINY: &str = r#"
+[machine]
+memory = "256M"
+[[device]]
+name = "disk"
+preset = "nvme"
+[fs]
+device = "disk"
+[[object]]
+name = "data"
+kind = "file"
+size = "32M"
+[[object]]
+name = "anon"
+kind = "anon"
+size = "16M"
+[[task]]
+name = "reader"
+[[task.phase]]
+access = "read"
+object = "data"
+pattern = "sequential"
+pages_per_op = 8
+[[task]]
+name = "anon"
+[[task.phase]]
+access = "touch-write"
+object = "anon"
+pattern = "sequential"
+"#;
