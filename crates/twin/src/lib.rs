@@ -1128,6 +1128,29 @@ pub fn render(r: &TwinReport) -> String {
             sim
         );
     }
+    if let Some(v) = &r.vm {
+        out += "guest zones at the start (pages): ";
+        out += &v
+            .zones
+            .iter()
+            .map(|z| {
+                format!(
+                    "{} free {} managed {} min/low/high {}/{}/{}",
+                    z.name, z.free, z.managed, z.min, z.low, z.high
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        out += &format!(
+            "\nsimulated machine: {} pages, min_free_kbytes {}\n",
+            v.simulated_zones
+                .iter()
+                .map(|(k, p)| format!("{k} {p}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            v.simulated_min_free_kbytes.unwrap_or(0)
+        );
+    }
     if let Some(b) = r.damon_pageout_bytes_per_run {
         out += &format!(
             "host noise: DAMON pageout schemes paged out {:.1} MiB per run (mean) outside our cgroups' reclaim; the global pswpout includes their swap-outs and is bounded by pgscan_anon where memory.stat has no pswpout\n",

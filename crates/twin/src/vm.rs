@@ -576,9 +576,11 @@ pub fn guest_main(
 ) -> Result<(), String> {
     apply_machine_settings(scn)?;
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    // After the setup (the scenario's files written and dropped from the cache, swap on):
+    // the machine as the run starts on it.
+    let mut s = crate::setup_whole_machine(scn, swap, workdir)?;
     let zoneinfo_before = read("/proc/zoneinfo");
     let buddyinfo_before = read("/proc/buddyinfo");
-    let mut s = crate::setup_whole_machine(scn, swap, workdir)?;
     let r = crate::run_once(scn, &mut s)?;
     let lru_gen = read(crate::LRU_GEN_ENABLED).trim().to_string();
     drop(s);
@@ -606,7 +608,6 @@ pub fn twin_vm(
     opts: &VmOptions,
     base: &Path,
 ) -> Result<crate::TwinReport, String> {
-    let sim = crate::simulate_over_flush_phases(scn)?;
     let mut s = setup_vm(scn, swap, opts, base)?;
     let mut runs: Vec<GuestRun> = Vec::new();
     let mut real: Vec<Counters> = Vec::new();
@@ -628,6 +629,10 @@ pub fn twin_vm(
     }
     drop(s);
     check_interrupted()?;
+    // The simulated machine is the guest's as the first run started on it.
+    let zones = parse_zoneinfo(&runs[0].zoneinfo_before);
+    let sim_scn = machine_from_zoneinfo(scn, &zones)?;
+    let sim = crate::simulate_over_flush_phases(&sim_scn)?;
     let kernel = format!(
         "{} (VM, {}{})",
         runs[0].kernel,
@@ -647,6 +652,14 @@ pub fn twin_vm(
     rep.real_task_seconds = runs.iter().map(|r| r.task_seconds.clone()).collect();
     rep.vm = Some(VmReport {
         accel: opts.accel,
+        zones,
+        simulated_zones: sim_scn
+            .machine
+            .zones
+            .iter()
+            .map(|z| (format!("{:?}", z.kind), z.pages))
+            .collect(),
+        simulated_min_free_kbytes: sim_scn.sysctl.min_free_kbytes,
         zoneinfo_before: runs[0].zoneinfo_before.clone(),
         buddyinfo_before: runs.iter().map(|r| r.buddyinfo_before.clone()).collect(),
         buddyinfo_after: runs.iter().map(|r| r.buddyinfo_after.clone()).collect(),
@@ -659,6 +672,12 @@ pub fn twin_vm(
 #[derive(Clone, Debug, Serialize)]
 pub struct VmReport {
     pub accel: Accel,
+    /// The guest's zones as the first run started ([`parse_zoneinfo`]).
+    pub zones: Vec<GuestZone>,
+    /// The simulated machine's zones (kind, pages) and min_free_kbytes
+    /// ([`machine_from_zoneinfo`]).
+    pub simulated_zones: Vec<(String, u64)>,
+    pub simulated_min_free_kbytes: Option<u64>,
     /// /proc/zoneinfo at the start of the first run.
     pub zoneinfo_before: String,
     /// Per run.
@@ -667,9 +686,162 @@ pub struct VmReport {
     pub buddyinfo_after: Vec<String>,
 }
 
+/// One zone of /proc/zoneinfo.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GuestZone {
+    pub name: String,
+    pub free: u64,
+    pub min: u64,
+    pub low: u64,
+    pub high: u64,
+    pub managed: u64,
+}
+
+/// The zones of a /proc/zoneinfo text (node 0), with managed pages.
+pub fn parse_zoneinfo(text: &str) -> Vec<GuestZone> {
+    let mut out: Vec<GuestZone> = Vec::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix("Node ") {
+            if let Some((_, name)) = rest.split_once("zone") {
+                out.push(GuestZone {
+                    name: name.trim().to_string(),
+                    free: 0,
+                    min: 0,
+                    low: 0,
+                    high: 0,
+                    managed: 0,
+                });
+            }
+            continue;
+        }
+        let Some(z) = out.last_mut() else { continue };
+        let mut it = t.split_whitespace();
+        let (k, v) = match (it.next(), it.next(), it.next()) {
+            (Some("pages"), Some("free"), Some(v)) => ("free", v),
+            (Some(k), Some(v), None) => (k, v),
+            _ => continue,
+        };
+        let Ok(v) = v.parse::<u64>() else { continue };
+        match k {
+            "free" => z.free = v,
+            "min" => z.min = v,
+            "low" => z.low = v,
+            "high" => z.high = v,
+            "managed" => z.managed = v,
+            _ => {}
+        }
+    }
+    out.retain(|z| z.managed > 0);
+    out
+}
+
+/// The scenario with the guest's machine: one simulated zone per guest zone kind — DMA and
+/// DMA32 together as DMA32 (the model has no DMA zone; on the guest the 16 MiB DMA zone
+/// serves user pages once DMA32 is below its watermark plus a small lowmem reserve),
+/// Normal as Normal — each as large as the guest's free pages when the run started, and
+/// `min_free_kbytes` the guest's (the sum of its zones' min watermarks), so that the
+/// simulation starts with the free memory and watermarks the guest kernel had.
+/// Simplification: the pages in use at the start (the guest kernel's slab, the initramfs
+/// in its rootfs, the executor's own pages) are left out rather than modelled as
+/// unreclaimable, so each zone's low/high gap (`watermark_scale_factor` of managed
+/// pages) is computed from its free pages, slightly below the guest's.
+pub fn machine_from_zoneinfo(scn: &Scenario, zones: &[GuestZone]) -> Result<Scenario, String> {
+    use refault_scenario::{ZoneKind, ZoneSpec};
+    let mut dma32 = 0;
+    let mut normal = 0;
+    let mut min = 0;
+    for z in zones {
+        match z.name.as_str() {
+            "DMA" | "DMA32" => dma32 += z.free,
+            "Normal" => normal += z.free,
+            _ => continue,
+        }
+        min += z.min;
+    }
+    if dma32 + normal == 0 {
+        return Err("the guest's /proc/zoneinfo has no DMA, DMA32 or Normal zone".into());
+    }
+    let mut out = scn.clone();
+    out.machine.zones.clear();
+    if dma32 > 0 {
+        out.machine.zones.push(ZoneSpec {
+            kind: ZoneKind::Dma32,
+            pages: dma32,
+        });
+    }
+    if normal > 0 {
+        out.machine.zones.push(ZoneSpec {
+            kind: ZoneKind::Normal,
+            pages: normal,
+        });
+    }
+    out.machine.memory_pages = dma32 + normal;
+    out.sysctl.min_free_kbytes = Some(min * 4);
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const ZONEINFO: &str = "Node 0, zone      DMA
+  per-node stats
+      nr_inactive_anon 926
+  pages free     3808
+        boost    0
+        min      31
+        low      38
+        high     45
+        spanned  4095
+        present  3998
+        managed  3840
+        protection: (0, 187, 187, 187, 187)
+      nr_free_pages 3808
+Node 0, zone    DMA32
+  pages free     50000
+        boost    0
+        min      700
+        low      875
+        high     1050
+        managed  56000
+Node 0, zone   Normal
+  pages free     0
+        min      0
+        managed  0
+";
+
+    #[test]
+    fn zoneinfo_parsed_and_machine_built_from_it() {
+        let z = parse_zoneinfo(ZONEINFO);
+        assert_eq!(z.len(), 2, "the empty Normal zone is left out");
+        assert_eq!(
+            z[0],
+            GuestZone {
+                name: "DMA".into(),
+                free: 3808,
+                min: 31,
+                low: 38,
+                high: 45,
+                managed: 3840
+            }
+        );
+        assert_eq!((z[1].free, z[1].min, z[1].managed), (50000, 700, 56000));
+        let scn = refault_scenario::parse(
+            "[machine]\nmemory = \"256M\"\n[[object]]\nname = \"a\"\nkind = \"anon\"\nsize = \"1M\"\n[[task]]\nname = \"t\"\n[[task.phase]]\naccess = \"touch\"\nobject = \"a\"\npattern = \"sequential\"\n",
+            "t.toml",
+            &[],
+            None,
+        )
+        .unwrap();
+        let m = machine_from_zoneinfo(&scn, &z).unwrap();
+        assert_eq!(m.machine.memory_pages, 53808);
+        assert_eq!(m.machine.zones.len(), 1);
+        assert_eq!(m.machine.zones[0].pages, 53808);
+        assert_eq!(m.sysctl.min_free_kbytes, Some((31 + 700) * 4));
+        // And the simulation runs on it.
+        refault_sim::run(&m, Default::default()).unwrap();
+    }
 
     #[test]
     fn cpio_newc_layout() {
