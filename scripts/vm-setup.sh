@@ -103,7 +103,8 @@ for k in "${kernels[@]}"; do
     # The modules the guest loads (with what they depend on, from each module's own
     # `depends=` field: the packages ship no modules.dep, depmod makes it at install),
     # decompressed so busybox's insmod can load them; load order in modules/order.
-    want=(zram virtio_pci virtio_blk)
+    # zram compresses with lzo-rle (6.1) or lz4 (6.12 and later); load both where modules.
+    want=(lzo lzo-rle lz4 zram virtio_pci virtio_blk)
     declare -A seen=()
     order=()
     add() {
