@@ -690,6 +690,29 @@ pub const KEY_COUNTERS: [&str; 10] = [
     "pgmajfault",
 ];
 
+/// The VM twin's key counters: the host twin's and the global ones a memory cgroup cannot
+/// show (kswapd against direct reclaim, watermark hits, kswapd runs, anon workingset).
+pub const VM_KEY_COUNTERS: [&str; 18] = [
+    "workingset_refault_file",
+    "workingset_refault_anon",
+    "workingset_activate_file",
+    "workingset_activate_anon",
+    "pswpin",
+    "pswpout",
+    "pgsteal_file",
+    "pgsteal_anon",
+    "pgscan_file",
+    "pgscan_anon",
+    "pgmajfault",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+    "allocstall_total",
+    "kswapd_low_wmark_hit_quickly",
+    "pageoutrun",
+];
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
     pub counter: String,

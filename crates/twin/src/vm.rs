@@ -632,7 +632,16 @@ pub fn twin_vm(
     // The simulated machine is the guest's as the first run started on it.
     let zones = parse_zoneinfo(&runs[0].zoneinfo_before);
     let sim_scn = machine_from_zoneinfo(scn, &zones)?;
-    let sim = crate::simulate_over_flush_phases(&sim_scn)?;
+    let mut sim = crate::simulate_over_flush_phases(&sim_scn)?;
+    // Direct reclaim stalls summed over the zone index they are counted at: the kernel
+    // counts a user page's at ZONE_MOVABLE (gfp_zone() of GFP_HIGHUSER_MOVABLE), the model
+    // at its highest zone.
+    for c in [&mut sim.mean, &mut sim.min, &mut sim.max] {
+        add_allocstall_total(c);
+    }
+    for r in &mut real {
+        add_allocstall_total(r);
+    }
     let kernel = format!(
         "{} (VM, {}{})",
         runs[0].kernel,
@@ -684,6 +693,16 @@ pub struct VmReport {
     pub zoneinfo_after: Vec<String>,
     pub buddyinfo_before: Vec<String>,
     pub buddyinfo_after: Vec<String>,
+}
+
+/// `allocstall_total`: the sum of the `allocstall_<zone>` counters.
+pub fn add_allocstall_total(c: &mut Counters) {
+    let t: u64 = c
+        .iter()
+        .filter(|(k, _)| k.starts_with("allocstall_") && *k != "allocstall_total")
+        .map(|(_, v)| *v)
+        .sum();
+    c.insert("allocstall_total".into(), t);
 }
 
 /// One zone of /proc/zoneinfo.

@@ -106,11 +106,24 @@ pub struct FidelityArgs {
     /// relative_error) and the median relative error as JSON.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// The suite's directory.
-    #[arg(long, default_value = "fidelity")]
-    pub suite: PathBuf,
+    /// The suite's directory (default fidelity/, or fidelity-vm/ with --vm).
+    #[arg(long)]
+    pub suite: Option<PathBuf>,
     #[arg(long, default_value = "/var/tmp")]
     pub workdir: PathBuf,
+    /// Run the suite on a kernel booted in a VM (`refault twin --vm`), one boot per run.
+    #[arg(long)]
+    pub vm: bool,
+    /// The VM's kernel (as for `refault twin --vm`).
+    #[arg(long, default_value = "debian-6.1", requires = "vm")]
+    pub kernel: String,
+    #[arg(long, requires = "vm")]
+    pub vm_cache: Option<PathBuf>,
+    #[arg(long, default_value = "tcg", requires = "vm")]
+    pub accel: refault_twin::vm::Accel,
+    /// Run only the scenarios whose name contains this.
+    #[arg(long)]
+    pub only: Option<String>,
 }
 
 /// The swap the scenario implies: zram for a zram (synchronous) device, a file otherwise.
@@ -213,11 +226,30 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 pub fn fidelity(a: FidelityArgs) -> Result<()> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&a.suite)
-        .with_context(|| format!("reading {}", a.suite.display()))?
+    let suite = a
+        .suite
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(if a.vm { "fidelity-vm" } else { "fidelity" }));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&suite)
+        .with_context(|| format!("reading {}", suite.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .filter(|p| {
+            a.only.as_ref().is_none_or(|o| {
+                p.file_stem()
+                    .is_some_and(|s| s.to_string_lossy().contains(o.as_str()))
+            })
+        })
         .collect();
+    let vm = a.vm.then(|| refault_twin::vm::VmOptions {
+        kernel: a.kernel.clone(),
+        cache: a
+            .vm_cache
+            .clone()
+            .unwrap_or_else(refault_twin::vm::default_cache),
+        accel: a.accel,
+        boot_timeout: 600.0,
+    });
     files.sort();
     let runs = a.runs.unwrap_or(if a.quick { 1 } else { 3 }).max(1);
     let plan = plan(runs, a.max_runs, a.sem, a.max_seconds)?;
@@ -246,9 +278,18 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
                 String::new()
             }
         );
-        let r = run_twin(&scn, plan, swap, &a.workdir)?;
+        let r = match &vm {
+            Some(o) => refault_twin::vm::twin_vm(&scn, plan, swap, o, &a.workdir)
+                .map_err(|e| anyhow!("twin --vm of {}: {e}", scn.name))?,
+            None => run_twin(&scn, plan, swap, &a.workdir)?,
+        };
         let mut rows = Vec::new();
-        for k in KEY_COUNTERS {
+        let keys: &[&str] = if vm.is_some() {
+            &refault_twin::VM_KEY_COUNTERS
+        } else {
+            &KEY_COUNTERS
+        };
+        for &k in keys {
             let Some(x) = r.rows.iter().find(|x| x.counter == k) else {
                 continue;
             };
