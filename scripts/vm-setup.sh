@@ -96,8 +96,14 @@ for k in "${kernels[@]}"; do
     mods="$tmp/x/lib/modules/$ver"
     [ -d "$mods" ] || mods="$tmp/x/usr/lib/modules/$ver"
     rm -rf "$out.new"; mkdir -p "$out.new/modules"
-    cp "$tmp/x/boot/vmlinuz-$ver" "$out.new/vmlinuz"
-    cp "$tmp/x/boot/config-$ver" "$out.new/config"
+    # /boot/vmlinuz-VER, or (7.x packages) /usr/lib/modules/VER/vmlinuz.
+    for f in "$tmp/x/boot/vmlinuz-$ver" "$mods/vmlinuz"; do
+        [ -f "$f" ] && cp "$f" "$out.new/vmlinuz" && break
+    done
+    for f in "$tmp/x/boot/config-$ver" "$mods/config"; do
+        [ -f "$f" ] && cp "$f" "$out.new/config" && break
+    done
+    [ -f "$out.new/vmlinuz" ] || { say "$k: no vmlinuz in $pkg"; exit 4; }
     echo "$ver" > "$out.new/version"
     echo "$pkg" > "$out.new/package"
     # The modules the guest loads (with what they depend on, from each module's own
