@@ -439,7 +439,7 @@ pub fn boot_once(
         .arg(&s.initrd)
         .args([
             "-append",
-            "console=ttyS0 quiet loglevel=1 panic=-1 transparent_hugepage=never",
+            "console=ttyS0 quiet loglevel=1 panic=-1 no_timer_check transparent_hugepage=never",
         ])
         .arg("-drive")
         .arg(format!("file={},format=raw,if=virtio", s.disk.display()))
