@@ -9,6 +9,9 @@ echo "== cargo fmt --check"
 cargo fmt --all --check
 echo "== cargo clippy -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
+echo "== VM twin prerequisites (QEMU, busybox, Debian's 6.1 cloud kernel; once, cached)"
+scripts/vm-setup.sh debian-6.1 >/dev/null \
+    || echo "vm-setup failed: the VM twin test will say it is skipped"
 echo "== cargo test"
 cargo test --workspace
 echo "== bundled scenarios with invariant checks"

@@ -49,6 +49,9 @@ enum Command {
     Record(cmd::trace::RecordArgs),
     /// Run the bundled fidelity suite (fidelity/*.toml) through the twin: one table.
     Fidelity(cmd::twin::FidelityArgs),
+    /// The VM twin's executor inside the guest.
+    #[command(hide = true)]
+    TwinGuest(cmd::twin::GuestArgs),
 }
 
 /// Runs the command line on `args` (the program name first, as `std::env::args_os` gives
@@ -78,6 +81,7 @@ where
         Command::Fidelity(a) => cmd::twin::fidelity(a),
         Command::Trace(a) => cmd::trace::main(a),
         Command::Record(a) => cmd::trace::record(a),
+        Command::TwinGuest(a) => cmd::twin::guest(a),
     };
     match r {
         Ok(()) => 0,

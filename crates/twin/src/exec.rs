@@ -254,6 +254,18 @@ impl<'a> Executor<'a> {
     }
 }
 
+/// In a forked child: be killed when the parent dies (`PR_SET_PDEATHSIG`), and exit at once
+/// if it already has (it died between the fork and the prctl: the child was reparented), so
+/// that a twin killed with SIGKILL leaves no worker holding memory.
+pub fn die_with_parent(parent: libc::pid_t) {
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+        if libc::getppid() != parent {
+            libc::_exit(4);
+        }
+    }
+}
+
 /// Run one task instance in this (child) process: join the cgroup, wait for the start
 /// time, perform every op, note how long that took (ns) in `elapsed`, count itself done in
 /// `done`, then keep its memory (as a finished task does in the simulation) until the

@@ -15,6 +15,8 @@
 
 pub mod exec;
 pub mod host;
+pub mod state;
+pub mod vm;
 
 use exec::{create_file, drop_cache, file_path, Objects};
 use refault_scenario::{ObjectKind, Scenario};
@@ -23,17 +25,39 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Set by SIGINT/SIGTERM; the wait loop stops the workload and unwinds into cleanup.
+/// Set by SIGINT/SIGTERM/SIGHUP while the twin holds host resources; the wait loop stops
+/// the workload and unwinds into cleanup.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
-fn install_signal_handlers() {
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+const CAUGHT: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// While resources exist, a signal that would end the process (Ctrl-C, `kill`, the terminal
+/// going away) only sets [`INTERRUPTED`], so that the process unwinds through cleanup.
+pub(crate) fn install_signal_handlers() {
+    for sig in CAUGHT {
+        unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
+    }
+}
+
+/// Once nothing is held (the simulation, the report), the signals end the process at once
+/// again, as in every other command: a Ctrl-C while simulating after the real runs (the
+/// next scenario of `refault fidelity`) was otherwise only noticed at the next setup.
+pub(crate) fn restore_signal_handlers() {
+    for sig in CAUGHT {
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+    }
+}
+
+/// Err("interrupted") once a caught signal has arrived.
+pub fn check_interrupted() -> Result<(), String> {
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        Err("interrupted".to_string())
+    } else {
+        Ok(())
     }
 }
 
@@ -78,10 +102,17 @@ pub struct Setup {
     swaps_before: Vec<String>,
     /// `/sys/kernel/mm/lru_gen/{enabled,min_ttl_ms}` as they were, restored on cleanup.
     lru_gen_before: Option<(String, String)>,
+    /// `--workdir` when this run created it (only its last component): removed if empty.
+    created_base: Option<PathBuf>,
+    /// What this run creates, written down before each resource exists ([`state`]).
+    state: Option<state::StateFile>,
+    /// The VM twin's guest: tasks the scenario leaves in the root cgroup run in the root
+    /// cgroup (the whole machine) and the counters are the global ones.
+    whole_machine: bool,
 }
 
-const LRU_GEN_ENABLED: &str = "/sys/kernel/mm/lru_gen/enabled";
-const LRU_GEN_MIN_TTL: &str = "/sys/kernel/mm/lru_gen/min_ttl_ms";
+pub(crate) const LRU_GEN_ENABLED: &str = "/sys/kernel/mm/lru_gen/enabled";
+pub(crate) const LRU_GEN_MIN_TTL: &str = "/sys/kernel/mm/lru_gen/min_ttl_ms";
 
 impl Setup {
     fn cleanup(&mut self) {
@@ -109,6 +140,9 @@ impl Setup {
         }
         self.remove_cgroups();
         let _ = std::fs::remove_dir_all(&self.workdir);
+        if let Some(b) = self.created_base.take() {
+            let _ = std::fs::remove_dir(b);
+        }
         // Anything we swapped on and did not turn off yet (defensive): restore the set.
         for s in host::active_swaps() {
             if !self.swaps_before.contains(&s) && s.contains("refault-twin") {
@@ -116,7 +150,55 @@ impl Setup {
                 unsafe { libc::swapoff(c.as_ptr()) };
             }
         }
+        if let Some(mut st) = self.state.take() {
+            st.finish();
+        }
     }
+
+    /// Write `r` to the state file before creating it.
+    fn record(&mut self, r: state::Resource) -> Result<(), String> {
+        match &mut self.state {
+            Some(s) => s.record(&r),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Remove what dead twin runs left behind (see [`state`]), saying what, on stderr.
+/// Returns the lines said.
+pub fn remove_leftovers(base: Option<&Path>) -> Vec<String> {
+    let root = host::preflight().ok().map(|h| h.cgroup_root);
+    let said = state::remove_dead_runs(base, root.as_deref());
+    for l in &said {
+        eprintln!("twin: removed what a dead twin run left: {l}");
+    }
+    said
+}
+
+/// The `--workdir` directory: used if it exists; its last component created (and removed
+/// afterwards) if only that is missing; refused otherwise, so that a typo does not leave a
+/// tree of directories behind. Returns whether it was created.
+pub fn prepare_base(base: &Path) -> Result<bool, String> {
+    if base.is_dir() {
+        return Ok(false);
+    }
+    if base.exists() {
+        return Err(format!("--workdir {}: not a directory", base.display()));
+    }
+    let parent = match base.parent() {
+        Some(p) if p.as_os_str().is_empty() => Path::new("."),
+        Some(p) => p,
+        None => return Err(format!("--workdir {}: no such directory", base.display())),
+    };
+    if !parent.is_dir() {
+        return Err(format!(
+            "--workdir {}: {} does not exist (only the last component is created)",
+            base.display(),
+            parent.display()
+        ));
+    }
+    std::fs::create_dir(base).map_err(|e| format!("--workdir {}: {e}", base.display()))?;
+    Ok(true)
 }
 
 impl Setup {
@@ -133,6 +215,7 @@ impl Setup {
                 "refault-twin-{}-r{}-{name}",
                 self.tag, self.runs_started
             ));
+            self.record(state::Resource::Cgroup(dir.clone()))?;
             std::fs::create_dir(&dir)
                 .map_err(|e| format!("creating cgroup {}: {e}", dir.display()))?;
             self.cgroups.push(dir.clone());
@@ -169,6 +252,7 @@ impl Setup {
 impl Drop for Setup {
     fn drop(&mut self) {
         self.cleanup();
+        restore_signal_handlers();
     }
 }
 
@@ -193,16 +277,23 @@ fn write(p: &Path, v: &str) -> Result<(), String> {
 
 /// Prepare the host for `scn`: work directory and files, cgroups, swap.
 pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, String> {
+    setup_inner(scn, swap, base, false)
+}
+
+/// [`setup`] for the VM twin's guest, whose whole machine is the scenario's.
+pub fn setup_whole_machine(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, String> {
+    setup_inner(scn, swap, base, true)
+}
+
+fn setup_inner(
+    scn: &Scenario,
+    swap: SwapKind,
+    base: &Path,
+    whole_machine: bool,
+) -> Result<Setup, String> {
     let host = host::preflight()?;
-    // From here on Ctrl-C must unwind through Setup's Drop, not kill the process.
-    install_signal_handlers();
-    let interrupted = || {
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            Err("interrupted".to_string())
-        } else {
-            Ok(())
-        }
-    };
+    let interrupted = check_interrupted;
+    remove_leftovers(Some(base));
     if let Some(t) = scn
         .tasks
         .iter()
@@ -245,13 +336,29 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
         children: Vec::new(),
         swaps_before: host::active_swaps(),
         lru_gen_before: None,
+        created_base: None,
+        state: None,
+        whole_machine,
     };
+    // From here on Ctrl-C must unwind through Setup's Drop, not kill the process.
+    install_signal_handlers();
+    if prepare_base(base)? {
+        s.created_base = Some(base.to_path_buf());
+    }
+    std::fs::create_dir(&s.workdir).map_err(|e| format!("{}: {e}", s.workdir.display()))?;
+    let mut first = vec![state::Resource::WorkDir(s.workdir.clone())];
+    if let Some(b) = &s.created_base {
+        first.push(state::Resource::BaseDir(b.clone()));
+    }
+    s.state = Some(state::StateFile::create(&s.workdir, &first)?);
     if s.host.lru_gen {
         // The host has CONFIG_LRU_GEN: run the LRU the scenario asks for (a kernel that
         // enables the multi-gen LRU by default must be switched off for a classic scenario),
         // with its min_ttl_ms, and put both back afterwards.
         let read = |p: &str| std::fs::read_to_string(p).map_err(|e| format!("reading {p}: {e}"));
-        s.lru_gen_before = Some((read(LRU_GEN_ENABLED)?, read(LRU_GEN_MIN_TTL)?));
+        let before = (read(LRU_GEN_ENABLED)?, read(LRU_GEN_MIN_TTL)?);
+        s.record(state::Resource::LruGen(before.0.clone(), before.1.clone()))?;
+        s.lru_gen_before = Some(before);
         let mglru = scn.policy.lru == refault_scenario::LruKind::Mglru;
         write(Path::new(LRU_GEN_ENABLED), if mglru { "y" } else { "n" })?;
         write(
@@ -259,7 +366,6 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
             &scn.policy.lru_gen_min_ttl_ms.to_string(),
         )?;
     }
-    std::fs::create_dir_all(&s.workdir).map_err(|e| format!("{}: {e}", s.workdir.display()))?;
     for o in scn.objects.iter().filter(|o| o.kind == ObjectKind::File) {
         create_file(&file_path(&s.workdir, &o.name), o.size_pages, o.exists)
             .map_err(|e| format!("creating {}: {e}", o.name))?;
@@ -277,11 +383,13 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
             )
         })
         .collect();
-    limits.push((
-        "machine".into(),
-        scn.machine.memory_pages,
-        scn.sysctl.swappiness,
-    ));
+    if !whole_machine {
+        limits.push((
+            "machine".into(),
+            scn.machine.memory_pages,
+            scn.sysctl.swappiness,
+        ));
+    }
     s.cgroup_specs = limits;
     // Fail now, not halfway, if cgroups cannot be created here.
     s.create_run_cgroups()?;
@@ -295,6 +403,8 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
                     .trim()
                     .parse()
                     .map_err(|e| format!("zram hot_add: {e}"))?;
+                // Reading hot_add creates the device and names it: recorded at once.
+                s.record(state::Resource::Zram(id))?;
                 s.zram_id = Some(id);
                 write(
                     Path::new(&format!("/sys/block/zram{id}/disksize")),
@@ -304,6 +414,7 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
             }
             SwapKind::File => {
                 let f = s.workdir.join("swapfile");
+                s.record(state::Resource::File(f.clone()))?;
                 create_file(&f, swap_pages, true).map_err(|e| format!("swap file: {e}"))?;
                 s.swap_file = Some(f.clone());
                 use std::os::unix::fs::PermissionsExt;
@@ -313,6 +424,7 @@ pub fn setup(scn: &Scenario, swap: SwapKind, base: &Path) -> Result<Setup, Strin
             SwapKind::None => unreachable!(),
         };
         run_cmd("mkswap", &[&dev])?;
+        s.record(state::Resource::Swap(dev.clone()))?;
         let c = exec::cstr(&dev);
         if unsafe { libc::swapon(c.as_ptr(), 0) } != 0 {
             return Err(format!("swapon {dev}: {}", std::io::Error::last_os_error()));
@@ -385,22 +497,29 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<RealRun, String> {
         std::slice::from_raw_parts(shared as *const std::sync::atomic::AtomicU64, n_tasks + 1)
     };
     let done = &words[0];
-    let machine_cg = s.cgroups.last().cloned().expect("machine cgroup");
+    // Root tasks: in the cgroup standing in for the machine, or on the VM in the root.
+    let machine_cg = if s.whole_machine {
+        None
+    } else {
+        Some(s.cgroups.last().cloned().expect("machine cgroup"))
+    };
     let before = host::read_vmstat();
     let stat_before = read_memcg_stats(&s.cgroups);
     let t0 = exec::now_ns();
     for (i, mut src) in sources.into_iter().enumerate() {
         let cg = match src.cgroup {
-            Some(i) => s.cgroups[i].clone(),
+            Some(i) => Some(s.cgroups[i].clone()),
             None => machine_cg.clone(),
         };
-        let procs = cg.join("cgroup.procs");
+        let procs = cg.map(|c| c.join("cgroup.procs"));
+        let parent = unsafe { libc::getpid() };
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             return Err(format!("fork: {}", std::io::Error::last_os_error()));
         }
         if pid == 0 {
-            exec::child_main(&mut src, &objs, Some(&procs), t0, done, &words[1 + i]);
+            exec::die_with_parent(parent);
+            exec::child_main(&mut src, &objs, procs.as_deref(), t0, done, &words[1 + i]);
         }
         s.children.push(pid);
     }
@@ -470,6 +589,10 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<RealRun, String> {
     // pgscan/pgsteal by type on recent kernels). Where it has not, bound the global delta by
     // what our cgroups can have caused.
     for key in KEY_COUNTERS {
+        if s.whole_machine {
+            // The VM runs nothing else: the global counters are the scenario's.
+            break;
+        }
         if let Some(v) = own(key) {
             delta.insert(key.to_string(), v);
             continue;
@@ -578,6 +701,29 @@ pub const KEY_COUNTERS: [&str; 10] = [
     "pgmajfault",
 ];
 
+/// The VM twin's key counters: the host twin's and the global ones a memory cgroup cannot
+/// show (kswapd against direct reclaim, watermark hits, kswapd runs, anon workingset).
+pub const VM_KEY_COUNTERS: [&str; 18] = [
+    "workingset_refault_file",
+    "workingset_refault_anon",
+    "workingset_activate_file",
+    "workingset_activate_anon",
+    "pswpin",
+    "pswpout",
+    "pgsteal_file",
+    "pgsteal_anon",
+    "pgscan_file",
+    "pgscan_anon",
+    "pgmajfault",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+    "allocstall_total",
+    "kswapd_low_wmark_hit_quickly",
+    "pageoutrun",
+];
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
     pub counter: String,
@@ -615,6 +761,9 @@ pub struct TwinReport {
     /// null when the host has no such scheme). Read once before and once after the runs:
     /// refreshing the statistics waits for kdamond's next sampling interval.
     pub damon_pageout_bytes_per_run: Option<f64>,
+    /// The VM twin's guest memory as the guest kernel saw it (null for the host twin).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vm: Option<vm::VmReport>,
 }
 
 /// How many real runs: at least `min`; then more, up to `max` runs and `max_seconds` of
@@ -804,6 +953,25 @@ pub fn twin(
     let kernel = s.host.kernel.clone();
     let cgroup = s.host.cgroup.clone();
     drop(s);
+    // A signal that came during the cleanup.
+    check_interrupted()?;
+    let mut rep = compare(scn, &sim, &real, swap, kernel);
+    rep.cgroup = cgroup;
+    rep.memcg_stat = runs.iter().map(|r| r.memcg_stat.clone()).collect();
+    rep.real_task_seconds = runs.iter().map(|r| r.task_seconds.clone()).collect();
+    rep.damon_pageout_bytes_per_run = damon;
+    Ok(rep)
+}
+
+/// The comparison of the real runs' counters with the simulation's, one row per counter
+/// both have (gauges `nr_*` left out).
+pub fn compare(
+    scn: &Scenario,
+    sim: &SimCounters,
+    real: &[Counters],
+    swap: SwapKind,
+    kernel: String,
+) -> TwinReport {
     let mut rows = Vec::new();
     for (name, &simv) in &sim.mean {
         if name.starts_with("nr_") || !real[0].contains_key(name) {
@@ -824,20 +992,21 @@ pub fn twin(
             off_by_2x: off_by_2x(mean, sem, simv as f64),
         });
     }
-    Ok(TwinReport {
+    TwinReport {
         scenario: scn.name.clone(),
         kernel,
-        cgroup,
+        cgroup: host::CgroupVersion::V2,
         swap,
         runs: real.len(),
         rows,
-        real,
-        memcg_stat: runs.iter().map(|r| r.memcg_stat.clone()).collect(),
+        real: real.to_vec(),
+        memcg_stat: Vec::new(),
         simulated: sim.mean.clone(),
-        real_task_seconds: runs.iter().map(|r| r.task_seconds.clone()).collect(),
+        real_task_seconds: Vec::new(),
         simulated_task_seconds: sim.task_seconds.clone(),
-        damon_pageout_bytes_per_run: damon,
-    })
+        damon_pageout_bytes_per_run: None,
+        vm: None,
+    }
 }
 
 /// Phases of the memcg statistics flusher the simulation is sampled at.
@@ -991,6 +1160,29 @@ pub fn render(r: &TwinReport) -> String {
             mean,
             format!("{lo:.3}-{hi:.3}"),
             sim
+        );
+    }
+    if let Some(v) = &r.vm {
+        out += "guest zones at the start (pages): ";
+        out += &v
+            .zones
+            .iter()
+            .map(|z| {
+                format!(
+                    "{} free {} managed {} min/low/high {}/{}/{}",
+                    z.name, z.free, z.managed, z.min, z.low, z.high
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        out += &format!(
+            "\nsimulated machine: {} pages, min_free_kbytes {}\n",
+            v.simulated_zones
+                .iter()
+                .map(|(k, p)| format!("{k} {p}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            v.simulated_min_free_kbytes.unwrap_or(0)
         );
     }
     if let Some(b) = r.damon_pageout_bytes_per_run {

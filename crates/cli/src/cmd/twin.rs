@@ -10,7 +10,12 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args)]
 pub struct TwinArgs {
     /// The scenario file (TOML).
-    pub scenario: PathBuf,
+    #[arg(required_unless_present = "cleanup")]
+    pub scenario: Option<PathBuf>,
+    /// Only remove what killed twin runs left behind (cgroups, swap areas, zram devices,
+    /// work directories, workers), say what, and exit. Every twin run does this first.
+    #[arg(long, conflicts_with = "scenario")]
+    pub cleanup: bool,
     /// Override a setting, as for `refault run`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
@@ -37,6 +42,44 @@ pub struct TwinArgs {
     /// Where the scenario's files and the swap file are created.
     #[arg(long, default_value = "/var/tmp")]
     pub workdir: PathBuf,
+    /// Run the scenario on a kernel booted in a VM (QEMU) whose memory is the scenario's
+    /// machine: the whole machine is compared, global reclaim included.
+    #[arg(long)]
+    pub vm: bool,
+    /// The VM's kernel: debian-6.1, debian-6.12, debian-7.2 (fetched once into --vm-cache by
+    /// scripts/vm-setup.sh) or the path of a bzImage.
+    #[arg(long, default_value = "debian-6.1", requires = "vm")]
+    pub kernel: String,
+    /// Where kernels are kept (default $REFAULT_VM_CACHE, else ~/.cache/refault-vm).
+    #[arg(long, requires = "vm")]
+    pub vm_cache: Option<PathBuf>,
+    /// tcg (emulation, works everywhere) or kvm.
+    #[arg(long, default_value = "tcg", requires = "vm")]
+    pub accel: refault_twin::vm::Accel,
+    /// Wall-clock limit of one boot of the VM, seconds.
+    #[arg(long, default_value_t = 600.0, requires = "vm")]
+    pub boot_timeout: f64,
+}
+
+/// `refault twin-guest`: the VM twin's executor inside the guest (not for direct use).
+#[derive(clap::Args)]
+pub struct GuestArgs {
+    /// The resolved scenario as JSON.
+    pub scenario: PathBuf,
+    #[arg(long)]
+    pub workdir: PathBuf,
+    #[arg(long)]
+    pub out: PathBuf,
+    #[arg(long)]
+    pub swap: SwapKind,
+}
+
+pub fn guest(a: GuestArgs) -> Result<()> {
+    let text = std::fs::read_to_string(&a.scenario)
+        .with_context(|| format!("reading {}", a.scenario.display()))?;
+    let scn: Scenario = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not a resolved scenario", a.scenario.display()))?;
+    refault_twin::vm::guest_main(&scn, a.swap, &a.workdir, &a.out).map_err(|e| anyhow!("{e}"))
 }
 
 #[derive(clap::Args)]
@@ -63,11 +106,24 @@ pub struct FidelityArgs {
     /// relative_error) and the median relative error as JSON.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// The suite's directory.
-    #[arg(long, default_value = "fidelity")]
-    pub suite: PathBuf,
+    /// The suite's directory (default fidelity/, or fidelity-vm/ with --vm).
+    #[arg(long)]
+    pub suite: Option<PathBuf>,
     #[arg(long, default_value = "/var/tmp")]
     pub workdir: PathBuf,
+    /// Run the suite on a kernel booted in a VM (`refault twin --vm`), one boot per run.
+    #[arg(long)]
+    pub vm: bool,
+    /// The VM's kernel (as for `refault twin --vm`).
+    #[arg(long, default_value = "debian-6.1", requires = "vm")]
+    pub kernel: String,
+    #[arg(long, requires = "vm")]
+    pub vm_cache: Option<PathBuf>,
+    #[arg(long, default_value = "tcg", requires = "vm")]
+    pub accel: refault_twin::vm::Accel,
+    /// Run only the scenarios whose name contains this.
+    #[arg(long)]
+    pub only: Option<String>,
 }
 
 /// The swap the scenario implies: zram for a zram (synchronous) device, a file otherwise.
@@ -113,19 +169,42 @@ fn plan(
 }
 
 pub fn twin(a: TwinArgs) -> Result<()> {
+    if a.cleanup {
+        let said = refault_twin::remove_leftovers(Some(&a.workdir));
+        if said.is_empty() {
+            eprintln!("twin: nothing left behind by dead twin runs");
+        }
+        return Ok(());
+    }
+    let scenario = a.scenario.expect("clap requires it without --cleanup");
     let overrides = a
         .set
         .iter()
         .map(|s| refault_scenario::parse_override(s))
         .collect::<Result<Vec<_>, _>>()?;
-    let scn = refault_scenario::load(&a.scenario, &overrides, None)?;
+    let scn = refault_scenario::load(&scenario, &overrides, None)?;
     let swap = a.swap.unwrap_or_else(|| default_swap(&scn));
-    let r = run_twin(
-        &scn,
-        plan(a.runs, a.max_runs, a.sem, a.max_seconds)?,
-        swap,
-        &a.workdir,
-    )?;
+    let plan = plan(a.runs, a.max_runs, a.sem, a.max_seconds)?;
+    let r = if a.vm {
+        if !(a.boot_timeout > 0.0 && a.boot_timeout.is_finite()) {
+            return Err(anyhow!(
+                "--boot-timeout must be a positive number of seconds"
+            ));
+        }
+        let opts = refault_twin::vm::VmOptions {
+            kernel: a.kernel.clone(),
+            cache: a
+                .vm_cache
+                .clone()
+                .unwrap_or_else(refault_twin::vm::default_cache),
+            accel: a.accel,
+            boot_timeout: a.boot_timeout,
+        };
+        refault_twin::vm::twin_vm(&scn, plan, swap, &opts, &a.workdir)
+            .map_err(|e| anyhow!("twin --vm of {}: {e}", scn.name))?
+    } else {
+        run_twin(&scn, plan, swap, &a.workdir)?
+    };
     out!("{}", refault_twin::render(&r))?;
     if let Some(p) = a.out {
         super::write_out(&p, serde_json::to_string_pretty(&r)?.as_bytes())?;
@@ -147,11 +226,30 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 pub fn fidelity(a: FidelityArgs) -> Result<()> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&a.suite)
-        .with_context(|| format!("reading {}", a.suite.display()))?
+    let suite = a
+        .suite
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(if a.vm { "fidelity-vm" } else { "fidelity" }));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&suite)
+        .with_context(|| format!("reading {}", suite.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .filter(|p| {
+            a.only.as_ref().is_none_or(|o| {
+                p.file_stem()
+                    .is_some_and(|s| s.to_string_lossy().contains(o.as_str()))
+            })
+        })
         .collect();
+    let vm = a.vm.then(|| refault_twin::vm::VmOptions {
+        kernel: a.kernel.clone(),
+        cache: a
+            .vm_cache
+            .clone()
+            .unwrap_or_else(refault_twin::vm::default_cache),
+        accel: a.accel,
+        boot_timeout: 600.0,
+    });
     files.sort();
     let runs = a.runs.unwrap_or(if a.quick { 1 } else { 3 }).max(1);
     let plan = plan(runs, a.max_runs, a.sem, a.max_seconds)?;
@@ -180,9 +278,18 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
                 String::new()
             }
         );
-        let r = run_twin(&scn, plan, swap, &a.workdir)?;
+        let r = match &vm {
+            Some(o) => refault_twin::vm::twin_vm(&scn, plan, swap, o, &a.workdir)
+                .map_err(|e| anyhow!("twin --vm of {}: {e}", scn.name))?,
+            None => run_twin(&scn, plan, swap, &a.workdir)?,
+        };
         let mut rows = Vec::new();
-        for k in KEY_COUNTERS {
+        let keys: &[&str] = if vm.is_some() {
+            &refault_twin::VM_KEY_COUNTERS
+        } else {
+            &KEY_COUNTERS
+        };
+        for &k in keys {
             let Some(x) = r.rows.iter().find(|x| x.counter == k) else {
                 continue;
             };
