@@ -113,6 +113,7 @@ fn plan(
 }
 
 pub fn twin(a: TwinArgs) -> Result<()> {
+    super::check_out(a.out.as_deref())?;
     let overrides = a
         .set
         .iter()
@@ -147,6 +148,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 pub fn fidelity(a: FidelityArgs) -> Result<()> {
+    super::check_out(a.out.as_deref())?;
     let mut files: Vec<PathBuf> = std::fs::read_dir(&a.suite)
         .with_context(|| format!("reading {}", a.suite.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
