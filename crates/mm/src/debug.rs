@@ -100,6 +100,15 @@ impl Mm {
                     ));
                 }
             }
+            // Deferred max-order blocks (not linked yet) are free too.
+            let (lo, hi) = z.deferred;
+            for k in lo..hi {
+                if owner[k as usize] != 0 {
+                    return bad(format!("pfn {k} deferred and on a free list"));
+                }
+                owner[k as usize] = 1;
+            }
+            free += (hi - lo) as u64;
             if free != z.free {
                 return bad(format!(
                     "zone {zi}: free {} but free lists hold {free}",

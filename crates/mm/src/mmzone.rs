@@ -51,6 +51,11 @@ pub struct Zone {
     pub free_area: [ListHead; NR_PAGE_ORDERS],
     /// Per-zone LRU sizes (`NR_ZONE_*`), indexed by `LruList`.
     pub nr_lru: [u64; NR_LRU_LISTS],
+    /// Free max-order blocks `[deferred.0, deferred.1)` not yet linked on
+    /// `free_area[MAX_PAGE_ORDER]` (counted in `free`): conceptually they follow the list's
+    /// tail, highest pfn first. Like DEFERRED_STRUCT_PAGE_INIT, they are linked one at a
+    /// time when the list runs empty, so frames the workload never uses are never written.
+    pub deferred: (Pfn, Pfn),
 }
 
 impl Zone {
@@ -65,6 +70,7 @@ impl Zone {
             watermark_boost: 0,
             free_area: [ListHead::new(); NR_PAGE_ORDERS],
             nr_lru: [0; NR_LRU_LISTS],
+            deferred: (start_pfn, start_pfn),
         }
     }
 
@@ -89,11 +95,37 @@ impl Zone {
             return true;
         }
         (order as usize..NR_PAGE_ORDERS).any(|o| !self.free_area[o].is_empty())
+            || self.deferred.0 < self.deferred.1
+    }
+
+    /// Free blocks of `order`: on the list, plus the deferred ones at the maximum order.
+    pub fn nr_free_blocks(&self, order: usize) -> u64 {
+        let deferred = if order == MAX_PAGE_ORDER as usize {
+            ((self.deferred.1 - self.deferred.0) >> MAX_PAGE_ORDER) as u64
+        } else {
+            0
+        };
+        self.free_area[order].len as u64 + deferred
+    }
+
+    /// Link the highest deferred max-order block on the (empty) max-order list: the block
+    /// the list would have at its head had every block been linked at boot.
+    fn grow_deferred(&mut self, pages: &mut FrameTable) {
+        let (lo, hi) = self.deferred;
+        if lo < hi && self.free_area[MAX_PAGE_ORDER as usize].is_empty() {
+            let pfn = hi - (1 << MAX_PAGE_ORDER);
+            self.deferred.1 = pfn;
+            self.add_free_block(pages, pfn, MAX_PAGE_ORDER);
+            self.free -= 1 << MAX_PAGE_ORDER;
+        }
     }
 
     /// Hand every frame of the zone to the buddy allocator in the largest aligned blocks.
+    /// Blocks of the maximum order (one contiguous run) are deferred (see `deferred`): the
+    /// free lists come out as if each block had been added at the head in pfn order.
     pub fn init_free(&mut self, pages: &mut FrameTable) {
         let mut pfn = self.start_pfn;
+        self.deferred = (pfn, pfn);
         while pfn < self.end_pfn {
             let mut order = MAX_PAGE_ORDER;
             while order > 0
@@ -102,7 +134,16 @@ impl Zone {
             {
                 order -= 1;
             }
-            self.add_free_block(pages, pfn, order);
+            if order == MAX_PAGE_ORDER {
+                if self.deferred.0 == self.deferred.1 {
+                    self.deferred = (pfn, pfn);
+                }
+                debug_assert_eq!(self.deferred.1, pfn, "max-order blocks are contiguous");
+                self.deferred.1 = pfn + (1 << order);
+                self.free += 1 << order;
+            } else {
+                self.add_free_block(pages, pfn, order);
+            }
             pfn += 1 << order;
         }
     }
@@ -131,6 +172,7 @@ impl Zone {
     /// Kernel: `__rmqueue_smallest()` + `expand()`: take the smallest free block of at least
     /// `order`, split it and return the lower halves' buddies to the free lists.
     pub fn rmqueue(&mut self, pages: &mut FrameTable, order: u32) -> Option<Pfn> {
+        self.grow_deferred(pages);
         let mut cur = order;
         while cur <= MAX_PAGE_ORDER && self.free_area[cur as usize].is_empty() {
             cur += 1;
@@ -227,7 +269,7 @@ mod tests {
         let mut z = Zone::new("Normal", 0, 2048);
         z.init_free(&mut pages);
         assert_eq!(z.free, 2048);
-        assert_eq!(z.free_area[10].len, 2);
+        assert_eq!(z.nr_free_blocks(10), 2);
         let a = z.rmqueue(&mut pages, 0).unwrap();
         // One order-10 block split down: orders 0..=9 each get one buddy.
         assert_eq!(z.free, 2047);
@@ -239,7 +281,7 @@ mod tests {
         z.free_block(&mut pages, a, 0);
         z.free_block(&mut pages, b, 3);
         assert_eq!(z.free, 2048);
-        assert_eq!(z.free_area[10].len, 2);
+        assert_eq!(z.nr_free_blocks(10), 2);
     }
 
     #[test]
@@ -253,5 +295,39 @@ mod tests {
         assert!(z.watermark_ok(3, 0));
         z.free_block(&mut pages, p, 0);
         assert!(z.watermark_ok(4, 0));
+    }
+
+    /// Deferred linking gives the same allocations as linking every block at boot: the
+    /// highest max-order block first, then on down, with freed blocks reused first.
+    #[test]
+    fn deferred_max_order_blocks_come_out_in_boot_order() {
+        let n = 8 << MAX_PAGE_ORDER;
+        let mut pages = FrameTable::new(n as usize + 5);
+        // Start unaligned (5 frames of small blocks) like a Normal zone after DMA32.
+        let mut z = Zone::new("Normal", 5, n + 5);
+        z.init_free(&mut pages);
+        assert_eq!(z.free, n as u64);
+        assert_eq!(z.nr_free_blocks(MAX_PAGE_ORDER as usize), 7);
+        assert_eq!(
+            z.free_area[MAX_PAGE_ORDER as usize].len, 0,
+            "nothing linked yet"
+        );
+        let max = |z: &mut Zone, pages: &mut FrameTable| z.rmqueue(pages, MAX_PAGE_ORDER).unwrap();
+        let block = 1u32 << MAX_PAGE_ORDER;
+        let a = max(&mut z, &mut pages);
+        assert_eq!(
+            a,
+            7 * block,
+            "the highest block first (the list head at boot)"
+        );
+        let b = max(&mut z, &mut pages);
+        assert_eq!(b, 6 * block);
+        z.free_block(&mut pages, a, MAX_PAGE_ORDER);
+        assert_eq!(max(&mut z, &mut pages), a, "a freed block goes to the head");
+        assert_eq!(max(&mut z, &mut pages), 5 * block);
+        assert!(
+            z.watermark_ok(MAX_PAGE_ORDER, 0),
+            "deferred blocks count as free blocks"
+        );
     }
 }

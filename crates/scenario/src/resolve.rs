@@ -663,13 +663,14 @@ fn resolve_objects(raw: Vec<RawObject>, cx: &Ctx) -> Result<Vec<ObjectSpec>> {
                 format!("object `{name}` has size 0"),
             ));
         }
-        if size_pages > MAX_PAGES {
+        // Page indices are 32-bit and the workload counts pages in a u32.
+        if size_pages > MAX_PAGES - 1 {
             return Err(cx.err(
                 ErrorKind::Impossible,
                 &size_at,
                 format!(
-                    "object `{name}` ({}) is more than 2^32 pages: workload larger than address \
-                     space (page numbers are 32-bit)",
+                    "object `{name}` ({}) is larger than 2^32 - 1 pages (16 TiB - 4 KiB): page \
+                     indices are 32-bit",
                     format_bytes(bytes)
                 ),
             ));
