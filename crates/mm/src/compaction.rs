@@ -319,6 +319,8 @@ impl Mm {
     /// Kernel: `compact_zone()`.
     pub fn compact_zone(&mut self, ctx: &mut Ctx, cc: &mut CompactControl) -> CompactResult {
         let zi = cc.zi;
+        // The scanners walk frames: deferred max-order blocks must be real free blocks.
+        self.zones[zi].link_all_deferred(&mut self.pages);
         if cc.order >= 0 {
             let r = self.compaction_suit_allocation_order(zi, cc.order as u32, Wmark::Min);
             if r != CompactResult::Continue {

@@ -13,7 +13,7 @@
 
 use crate::filemap::CACHE_PRESENT;
 use crate::memory::*;
-use crate::mmzone::{mt, MIGRATE_TYPES, PAGEBLOCK_ORDER, PB_MT_MASK};
+use crate::mmzone::{mt, MIGRATE_TYPES, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER, PB_MT_MASK};
 use crate::page::pg;
 use crate::swap::{SLOT_CACHE, SLOT_USED};
 use crate::types::*;
@@ -125,6 +125,9 @@ impl Mm {
                     }
                     nr_blocks += cnt as u64;
                 }
+                if order == MAX_PAGE_ORDER as usize {
+                    nr_blocks += ((z.deferred.1 - z.deferred.0) >> MAX_PAGE_ORDER) as u64;
+                }
                 if nr_blocks != z.nr_free[order] {
                     return bad(format!(
                         "zone {zi} order {order}: nr_free {} but the lists hold {nr_blocks}",
@@ -137,6 +140,26 @@ impl Mm {
                     return bad(format!("zone {zi} pageblock {b}: bad migratetype {f:#x}"));
                 }
             }
+            // Deferred max-order blocks (not linked yet) are free MOVABLE blocks too, and
+            // while any is deferred the MOVABLE max-order list is not empty.
+            let (lo, hi) = z.deferred;
+            if lo < hi
+                && z.free_area[MAX_PAGE_ORDER as usize][mt::MOVABLE as usize].is_empty()
+            {
+                return bad(format!(
+                    "zone {zi}: blocks deferred but the max-order MOVABLE list is empty"
+                ));
+            }
+            for k in lo..hi {
+                if owner[k as usize] != 0 {
+                    return bad(format!("pfn {k} deferred and on a free list"));
+                }
+                if k & (PAGEBLOCK_NR_PAGES as u32 - 1) == 0 && z.pageblock_mt(k) != mt::MOVABLE {
+                    return bad(format!("pfn {k} deferred in a non-MOVABLE pageblock"));
+                }
+                owner[k as usize] = 1;
+            }
+            free += (hi - lo) as u64;
             if free != z.free {
                 return bad(format!(
                     "zone {zi}: free {} but free lists hold {free}",

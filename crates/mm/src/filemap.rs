@@ -714,14 +714,26 @@ impl Mm {
         }
         ctx.wait(wait);
     }
+}
 
+/// What one flusher pass did ([`Mm::flusher_run`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlusherPass {
+    /// Dirty pages are still above the background threshold.
+    pub more: bool,
+    /// Pages the pass put under writeback.
+    pub written: u64,
+}
+
+impl Mm {
     /// One pass of the flusher (`wb_workfn()`): background writeback while dirty pages exceed
     /// the background threshold (or reclaim asked for it), and expired inodes (kupdate).
-    /// Returns true when more work remains.
-    pub fn flusher_run(&mut self, ctx: &mut Ctx, expire_ns: u64) -> bool {
+    /// Says whether more work remains and how many pages the pass wrote.
+    pub fn flusher_run(&mut self, ctx: &mut Ctx, expire_ns: u64) -> FlusherPass {
         let (bg, _) = self.dirty_limits();
         let vmscan = std::mem::replace(&mut self.flusher_wanted, false);
         let mut budget = MAX_WRITEBACK_PAGES * 4;
+        let mut written = 0;
         for obj in 0..self.objects.len() as u32 {
             if budget == 0 {
                 break;
@@ -732,12 +744,16 @@ impl Mm {
             }
             let expired = o.dirtied_when > 0 && o.dirtied_when + expire_ns <= ctx.now;
             if vmscan || expired || self.node.nr_dirty > bg {
-                let n = self.writeback_file(ctx, obj, MAX_WRITEBACK_PAGES.min(budget));
-                let _ = n;
+                let before = self.objects[obj as usize].nr_dirty;
+                self.writeback_file(ctx, obj, MAX_WRITEBACK_PAGES.min(budget));
+                written += before.saturating_sub(self.objects[obj as usize].nr_dirty);
                 budget = budget.saturating_sub(MAX_WRITEBACK_PAGES);
             }
         }
-        self.node.nr_dirty > bg
+        FlusherPass {
+            more: self.node.nr_dirty > bg,
+            written,
+        }
     }
 }
 

@@ -40,6 +40,7 @@ pub mod types;
 pub mod vmscan;
 pub mod vmstat;
 pub mod workingset;
+pub mod zeroed;
 
 #[cfg(test)]
 mod proptests;
@@ -255,9 +256,9 @@ pub struct Object {
     pub size_pages: u64,
     /// Anon/shmem: page-table entries (see [`memory`] for the encoding). File: page-cache
     /// entries: resident folio or shadow (see [`filemap`]).
-    pub ent: Vec<u64>,
+    pub ent: zeroed::ZeroedVec<u64>,
     /// File only: state of the (single, shared) mapping's PTEs: bit0 present, bit1 young.
-    pub mapped: Vec<u8>,
+    pub mapped: zeroed::ZeroedVec<u8>,
     /// File: current size in pages.
     pub file_pages: u64,
     /// File: first page on its device.
@@ -436,8 +437,8 @@ impl Mm {
                 Object {
                     kind: o.kind,
                     size_pages: o.size_pages,
-                    ent: vec![0; o.size_pages as usize],
-                    mapped: Vec::new(),
+                    ent: zeroed::ZeroedVec::new(o.size_pages as usize),
+                    mapped: zeroed::ZeroedVec::default(),
                     file_pages: if o.exists { o.size_pages } else { 0 },
                     dev_base: base,
                     ra: Default::default(),

@@ -146,7 +146,7 @@ impl Mm {
     fn touch_file(&mut self, ctx: &mut Ctx, obj: u32, index: u32, write: bool) {
         let o = &mut self.objects[obj as usize];
         if o.mapped.is_empty() {
-            o.mapped = vec![0; o.size_pages as usize];
+            o.mapped = crate::zeroed::ZeroedVec::new(o.size_pages as usize);
         }
         let m = o.mapped[index as usize];
         if m & 1 != 0 {

@@ -195,6 +195,15 @@ pub struct Zone {
     pub nr_lru: [u64; NR_LRU_LISTS],
     /// Compaction state of the zone (mm/compaction.c).
     pub compact: crate::compaction::ZoneCompact,
+    /// Free max-order MOVABLE blocks `[deferred.0, deferred.1)` not yet linked on
+    /// `free_area[MAX_PAGE_ORDER][MOVABLE]` (counted in `free` and `nr_free`): conceptually
+    /// they follow that list's tail, highest pfn first. Like DEFERRED_STRUCT_PAGE_INIT, the
+    /// next one is linked when the list runs empty, so frames the workload never uses are
+    /// never written and a large machine with a small workload starts at once. The list is
+    /// never empty while blocks are deferred, so every emptiness check on it stays exact;
+    /// whole-zone pfn walks (compaction's scanners) link them all first
+    /// ([`Zone::link_all_deferred`]).
+    pub deferred: (Pfn, Pfn),
 }
 
 impl Zone {
@@ -217,6 +226,7 @@ impl Zone {
             pageblock: vec![mt::MOVABLE; nr_pb],
             nr_lru: [0; NR_LRU_LISTS],
             compact: crate::compaction::ZoneCompact::new(start_pfn, end_pfn),
+            deferred: (start_pfn, start_pfn),
         }
     }
 
@@ -302,8 +312,12 @@ impl Zone {
     }
 
     /// Hand every frame of the zone to the buddy allocator in the largest aligned blocks.
+    /// Blocks of the maximum order (one contiguous run, all MOVABLE at boot) are deferred
+    /// (see `deferred`): the free lists come out as if each block had been added at the head
+    /// in pfn order.
     pub fn init_free(&mut self, pages: &mut FrameTable) {
         let mut pfn = self.start_pfn;
+        self.deferred = (pfn, pfn);
         while pfn < self.end_pfn {
             let mut order = MAX_PAGE_ORDER;
             while order > 0
@@ -313,8 +327,64 @@ impl Zone {
                 order -= 1;
             }
             let t = self.pageblock_mt(pfn);
-            self.add_free_block(pages, pfn, order, t);
+            if order == MAX_PAGE_ORDER && t == mt::MOVABLE {
+                if self.deferred.0 == self.deferred.1 {
+                    self.deferred = (pfn, pfn);
+                }
+                debug_assert_eq!(self.deferred.1, pfn, "max-order blocks are contiguous");
+                self.deferred.1 = pfn + (1 << order);
+                self.nr_free[order as usize] += 1;
+                self.free += 1 << order;
+            } else {
+                self.add_free_block(pages, pfn, order, t);
+            }
             pfn += 1 << order;
+        }
+        self.grow_deferred(pages);
+    }
+
+    /// Free blocks on list `[order][t]`, the deferred ones included.
+    pub fn nr_free_list(&self, order: usize, t: usize) -> u64 {
+        let mut n = self.free_area[order][t].len as u64;
+        if order == MAX_PAGE_ORDER as usize && t == mt::MOVABLE as usize {
+            n += ((self.deferred.1 - self.deferred.0) >> MAX_PAGE_ORDER) as u64;
+        }
+        n
+    }
+
+    /// Link the highest deferred max-order block on the MOVABLE max-order list when that
+    /// list is empty: the block the list would have at its head had every block been linked
+    /// at boot.
+    #[inline]
+    fn grow_deferred(&mut self, pages: &mut FrameTable) {
+        let (lo, hi) = self.deferred;
+        let l = &self.free_area[MAX_PAGE_ORDER as usize][mt::MOVABLE as usize];
+        if lo < hi && l.is_empty() {
+            self.link_deferred_block(pages);
+        }
+    }
+
+    /// Move the highest deferred block to the list's tail (where it conceptually is).
+    fn link_deferred_block(&mut self, pages: &mut FrameTable) {
+        let pfn = self.deferred.1 - (1 << MAX_PAGE_ORDER);
+        self.deferred.1 = pfn;
+        pages.flags[pfn as usize] = pg::BUDDY;
+        pages.order[pfn as usize] = MAX_PAGE_ORDER as u8;
+        let mut l = Links {
+            prev: &mut pages.prev,
+            next: &mut pages.next,
+        };
+        l.add_tail(
+            &mut self.free_area[MAX_PAGE_ORDER as usize][mt::MOVABLE as usize],
+            pfn,
+        );
+    }
+
+    /// Link every deferred block, in list order: for walks over the zone's pfns (compaction's
+    /// scanners look at frames, not lists).
+    pub fn link_all_deferred(&mut self, pages: &mut FrameTable) {
+        while self.deferred.0 < self.deferred.1 {
+            self.link_deferred_block(pages);
         }
     }
 
@@ -341,6 +411,9 @@ impl Zone {
         self.nr_free[order as usize] -= 1;
         pages.flags[pfn as usize] = 0;
         self.free -= 1 << order;
+        if order == MAX_PAGE_ORDER && t == mt::MOVABLE {
+            self.grow_deferred(pages);
+        }
     }
 
     /// Kernel: `page_del_and_expand()`: take free block `pfn` of order `cur` off list `t` and
@@ -700,6 +773,45 @@ mod tests {
         z.free_block(&mut pages, p, 0);
         assert!(z.watermark_ok(4, 0));
     }
+    /// Deferred linking gives the same allocations as linking every block at boot: the
+    /// highest max-order block first, then on down, with freed blocks reused first; and
+    /// a claim for another migratetype takes the block the eager list would give.
+    #[test]
+    fn deferred_max_order_blocks_come_out_in_boot_order() {
+        let n = 8 << MAX_PAGE_ORDER;
+        let mut pages = FrameTable::new(n as usize + 5);
+        // Start unaligned (5 frames of small blocks) like a Normal zone after DMA32.
+        let mut z = Zone::new("Normal", 5, n + 5);
+        z.init_free(&mut pages);
+        assert_eq!(z.free, n as u64);
+        let max = MAX_PAGE_ORDER as usize;
+        let movable = mt::MOVABLE as usize;
+        assert_eq!(z.nr_free[max], 7);
+        assert_eq!(z.nr_free_list(max, movable), 7);
+        assert_eq!(z.free_area[max][movable].len, 1, "only the list head is linked");
+        let mut ev = VmEvents::default();
+        let block = 1u32 << MAX_PAGE_ORDER;
+        let mut take = |z: &mut Zone, pages: &mut FrameTable, t: u8| {
+            z.rmqueue(pages, MAX_PAGE_ORDER, t, 0, &mut ev).unwrap()
+        };
+        let a = take(&mut z, &mut pages, mt::MOVABLE);
+        assert_eq!(a, 7 * block, "the highest block first (the list head at boot)");
+        assert_eq!(take(&mut z, &mut pages, mt::MOVABLE), 6 * block);
+        z.free_block(&mut pages, a, MAX_PAGE_ORDER);
+        assert_eq!(take(&mut z, &mut pages, mt::MOVABLE), a, "a freed block goes to the head");
+        assert_eq!(
+            take(&mut z, &mut pages, mt::UNMOVABLE),
+            5 * block,
+            "__rmqueue_claim() takes the MOVABLE list's head"
+        );
+        assert!(z.watermark_ok(MAX_PAGE_ORDER, 0), "deferred blocks count as free blocks");
+        z.link_all_deferred(&mut pages);
+        assert_eq!(z.deferred.0, z.deferred.1);
+        assert_eq!(z.free_area[max][movable].len, 4);
+        assert_eq!(z.free_area[max][movable].head, 4 * block);
+        assert_eq!(z.nr_free[max], 4);
+    }
+
     /// A zone whose every frame is allocated (HEAD, owned by nobody) except `free`.
     fn full_zone(n: u32, free: std::ops::Range<u32>) -> (FrameTable, Zone) {
         let mut pages = FrameTable::new(n as usize);

@@ -6,7 +6,8 @@
 //! the head page). The LRU links double as buddy free-list links while a block is free, just
 //! as the kernel reuses `page->lru` for `free_area` lists.
 
-use crate::types::{Pfn, NIL};
+use crate::types::Pfn;
+use crate::zeroed::ZeroedVec;
 
 /// Folio flags (`enum pageflags` subset).
 pub mod pg {
@@ -58,35 +59,38 @@ pub struct Owner {
 }
 
 pub struct FrameTable {
-    pub flags: Vec<u32>,
-    pub prev: Vec<u32>,
-    pub next: Vec<u32>,
-    pub obj: Vec<u32>,
-    pub index: Vec<u32>,
+    pub flags: ZeroedVec<u32>,
+    pub prev: ZeroedVec<u32>,
+    pub next: ZeroedVec<u32>,
+    pub obj: ZeroedVec<u32>,
+    pub index: ZeroedVec<u32>,
     /// Folio order at the head (for BUDDY heads: the free block's order).
-    pub order: Vec<u8>,
+    pub order: ZeroedVec<u8>,
     /// Memory cgroup the folio is charged to.
-    pub memcg: Vec<u16>,
+    pub memcg: ZeroedVec<u16>,
     /// Swap entry of a SWAPCACHE folio: (area << 32 | slot) compressed to area in `swap_area`.
-    pub swap_slot: Vec<u32>,
-    pub swap_area: Vec<u8>,
+    pub swap_slot: ZeroedVec<u32>,
+    pub swap_area: ZeroedVec<u8>,
     /// Simulated time at which the folio's IO (read or writeback) completes; 0 = none.
-    pub io_done_ns: Vec<u64>,
+    pub io_done_ns: ZeroedVec<u64>,
 }
 
 impl FrameTable {
+    /// All frames zeroed: no flags, no links, no owner. The arrays take host memory only
+    /// where frames are used (see [`crate::zeroed`]); the links and owner of a frame are
+    /// meaningful only while it is on a list or allocated, and are written then.
     pub fn new(nr: usize) -> Self {
         FrameTable {
-            flags: vec![0; nr],
-            prev: vec![NIL; nr],
-            next: vec![NIL; nr],
-            obj: vec![NIL; nr],
-            index: vec![0; nr],
-            order: vec![0; nr],
-            memcg: vec![0; nr],
-            swap_slot: vec![0; nr],
-            swap_area: vec![0; nr],
-            io_done_ns: vec![0; nr],
+            flags: ZeroedVec::new(nr),
+            prev: ZeroedVec::new(nr),
+            next: ZeroedVec::new(nr),
+            obj: ZeroedVec::new(nr),
+            index: ZeroedVec::new(nr),
+            order: ZeroedVec::new(nr),
+            memcg: ZeroedVec::new(nr),
+            swap_slot: ZeroedVec::new(nr),
+            swap_area: ZeroedVec::new(nr),
+            io_done_ns: ZeroedVec::new(nr),
         }
     }
     #[inline]

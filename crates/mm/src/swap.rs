@@ -71,9 +71,10 @@ pub struct SwapArea {
     pub priority: i32,
     pub synchronous: bool,
     pub rotational: bool,
-    pub slots: Vec<u64>,
+    /// Host memory only where slots are used (see [`crate::zeroed`]).
+    pub slots: crate::zeroed::ZeroedVec<u64>,
     /// Reverse map of each used slot, a packed [`SlotOwner`].
-    pub owner: Vec<u64>,
+    pub owner: crate::zeroed::ZeroedVec<u64>,
     pub nr_free: u64,
     pub cursor: u64,
 }
@@ -81,7 +82,7 @@ pub struct SwapArea {
 impl SwapArea {
     pub fn new(c: &SwapAreaCfg) -> SwapArea {
         // Slot 0 holds the swap header.
-        let mut slots = vec![0; c.size_pages as usize];
+        let mut slots = crate::zeroed::ZeroedVec::new(c.size_pages as usize);
         if let Some(s) = slots.first_mut() {
             *s = SLOT_USED;
         }
@@ -91,7 +92,7 @@ impl SwapArea {
             priority: c.priority,
             synchronous: c.synchronous,
             rotational: c.rotational,
-            owner: vec![0; c.size_pages as usize],
+            owner: crate::zeroed::ZeroedVec::new(c.size_pages as usize),
             slots,
             nr_free: c.size_pages.saturating_sub(1),
             cursor: 1,

@@ -108,7 +108,9 @@ impl From<Error> for PyErr {
                 err
             }
             Error::Sim(
-                e @ (refault_sim::SimError::Unsupported(_) | refault_sim::SimError::Workload(_)),
+                e @ (refault_sim::SimError::Unsupported(_)
+                | refault_sim::SimError::Workload(_)
+                | refault_sim::SimError::NoProgress { .. }),
             ) => SimulationError::new_err(e.to_string()),
             Error::Panic(msg) => SimulationError::new_err(format!(
                 "the simulator failed internally (a bug in refault, please report it): {msg}"

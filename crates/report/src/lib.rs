@@ -37,7 +37,7 @@ mod summary;
 mod text;
 pub mod vmstat;
 
-pub use atomic::write_atomic;
+pub use atomic::{check_writable, out_target, write_atomic, OutTarget};
 pub use compare::{compare, Row, Table};
 pub use format::{format_percent, format_value, percent_change};
 pub use lrugen::lru_gen_text;

@@ -153,6 +153,17 @@ pub(crate) fn resolve(raw: RawScenario, cx: &Ctx, seed: Option<u64>) -> Result<S
     let mut objects = resolve_objects(raw.object, cx)?;
     let mut traces = resolve_trace_sources(&raw.task, &mut objects, cx)?;
     let tasks = resolve_tasks(raw.task, &cgroups, &objects, &run, &mut traces, cx)?;
+    if tasks.is_empty() && run.duration_ns == 0 {
+        // The run ends when every task has finished, which never happens without tasks;
+        // only kswapd and the flusher would tick on.
+        return Err(cx.err(
+            ErrorKind::Impossible,
+            &path!["run", "duration"],
+            "the scenario has no [[task]] and run.duration is 0 (until every task has \
+             finished): the run would never end; add a task or set run.duration",
+        ));
+    }
+    check_zero_cost_loops(&tasks, &objects, cx)?;
     let (costs, model) = resolve_model(&raw.model, cx)?;
 
     Ok(Scenario {
@@ -219,12 +230,14 @@ fn resolve_machine(raw: &RawMachine, cx: &Ctx) -> Result<MachineSpec> {
         };
         return Err(cx.err(ErrorKind::Impossible, &at, msg));
     }
-    if memory_pages > MAX_PAGES {
+    // Pfns are 32-bit and u32::MAX marks "no page": at most 2^32 - 2 frames.
+    if memory_pages > MAX_PAGES - 2 {
         return Err(cx.err(
             ErrorKind::Impossible,
             &at,
             format!(
-                "machine.memory ({}) is more than 2^32 pages (16 TiB): pfns are 32-bit",
+                "machine.memory ({}) is too large: pfns are 32-bit, so at most 2^32 - 2 pages \
+                 (16 TiB - 8 KiB)",
                 format_bytes(bytes)
             ),
         ));
@@ -540,6 +553,14 @@ fn resolve_policy(
     let balance = policy
         .balance
         .unwrap_or_else(|| defs::default("policy", "balance"));
+    if lru == LruKind::Mglru && balance == BalanceKind::Legacy {
+        return Err(cx.err(
+            ErrorKind::InvalidValue,
+            &path!["policy", "balance"],
+            "policy.balance = \"legacy\" is the active/inactive LRU's anon/file balance; the \
+             multi-gen LRU (policy.lru = \"mglru\") balances with its own refault controller",
+        ));
+    }
     let vma_ra_enabled: bool = raw_swap
         .vma_ra_enabled
         .unwrap_or_else(|| defs::default("swap", "vma_ra_enabled"));
@@ -646,13 +667,14 @@ fn resolve_objects(raw: Vec<RawObject>, cx: &Ctx) -> Result<Vec<ObjectSpec>> {
                 format!("object `{name}` has size 0"),
             ));
         }
-        if size_pages > MAX_PAGES {
+        // Page indices are 32-bit and the workload counts pages in a u32.
+        if size_pages > MAX_PAGES - 1 {
             return Err(cx.err(
                 ErrorKind::Impossible,
                 &size_at,
                 format!(
-                    "object `{name}` ({}) is more than 2^32 pages: workload larger than address \
-                     space (page numbers are 32-bit)",
+                    "object `{name}` ({}) is larger than 2^32 - 1 pages (16 TiB - 4 KiB): page \
+                     indices are 32-bit",
                     format_bytes(bytes)
                 ),
             ));
@@ -1556,4 +1578,61 @@ fn resolve_trace_sources(
         );
     }
     Ok(out)
+}
+
+/// A task that loops forever (`repeat = 0`) over phases that only read() files which never
+/// hold data (`exists = false` and no task writes them), with no think time, would consume
+/// events at one simulated instant for ever: every read() ends at end of file at no cost.
+/// Refused here; the simulator's no-progress guard catches the cases this misses.
+fn check_zero_cost_loops(tasks: &[TaskSpec], objects: &[ObjectSpec], cx: &Ctx) -> Result<()> {
+    let mut written = vec![false; objects.len()];
+    for t in tasks {
+        match &t.workload {
+            Workload::Phases { phases, .. } => {
+                for p in phases {
+                    if matches!(p.access, Access::Write | Access::TouchWrite) {
+                        written[p.object] = true;
+                    }
+                }
+            }
+            Workload::Pgbench(p) => {
+                written[p.database] = true;
+                written[p.wal] = true;
+            }
+            Workload::Copy(c) => written[c.dst] = true,
+            // A trace may write any object it declares.
+            Workload::Trace(t) => {
+                for &o in &t.objects {
+                    written[o] = true;
+                }
+            }
+            Workload::Memcached(_) | Workload::Kalloc(_) => {}
+        }
+    }
+    for (i, t) in tasks.iter().enumerate() {
+        let Workload::Phases { phases, repeat: 0 } = &t.workload else {
+            continue;
+        };
+        let empty_read = |p: &PhaseSpec| {
+            let o = &objects[p.object];
+            p.access == Access::Read
+                && p.think_ns == 0
+                && o.kind == ObjectKind::File
+                && !o.exists
+                && !written[p.object]
+        };
+        if phases.iter().all(empty_read) {
+            return Err(cx.err(
+                ErrorKind::Impossible,
+                &path!["task", i, "repeat"],
+                format!(
+                    "task `{}` repeats (repeat = 0) phases that only read files that never \
+                     hold data (exists = false and no task writes them), with no think \
+                     time: simulated time would never advance",
+                    t.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }

@@ -887,8 +887,21 @@ fn impossible_machines_and_workloads() {
         ),
         (
             ErrorKind::Impossible,
-            "t.toml:6:8: object `big` (17 TiB) is more than 2^32 pages: workload larger than \
-             address space (page numbers are 32-bit)"
+            "t.toml:6:8: object `big` (17 TiB) is larger than 2^32 - 1 pages (16 TiB - 4 KiB): \
+             page indices are 32-bit"
+                .into()
+        )
+    );
+    // Exactly 2^32 pages: one too many (indices are u32 and so are the workload's counts).
+    assert_eq!(
+        err(
+            &format!("{MINIMAL}[[object]]\nname = \"big\"\nkind = \"file\"\nsize = \"16T\"\n"),
+            &[]
+        ),
+        (
+            ErrorKind::Impossible,
+            "t.toml:6:8: object `big` (16 TiB) is larger than 2^32 - 1 pages (16 TiB - 4 KiB): \
+             page indices are 32-bit"
                 .into()
         )
     );

@@ -79,7 +79,17 @@ pub enum SimError {
     /// opened, or a bad record found in the middle of a replay): one line naming the task,
     /// the file and the position.
     Workload(String),
+    /// The run stopped advancing: a thread ran [`NO_PROGRESS_STEPS`] steps without simulated
+    /// time moving on (a task), or without any task running an event (a kernel thread).
+    NoProgress {
+        time_ns: u64,
+        thread: String,
+        state: String,
+    },
 }
+
+/// Bound on steps without progress before a run is declared stuck (see [`SimError`]).
+pub const NO_PROGRESS_STEPS: u64 = 10_000_000;
 
 impl std::fmt::Display for SimError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -95,6 +105,16 @@ impl std::fmt::Display for SimError {
             ),
             SimError::Unsupported(m) => write!(f, "{m}"),
             SimError::Workload(m) => write!(f, "{m}"),
+            SimError::NoProgress {
+                time_ns,
+                thread,
+                state,
+            } => write!(
+                f,
+                "no progress at {:.6} s: {thread} ran {NO_PROGRESS_STEPS} steps without \
+                 simulated time advancing; it is {state}",
+                *time_ns as f64 / 1e9
+            ),
         }
     }
 }
@@ -115,6 +135,8 @@ struct Task {
     hist: Histogram,
     cpu_ns: u64,
     major_faults: u64,
+    /// The phase it is in (index into its phase list; phases workloads only).
+    phase: u16,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -157,6 +179,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             hist: Histogram::default(),
             cpu_ns: 0,
             major_faults: 0,
+            phase: 0,
         })
         .collect();
     let nt = tasks.len() as u32;
@@ -211,12 +234,21 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         0
     };
     let mut events: u64 = 0;
+    // Progress guard: events of the running task at one simulated instant, and kernel-thread
+    // steps since the last task event.
+    let mut still_events: u64 = 0;
+    let mut kthread_steps: u64 = 0;
     let mut now = 0u64;
     let total_hint: u64 = tasks.iter().filter_map(|t| t.src.len_hint()).sum();
     let mut live_tasks = tasks.len();
     let mut next_progress = 1u64 << 20;
 
     while let Some((t, th, horizon)) = pick(&ready) {
+        if live_tasks == 0 && duration == u64::MAX {
+            // Nothing left that could end the run (no tasks at all): stop rather than let
+            // the kernel threads tick on for ever.
+            break;
+        }
         if t >= duration {
             now = duration;
             break;
@@ -251,6 +283,38 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             continue;
         }
 
+        if th >= kswapd_id {
+            kthread_steps += 1;
+            if kthread_steps > NO_PROGRESS_STEPS {
+                let (thread, state) = if th == kswapd_id {
+                    (
+                        "kswapd",
+                        format!(
+                            "{} (balance_pgdat() for order {})",
+                            match kstate {
+                                KState::Sleeping => "sleeping",
+                                KState::Running => "running",
+                                KState::Napping => "napping",
+                            },
+                            mm.kswapd.order
+                        ),
+                    )
+                } else {
+                    (
+                        "the flusher",
+                        format!(
+                            "writing back with {} dirty and {} writeback pages",
+                            mm.node.nr_dirty, mm.node.nr_writeback
+                        ),
+                    )
+                };
+                return Err(SimError::NoProgress {
+                    time_ns: now,
+                    thread: thread.into(),
+                    state,
+                });
+            }
+        }
         if th == kswapd_id {
             match kstate {
                 KState::Napping => {
@@ -316,15 +380,25 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         }
         if th == flusher_id {
             let mut ctx = Ctx::new(now, &mut io, 0);
-            let more = mm.flusher_run(&mut ctx, expire_ns);
+            let pass = mm.flusher_run(&mut ctx, expire_ns);
             let finish = now + ctx.cpu_ns.max(1);
             flusher_cpu += ctx.cpu_ns;
             cpus[c] = finish;
-            let at = if more || mm.flusher_wanted {
+            let periodic = now
+                .checked_div(writeback_interval)
+                .map_or(u64::MAX, |k| (k + 1) * writeback_interval);
+            let at = if !(pass.more || mm.flusher_wanted) {
+                periodic
+            } else if pass.written > 0 {
                 ctx.wait_until.max(finish)
             } else {
-                now.checked_div(writeback_interval)
-                    .map_or(u64::MAX, |k| (k + 1) * writeback_interval)
+                // Work remains but nothing could be written (every dirty folio is under
+                // writeback already): wb_writeback() sleeps until an inode's writeback ends
+                // (inode_sleep_on_writeback()) instead of spinning. The next IO completion,
+                // else the periodic wakeup; a task dirtying more wakes it earlier.
+                mm.next_completion()
+                    .map_or(periodic, |c| c.min(periodic))
+                    .max(finish)
             };
             ready[flusher_id as usize] = at;
             continue;
@@ -345,6 +419,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 break;
             };
             events += 1;
+            kthread_steps = 0;
             if let Some(tr) = opts.trace.as_mut() {
                 tr(th, op);
             }
@@ -370,7 +445,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                     }
                     task.op_start = t_now;
                 }
-                Op::Phase { .. } => {}
+                Op::Phase { idx } => task.phase = idx,
                 Op::KernelAlloc { order, gfp, slot } => {
                     use refault_workload::event::kgfp;
                     let g = refault_mm::alloc::Gfp {
@@ -416,9 +491,21 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 live_tasks -= 1;
                 break;
             }
+            if next == t_now {
+                still_events += 1;
+                if still_events > NO_PROGRESS_STEPS {
+                    return Err(SimError::NoProgress {
+                        time_ns: t_now,
+                        thread: format!("task `{}`", task.src.name),
+                        state: task_state(scn, task, op),
+                    });
+                }
+            } else {
+                still_events = 0;
+            }
             t_now = next;
+            // A check observes: it must not run IO completions or anything else early.
             if check_every > 0 && events.is_multiple_of(check_every) {
-                mm.run_completions(t_now);
                 if let Err(e) = mm.check_invariants() {
                     return Err(SimError::Invariant {
                         event: events,
@@ -602,8 +689,11 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         kcompactd_awake_seconds: kcompactd_awake as f64 / 1e9,
         kswapd_awake_seconds: kswapd_awake as f64 / 1e9,
     };
+    // The result records the check interval actually used.
+    let mut scenario = scn.clone();
+    scenario.model.check_interval = check_every;
     Ok(SimResult {
-        scenario: scn.clone(),
+        scenario,
         vmstat,
         tasks: task_results,
         timeseries,
@@ -656,4 +746,26 @@ fn pick(ready: &[u64]) -> Option<(u64, u32, u64)> {
 
 fn tasks_ops(tasks: &[Task]) -> Vec<u64> {
     tasks.iter().map(|t| t.ops).collect()
+}
+
+/// What a stuck task was doing, for [`SimError::NoProgress`].
+fn task_state(scn: &Scenario, task: &Task, op: Op) -> String {
+    let spec = &scn.tasks[task.src.task];
+    let phase = match &spec.workload {
+        refault_scenario::Workload::Phases { phases, .. } => phases
+            .get(task.phase as usize)
+            .map(|p| format!("in phase `{}`, ", p.name))
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
+    let what = match op {
+        Op::Touch { obj, page, .. } | Op::Read { obj, page, .. } | Op::Write { obj, page, .. } => {
+            format!(
+                "{op:?} of object `{}` page {page}",
+                scn.objects[obj as usize].name
+            )
+        }
+        _ => format!("{op:?}"),
+    };
+    format!("{phase}at {what} (every event costs no time)")
 }

@@ -14,6 +14,7 @@ pub struct Args {
 }
 
 pub fn main(a: Args) -> Result<()> {
+    super::check_out(a.out.as_deref())?;
     let mut rs = Vec::new();
     for p in &a.results {
         let text =

@@ -25,9 +25,22 @@ use anyhow::{Context, Result};
 use std::io::IsTerminal;
 use std::path::Path;
 
-/// Write `bytes` to `path` atomically (never a half-written result).
+/// Write `bytes` to `path` atomically (never a half-written result); `-` is standard
+/// output, and devices, FIFOs and symlinks are written through (see refault_report's
+/// `write_atomic`).
 pub fn write_out(path: &Path, bytes: &[u8]) -> Result<()> {
     refault_report::write_atomic(path, bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Check an `--out` path before any work: a missing or unwritable directory is found now,
+/// not after the simulation.
+pub fn check_out(path: Option<&Path>) -> Result<()> {
+    match path {
+        Some(p) => {
+            refault_report::check_writable(p).with_context(|| format!("--out {}", p.display()))
+        }
+        None => Ok(()),
+    }
 }
 
 /// A progress reporter on stderr (only when stderr is a terminal): `label  42%`.

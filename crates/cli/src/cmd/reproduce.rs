@@ -653,6 +653,7 @@ type Reproduction = (
 );
 
 pub fn main(a: Args) -> Result<()> {
+    super::check_out(a.out.as_deref())?;
     let (specs, labels, titles, rows): Reproduction = match a.name.as_str() {
         "lru-balance" => (
             [

@@ -14,7 +14,8 @@ pub struct Args {
     /// Seed of every generator (default: the scenario's, else 1).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Write the result JSON here (atomically) instead of printing a summary.
+    /// Write the result JSON here (atomically; `-` = standard output) instead of printing a
+    /// summary.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Check the model's invariants (every page in one place, list sizes, memcg usage,
@@ -35,6 +36,7 @@ pub fn main(a: Args) -> Result<()> {
         .map(|s| refault_scenario::parse_override(s))
         .collect::<Result<Vec<_>, _>>()?;
     let scn = refault_scenario::load(&a.scenario, &overrides, a.seed)?;
+    super::check_out(a.out.as_deref())?;
     if a.lru_gen_stats && scn.policy.lru != refault_scenario::LruKind::Mglru {
         anyhow::bail!(
             "--lru-gen-stats: {} does not run the multi-gen LRU (policy.lru = \"classic\"); set policy.lru=mglru",
@@ -52,7 +54,11 @@ pub fn main(a: Args) -> Result<()> {
                 r.events,
                 r.sim_seconds,
                 r.wall_seconds,
-                p.display()
+                if p.as_os_str() == "-" {
+                    "standard output".into()
+                } else {
+                    p.display().to_string()
+                }
             );
         }
         None => out!("{}", refault_report::summary(&v))?,

@@ -162,7 +162,9 @@ fn info(a: InfoArgs) -> Result<()> {
     Ok(())
 }
 
-fn map_op(op: refault_workload::Op) -> refault_trace::Op {
+/// The trace record of a generated op; None for kernel allocations (the kalloc workload),
+/// which the trace format (user-space events) has no record for.
+fn map_op(op: refault_workload::Op) -> Option<refault_trace::Op> {
     use refault_trace::Op as T;
     use refault_workload::Op as W;
     let hint = |h| match h {
@@ -170,7 +172,7 @@ fn map_op(op: refault_workload::Op) -> refault_trace::Op {
         refault_workload::Hint::Random => refault_trace::Hint::Random,
         refault_workload::Hint::Sequential => refault_trace::Hint::Sequential,
     };
-    match op {
+    Some(match op {
         W::Touch { obj, page, write } => T::Touch { obj, page, write },
         W::Read { obj, page, nr } => T::Read { obj, page, nr },
         W::Write { obj, page, nr } => T::Write { obj, page, nr },
@@ -179,7 +181,8 @@ fn map_op(op: refault_workload::Op) -> refault_trace::Op {
         W::Think { ns } => T::Think { ns },
         W::OpEnd => T::OpEnd,
         W::Phase { idx } => T::Phase { idx },
-    }
+        W::KernelAlloc { .. } | W::KernelFree { .. } => return None,
+    })
 }
 
 fn record_scenario(a: RecordScenarioArgs) -> Result<()> {
@@ -190,6 +193,17 @@ fn record_scenario(a: RecordScenarioArgs) -> Result<()> {
         .map(|s| refault_scenario::parse_override(s))
         .collect::<Result<Vec<_>, _>>()?;
     let scn = refault_scenario::load(&a.scenario, &overrides, a.seed)?;
+    if let Some(t) = scn
+        .tasks
+        .iter()
+        .find(|t| matches!(t.workload, refault_scenario::Workload::Kalloc(_)))
+    {
+        bail!(
+            "task {} makes kernel allocations (workload = \"kalloc\"), which a trace cannot \
+             hold: traces record user-space events only",
+            t.name
+        );
+    }
     let mut sources = refault_workload::try_task_sources(&scn)?;
     if a.max_events.is_none() {
         if let Some(s) = sources.iter().find(|s| s.len_hint().is_none()) {
@@ -223,9 +237,12 @@ fn record_scenario(a: RecordScenarioArgs) -> Result<()> {
         let mut k = 0u64;
         while k < limit {
             let Some(op) = s.next_op() else { break };
+            let Some(op) = map_op(op) else {
+                bail!("task {}: a kernel allocation cannot be written to a trace", s.name);
+            };
             w.write_record(&Record {
                 task: t as u32,
-                op: map_op(op),
+                op,
             })?;
             k += 1;
         }

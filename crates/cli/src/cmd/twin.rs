@@ -176,6 +176,7 @@ pub fn twin(a: TwinArgs) -> Result<()> {
         }
         return Ok(());
     }
+    super::check_out(a.out.as_deref())?;
     let scenario = a.scenario.expect("clap requires it without --cleanup");
     let overrides = a
         .set
@@ -226,6 +227,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 pub fn fidelity(a: FidelityArgs) -> Result<()> {
+    super::check_out(a.out.as_deref())?;
     let suite = a
         .suite
         .clone()

@@ -7,6 +7,7 @@
 //! - `determinism.rs`: same scenario + seed + binary = identical JSON.
 //! - `errors.rs`: bad input gives one line naming the place, exit code 2, no output file.
 //! - `cli.rs`: the commands' output contracts (result JSON keys, compare, reproduce).
+//! - `robust.rs`: outputs that never clobber, no hangs, sizes, checks that only observe.
 //! - `twin.rs`: the live-kernel twin command (root only; skipped with a reason otherwise).
 
 mod behaviour;
@@ -14,6 +15,7 @@ mod cli;
 mod determinism;
 mod errors;
 mod golden;
+mod robust;
 mod traces;
 mod twin;
 mod util;
