@@ -844,7 +844,7 @@ mod tests {
         for o in 0..10 {
             assert_eq!(z.free_area[o][mt::UNMOVABLE as usize].len, 1, "order {o}");
         }
-        assert_eq!(z.free_area[10][mt::MOVABLE as usize].len, 3);
+        assert_eq!(z.nr_free_list(10, mt::MOVABLE as usize), 3);
         // The next unmovable allocation is served from the UNMOVABLE lists: no fallback.
         z.rmqueue(&mut pages, 0, mt::UNMOVABLE, 0, &mut ev).unwrap();
         assert_eq!(ev.get(Ev::ExtfragFallback), 1);
