@@ -58,13 +58,21 @@ else
 fi
 
 # 2. The wheel.
-if ! "$PY" -m maturin --version >/dev/null 2>&1; then
+# The maturin program: next to the interpreter, else on PATH (a virtualenv that sees the
+# system's packages has the maturin module but not its program), else installed.
+bindir=$(dirname "$PY")
+if [ -x "$bindir/maturin" ]; then
+    maturin=("$bindir/maturin")
+elif command -v maturin >/dev/null 2>&1; then
+    maturin=(maturin)
+else
     pip install -q "maturin>=1.5,<2"
+    if [ -x "$bindir/maturin" ]; then maturin=("$bindir/maturin"); else maturin=("$PY" -m maturin); fi
 fi
 wheels=$(mktemp -d)
 trap 'rm -rf "$wheels"' EXIT
 echo "python-setup: maturin build --release"
-"$PY" -m maturin build --release --quiet --interpreter "$PY" -o "$wheels"
+"${maturin[@]}" build --release --quiet --interpreter "$PY" -o "$wheels"
 wheel=$(ls "$wheels"/refault-*.whl)
 
 # 3. Install it with the test dependencies, then make sure this very build is the one in use.

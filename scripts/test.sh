@@ -40,6 +40,6 @@ if [ -d python/tests ] && [ -x scripts/python-setup.sh ]; then
         python3 -m venv --system-site-packages "$venv" 2>/dev/null \
             || { rm -rf "$venv"; python3 -m venv --system-site-packages --without-pip "$venv"; }
     fi
-    PYTHON="$venv/bin/python" scripts/python-setup.sh --test
+    PYTHON="$PWD/$venv/bin/python" scripts/python-setup.sh --test
     "$venv/bin/python" -m pytest -q python/tests
 fi
