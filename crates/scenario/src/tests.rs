@@ -785,7 +785,7 @@ fn unknown_key_names_it_and_its_line() {
             ErrorKind::UnknownKey,
             "t.toml:12:1: unknown key `patern` in [[task.phase]] (did you mean `pattern`?); known \
              keys: name, access, object, pattern, zipf_s, scatter, hot_fraction, hot_probability, \
-             range, ops, pages_per_op, write_fraction, think, advice, fsync"
+             range, ops, pages_per_op, write_fraction, think, advice, fsync, source"
                 .into()
         )
     );
