@@ -143,9 +143,7 @@ impl Mm {
             // Deferred max-order blocks (not linked yet) are free MOVABLE blocks too, and
             // while any is deferred the MOVABLE max-order list is not empty.
             let (lo, hi) = z.deferred;
-            if lo < hi
-                && z.free_area[MAX_PAGE_ORDER as usize][mt::MOVABLE as usize].is_empty()
-            {
+            if lo < hi && z.free_area[MAX_PAGE_ORDER as usize][mt::MOVABLE as usize].is_empty() {
                 return bad(format!(
                     "zone {zi}: blocks deferred but the max-order MOVABLE list is empty"
                 ));

@@ -788,23 +788,37 @@ mod tests {
         let movable = mt::MOVABLE as usize;
         assert_eq!(z.nr_free[max], 7);
         assert_eq!(z.nr_free_list(max, movable), 7);
-        assert_eq!(z.free_area[max][movable].len, 1, "only the list head is linked");
+        assert_eq!(
+            z.free_area[max][movable].len, 1,
+            "only the list head is linked"
+        );
         let mut ev = VmEvents::default();
         let block = 1u32 << MAX_PAGE_ORDER;
         let mut take = |z: &mut Zone, pages: &mut FrameTable, t: u8| {
             z.rmqueue(pages, MAX_PAGE_ORDER, t, 0, &mut ev).unwrap()
         };
         let a = take(&mut z, &mut pages, mt::MOVABLE);
-        assert_eq!(a, 7 * block, "the highest block first (the list head at boot)");
+        assert_eq!(
+            a,
+            7 * block,
+            "the highest block first (the list head at boot)"
+        );
         assert_eq!(take(&mut z, &mut pages, mt::MOVABLE), 6 * block);
         z.free_block(&mut pages, a, MAX_PAGE_ORDER);
-        assert_eq!(take(&mut z, &mut pages, mt::MOVABLE), a, "a freed block goes to the head");
+        assert_eq!(
+            take(&mut z, &mut pages, mt::MOVABLE),
+            a,
+            "a freed block goes to the head"
+        );
         assert_eq!(
             take(&mut z, &mut pages, mt::UNMOVABLE),
             5 * block,
             "__rmqueue_claim() takes the MOVABLE list's head"
         );
-        assert!(z.watermark_ok(MAX_PAGE_ORDER, 0), "deferred blocks count as free blocks");
+        assert!(
+            z.watermark_ok(MAX_PAGE_ORDER, 0),
+            "deferred blocks count as free blocks"
+        );
         z.link_all_deferred(&mut pages);
         assert_eq!(z.deferred.0, z.deferred.1);
         assert_eq!(z.free_area[max][movable].len, 4);

@@ -280,7 +280,6 @@ pub struct KallocSpec {
     pub think_ns: u64,
 }
 
-
 /// A trace replayed by a task (refault-trace reads it; docs/traces.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TraceSpec {

@@ -202,7 +202,9 @@ impl ZoneBuddy {
         for (t, name) in NAMES.iter().enumerate().take(MIGRATE_TYPES) {
             by_type.insert(
                 name.to_string(),
-                (0..z.free_area.len()).map(|o| z.nr_free_list(o, t)).collect(),
+                (0..z.free_area.len())
+                    .map(|o| z.nr_free_list(o, t))
+                    .collect(),
             );
             blocks.insert(
                 name.to_string(),

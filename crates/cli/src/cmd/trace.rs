@@ -238,12 +238,12 @@ fn record_scenario(a: RecordScenarioArgs) -> Result<()> {
         while k < limit {
             let Some(op) = s.next_op() else { break };
             let Some(op) = map_op(op) else {
-                bail!("task {}: a kernel allocation cannot be written to a trace", s.name);
+                bail!(
+                    "task {}: a kernel allocation cannot be written to a trace",
+                    s.name
+                );
             };
-            w.write_record(&Record {
-                task: t as u32,
-                op,
-            })?;
+            w.write_record(&Record { task: t as u32, op })?;
             k += 1;
         }
         n += k;
