@@ -28,6 +28,8 @@ struct Ran {
 }
 
 /// Runs `refault args...` with a hang guard of `limit`.
+// The child is reaped by wait4(), which Clippy does not see.
+#[allow(clippy::zombie_processes)]
 fn run_guarded(args: &[&str], limit: Duration) -> Ran {
     let d = scratch(&format!(
         "robust-io-{}-{:?}",
