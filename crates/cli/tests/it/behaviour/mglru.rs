@@ -185,9 +185,10 @@ fn legacy_balance_is_refused_with_mglru() {
     let toml = format!(
         "[run]\nduration = \"1s\"\n[policy]\nlru = \"mglru\"\nbalance = \"legacy\"\n{MACHINE}\n[[object]]\nname = \"a\"\nkind = \"anon\"\nsize = \"1M\"\n[[task]]\nname = \"t\"\n[[task.phase]]\naccess = \"touch\"\nobject = \"a\"\n"
     );
-    let scn = refault_scenario::parse(&toml, "t.toml", &[], None).unwrap();
-    let e = refault_sim::run(&scn, Default::default())
+    // Refused at load time, at the key.
+    let e = refault_scenario::parse(&toml, "t.toml", &[], None)
         .unwrap_err()
         .to_string();
+    assert!(e.starts_with("t.toml:5:"), "{e}");
     assert!(e.contains("policy.balance") && e.contains("mglru"), "{e}");
 }
