@@ -143,7 +143,8 @@ static MACHINE: SectionDef = section(
         k!(
             "memory",
             Required("\"1G\""),
-            "Total memory, rounded down to 4 KiB pages. Required."
+            "Total memory, rounded down to 4 KiB pages; at most 2^32 - 2 pages (16 TiB - 8 KiB). \
+             Host memory follows what the workload touches, not this size. Required."
         ),
         k!(
             "cpus",
@@ -388,7 +389,7 @@ static OBJECT: SectionDef = array(
         k!(
             "size",
             Required("\"512M\""),
-            "Size, rounded up to pages; at most 2^32 pages (16 TiB). Required."
+            "Size, rounded up to pages; at most 2^32 - 1 pages (16 TiB - 4 KiB). Required."
         ),
         k!(
             "exists",
@@ -739,8 +740,10 @@ static MODEL: SectionDef = SectionDef {
             k!(
                 "check_interval",
                 Value("0"),
-                "Run the invariant checks every N events; 0 = never (`refault run --check` \
-                sets 1)."
+                "Run the invariant checks every N events; 0 = never (`refault run --check N` \
+                 sets N; debug builds check every 100,000 when neither asks). The checks \
+                 observe and never change the result; the result JSON records the interval \
+                 used."
             ),
             k!(
                 "cgroup_version",

@@ -153,16 +153,6 @@ pub(crate) fn resolve(raw: RawScenario, cx: &Ctx, seed: Option<u64>) -> Result<S
     let mut objects = resolve_objects(raw.object, cx)?;
     let mut traces = resolve_trace_sources(&raw.task, &mut objects, cx)?;
     let tasks = resolve_tasks(raw.task, &cgroups, &objects, &run, &mut traces, cx)?;
-    if tasks.is_empty() && run.duration_ns == 0 {
-        // The run ends when every task has finished, which never happens without tasks;
-        // only kswapd and the flusher would tick on.
-        return Err(cx.err(
-            ErrorKind::Impossible,
-            &path!["run", "duration"],
-            "the scenario has no [[task]] and run.duration is 0 (until every task has \
-             finished): the run would never end; add a task or set run.duration",
-        ));
-    }
     check_zero_cost_loops(&tasks, &objects, cx)?;
     let (costs, model) = resolve_model(&raw.model, cx)?;
 

@@ -158,6 +158,16 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             "policy.balance = \"legacy\" is the active/inactive LRU's anon/file balance; the multi-gen LRU (policy.lru = \"mglru\") balances with its own refault controller".into(),
         ));
     }
+    if scn.tasks.is_empty() && scn.run.duration_ns == 0 {
+        // The run ends when every task has finished, which never happens without tasks:
+        // only kswapd and the flusher would tick on. (Refused here, not by the loader: a
+        // scenario without tasks is still a valid description of a machine.)
+        return Err(SimError::Unsupported(
+            "the scenario has no [[task]] and run.duration is 0 (until every task has \
+             finished): the run would never end; add a task or set run.duration"
+                .into(),
+        ));
+    }
     let mut mm = Mm::new(crate::config::mm_config(scn));
     let mut io = Devices {
         devs: scn.devices.iter().map(BlockDevice::new).collect(),
