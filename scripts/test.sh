@@ -12,10 +12,14 @@ cargo clippy --workspace --all-targets -- -D warnings
 echo "== VM twin prerequisites (QEMU, busybox, Debian's 6.1 cloud kernel; once, cached)"
 scripts/vm-setup.sh debian-6.1 >/dev/null \
     || echo "vm-setup failed: the VM twin test will say it is skipped"
-echo "== cargo test"
-cargo test --workspace
-echo "== bundled scenarios with invariant checks"
+echo "== release build (for the bundled scenarios and the reproduction tests)"
 cargo build --release -p refault
+echo "== cargo test"
+# The `reproduce --quick` tests check the model's results over long runs: they use the release
+# binary built just above from the same tree (crates/cli/tests/it/util.rs, results_bin); every
+# other test runs the test build with its debug assertions.
+REFAULT_RELEASE_BIN="$PWD/target/release/refault" cargo test --workspace
+echo "== bundled scenarios with invariant checks"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 for s in scenarios/*.toml; do

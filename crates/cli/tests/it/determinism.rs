@@ -18,14 +18,18 @@ fn run_json(scenario: &str, out: &std::path::Path, extra: &[&str]) -> serde_json
     v
 }
 
+/// thrash-cache runs 20 simulated seconds; 5 of them already take it through many reclaim
+/// cycles (and the quickstart ends sooner on its own).
+const SHORT: &str = "run.duration=5s";
+
 #[test]
 fn same_scenario_twice_gives_identical_json() {
     let d = scratch("determinism");
     for s in ["quickstart", "thrash-cache"] {
         // Both LRU implementations (the multi-gen LRU adds its lru_gen view to the JSON).
         for lru in ["policy.lru=classic", "policy.lru=mglru"] {
-            let a = run_json(s, &d.join("a.json"), &["--set", lru]);
-            let b = run_json(s, &d.join("b.json"), &["--set", lru]);
+            let a = run_json(s, &d.join("a.json"), &["--set", lru, "--set", SHORT]);
+            let b = run_json(s, &d.join("b.json"), &["--set", lru, "--set", SHORT]);
             assert_eq!(
                 serde_json::to_string(&a).unwrap(),
                 serde_json::to_string(&b).unwrap(),
@@ -38,7 +42,15 @@ fn same_scenario_twice_gives_identical_json() {
 #[test]
 fn a_different_seed_changes_the_run() {
     let d = scratch("determinism-seed");
-    let a = run_json("thrash-cache", &d.join("a.json"), &["--seed", "1"]);
-    let b = run_json("thrash-cache", &d.join("b.json"), &["--seed", "2"]);
+    let a = run_json(
+        "thrash-cache",
+        &d.join("a.json"),
+        &["--seed", "1", "--set", SHORT],
+    );
+    let b = run_json(
+        "thrash-cache",
+        &d.join("b.json"),
+        &["--seed", "2", "--set", SHORT],
+    );
     assert_ne!(a["vmstat"], b["vmstat"]);
 }
