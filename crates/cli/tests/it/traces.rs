@@ -383,3 +383,55 @@ fn perf_mem_samples_replay_and_bad_recordings_are_positioned() {
         "{e}"
     );
 }
+
+/// Objects a trace declares start with MADV_NORMAL (the kernel's default): a replay without
+/// advise records runs exactly as one that says `advise heap normal` first, and differently
+/// from `advise heap random` (page-table references then do not count in reclaim).
+#[test]
+fn trace_objects_default_to_madv_normal() {
+    let d = scratch("trace-advice");
+    let mut body = String::new();
+    for p in 0..8192 {
+        body += &format!("w heap {p}\n");
+    }
+    for _ in 0..6 {
+        for p in 0..1024 {
+            body += &format!("t heap {p}\n");
+        }
+        for p in (1024..8192).step_by(7) {
+            body += &format!("w heap {p}\n");
+        }
+    }
+    let run = |name: &str, advice: &str| -> String {
+        let t = d.join(format!("t-{name}.txt"));
+        std::fs::write(
+            &t,
+            format!("refault-trace 1\nobject heap anon 8192\n{advice}{body}"),
+        )
+        .unwrap();
+        let s = format!(
+            "[machine]\nmemory = \"24M\"\n[[device]]\nname = \"zram0\"\npreset = \"zram\"\n\
+             [[swap.area]]\ndevice = \"zram0\"\nsize = \"64M\"\n[[task]]\nname = \"x\"\n\
+             [[task.phase]]\nsource = {{ trace = \"{}\" }}\n",
+            t.file_name().unwrap().to_str().unwrap()
+        );
+        let p = d.join("s.toml");
+        std::fs::write(&p, s).unwrap();
+        let out = d.join("r.json");
+        ok(&refault(&[
+            "run",
+            p.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]));
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        serde_json::to_string(&v["vmstat"]).unwrap()
+    };
+    let default = run("default", "");
+    assert_eq!(default, run("normal", "advise heap normal\n"));
+    assert_ne!(
+        default,
+        run("random", "advise heap random\n"),
+        "the test must see advice"
+    );
+}
