@@ -13,7 +13,8 @@ perf mem: `perf script -F comm,tid,time,period,event,addr` text of the same prog
 sampled loads and stores (the layout perf prints; this host's PMU has no memory events, so
 the samples are generated: 40 samples per 100 ms, 90% loads in the hot 4 MiB).
 
-Deterministic (fixed seeds): rerunning it rewrites identical files.
+Deterministic (fixed seeds): rerunning it rewrites identical files. An argument names
+another output directory (the test that checks damo's current writers against the reader).
 """
 import os
 import random
@@ -25,7 +26,7 @@ sys.path.insert(0, os.path.dirname(damo.__file__))
 import _damo_records  # noqa: E402
 import _damon  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
 HEAP = 0x7F3A_0000_0000
 STACK = 0x7FFD_C000_0000
 MIB = 1 << 20

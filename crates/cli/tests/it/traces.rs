@@ -435,3 +435,45 @@ fn trace_objects_default_to_madv_normal() {
         "the test must see advice"
     );
 }
+
+/// When the damo package is installed (`pip install damo`), recordings written by its
+/// current writers (examples/traces/make-samples.py into a scratch directory) read as the
+/// checked-in samples do. Skipped without damo (it is not a dependency).
+#[test]
+fn damo_package_recordings_read_like_the_samples() {
+    let py = ["python3", "python"].into_iter().find(|p| {
+        Command::new(p)
+            .args(["-c", "import damo"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    let Some(py) = py else {
+        eprintln!("SKIPPED damo_package_recordings_read_like_the_samples: no damo package");
+        return;
+    };
+    let d = scratch("trace-damo-package");
+    let ex = root().join("examples/traces");
+    let st = Command::new(py)
+        .arg(ex.join("make-samples.py"))
+        .arg(&d)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    for f in ["damon.data", "damon.json", "damon.perf-script.txt"] {
+        let conv = |src: &Path, out: &str| -> Vec<u8> {
+            let o = d.join(out);
+            ok(&refault(&[
+                "trace",
+                "convert",
+                src.to_str().unwrap(),
+                o.to_str().unwrap(),
+            ]));
+            std::fs::read(o).unwrap()
+        };
+        assert_eq!(
+            conv(&d.join(f), "new.rft"),
+            conv(&ex.join(f), "old.rft"),
+            "{f}: damo's writers and the checked-in sample differ"
+        );
+    }
+}
