@@ -441,7 +441,7 @@ static TASK: SectionDef = SectionDef {
 };
 
 static PHASE: SectionDef = SectionDef {
-    children: &[&SOURCE],
+    children: &[&SOURCE, &MIX],
     ..array(
         "task.phase",
         "One phase of a phases workload; phases run in order. A phase with a `source` replays a \
@@ -530,6 +530,61 @@ static PHASE: SectionDef = SectionDef {
     )
 };
 
+static MIX: SectionDef = SectionDef {
+    commented: true,
+    array: true,
+    ..section(
+        "task.phase.mix",
+        "Per-op mix (`mix = [{...}, ...]`): each operation of the phase picks one entry with \
+         probability weight / total weight, from the phase's one random stream, and does what \
+         the entry says. The entry takes the keys of a one-object phase below; the phase keeps \
+         name, ops (default: one pass over every entry's range), think and advice (default \
+         \"normal\", for every object of the mix) and takes none of the entry keys.",
+        &[
+            k!(
+                "object",
+                Required("\"heap\""),
+                "Object of this entry. Required."
+            ),
+            k!(
+                "weight",
+                Value("1.0"),
+                "Relative share of the operations (> 0)."
+            ),
+            k!(
+                "access",
+                Required("\"touch-write\""),
+                "As a phase's access. Required."
+            ),
+            k!("pattern", Value("\"random\""), "As a phase's pattern."),
+            k!("zipf_s", IfUsed("0.9"), "zipf only: the exponent."),
+            k!("skew", IfUsed("0.9"), "zipf only: another name for zipf_s."),
+            k!(
+                "scatter",
+                IfUsed("true"),
+                "zipf only: as a phase's scatter."
+            ),
+            k!("hot_fraction", IfUsed("0.2"), "hot-cold only."),
+            k!("hot_probability", IfUsed("0.8"), "hot-cold only."),
+            k!(
+                "range",
+                Computed("[\"0\", \"96M\"]"),
+                "Byte range within the object. Default: the whole object."
+            ),
+            k!(
+                "pages_per_op",
+                Value("1"),
+                "Consecutive pages per operation."
+            ),
+            k!(
+                "write_fraction",
+                IfUsed("0.0"),
+                "touch only: fraction of operations that store."
+            ),
+        ],
+    )
+};
+
 static SOURCE: SectionDef = SectionDef {
     commented: true,
     ..section(
@@ -546,7 +601,8 @@ static SOURCE: SectionDef = SectionDef {
             k!(
                 "format",
                 Value("\"auto\""),
-                "\"auto\", \"binary\", \"text\", \"lackey\", \"oracle-general\" or \"csv\"."
+                "\"auto\", \"binary\", \"text\", \"lackey\", \"oracle-general\", \"csv\", \"damon\" \
+                 or \"perf-mem\"."
             ),
             k!(
                 "task",

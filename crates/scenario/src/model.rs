@@ -352,6 +352,27 @@ pub struct PhaseSpec {
     pub advice: Advice,
     /// fsync the file at the end of the phase (write phases).
     pub fsync: bool,
+    /// Per-op mix (`mix = [...]`): when not empty, each operation picks one entry with
+    /// probability proportional to its weight, from the phase's one random stream, and
+    /// `object`, `access`, `pattern`, the range, `pages_per_op` and `write_fraction` above
+    /// are the first entry's (for reports). `advice` applies to every object of the mix.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<MixSpec>,
+}
+
+/// One entry of a per-op mix: what one operation does when it picks this entry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MixSpec {
+    /// Index into `Scenario::objects`.
+    pub object: usize,
+    pub access: Access,
+    pub pattern: Pattern,
+    pub start_page: u64,
+    pub end_page: u64,
+    pub pages_per_op: u32,
+    pub write_fraction: f64,
+    /// Relative weight (> 0): the entry's share of the operations.
+    pub weight: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

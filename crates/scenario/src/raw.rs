@@ -236,6 +236,26 @@ pub(crate) struct RawPhase {
     pub advice: Option<Advice>,
     pub fsync: Option<bool>,
     pub source: Option<RawSource>,
+    pub mix: Option<Vec<RawMix>>,
+}
+
+/// One entry of `mix = [...]` in a phase.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct RawMix {
+    pub object: Option<String>,
+    pub weight: Option<f64>,
+    pub access: Option<Access>,
+    pub pattern: Option<PatternName>,
+    pub zipf_s: Option<f64>,
+    /// The name for `zipf_s`.
+    pub skew: Option<f64>,
+    pub scatter: Option<bool>,
+    pub hot_fraction: Option<f64>,
+    pub hot_probability: Option<f64>,
+    pub range: Option<(Size, Size)>,
+    pub pages_per_op: Option<u32>,
+    pub write_fraction: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

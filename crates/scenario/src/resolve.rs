@@ -1126,8 +1126,148 @@ fn resolve_phase(
     objects: &[ObjectSpec],
     cx: &Ctx,
 ) -> Result<PhaseSpec> {
-    const SEC: &str = "task.phase";
+    if p.mix.is_some() {
+        return resolve_mix_phase(p, i, j, task, objects, cx);
+    }
+    resolve_phase_at(p, &path!["task", i, "phase", j], j, task, objects, cx)
+}
+
+/// A phase with `mix = [...]`: each entry is resolved as a one-object phase would be (its
+/// keys, defaults and errors, positioned at `mix[m]`), the phase keeps `ops`, `think`,
+/// `advice` and `name`.
+fn resolve_mix_phase(
+    mut p: RawPhase,
+    i: usize,
+    j: usize,
+    task: &str,
+    objects: &[ObjectSpec],
+    cx: &Ctx,
+) -> Result<PhaseSpec> {
     let at = |k: &str| path!["task", i, "phase", j, k];
+    let name = p.name.clone().unwrap_or_else(|| format!("phase{j}"));
+    let who = format!("{task} phase `{name}`");
+    let per_entry = [
+        (p.access.is_some(), "access"),
+        (p.object.is_some(), "object"),
+        (p.pattern.is_some(), "pattern"),
+        (p.zipf_s.is_some(), "zipf_s"),
+        (p.scatter.is_some(), "scatter"),
+        (p.hot_fraction.is_some(), "hot_fraction"),
+        (p.hot_probability.is_some(), "hot_probability"),
+        (p.range.is_some(), "range"),
+        (p.pages_per_op.is_some(), "pages_per_op"),
+        (p.write_fraction.is_some(), "write_fraction"),
+        (p.fsync.is_some(), "fsync"),
+    ];
+    if let Some((_, k)) = per_entry.iter().find(|(given, _)| *given) {
+        return Err(cx.err(
+            ErrorKind::InvalidValue,
+            &at(k),
+            format!(
+                "{who}: {k} goes in each entry of the phase's mix (fsync is not supported in a mix)"
+            ),
+        ));
+    }
+    let entries = p.mix.take().unwrap_or_default();
+    if entries.is_empty() {
+        return Err(cx.err(
+            ErrorKind::InvalidValue,
+            &at("mix"),
+            format!("{who}: mix is empty"),
+        ));
+    }
+    let mut mix = Vec::with_capacity(entries.len());
+    let mut first: Option<PhaseSpec> = None;
+    let mut default_ops = 0u64;
+    for (m, e) in entries.into_iter().enumerate() {
+        let prefix = path!["task", i, "phase", j, "mix", m];
+        let mat = |k: &str| path!["task", i, "phase", j, "mix", m, k];
+        if e.zipf_s.is_some() && e.skew.is_some() {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &mat("skew"),
+                format!("{who}: mix[{m}] gives both zipf_s and skew (the same key)"),
+            ));
+        }
+        let weight = e.weight.unwrap_or(1.0);
+        if !(weight.is_finite() && weight > 0.0) {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &mat("weight"),
+                format!("{who}: mix[{m}].weight = {weight} must be positive"),
+            ));
+        }
+        let raw = RawPhase {
+            name: Some(name.clone()),
+            access: e.access,
+            object: e.object,
+            pattern: e.pattern,
+            zipf_s: e.zipf_s.or(e.skew),
+            scatter: e.scatter,
+            hot_fraction: e.hot_fraction,
+            hot_probability: e.hot_probability,
+            range: e.range,
+            ops: Some(1),
+            pages_per_op: e.pages_per_op,
+            write_fraction: e.write_fraction,
+            advice: Some(Advice::Normal),
+            ..RawPhase::default()
+        };
+        let ps = resolve_phase_at(raw, &prefix, j, task, objects, cx)?;
+        default_ops = default_ops
+            .saturating_add((ps.end_page - ps.start_page).div_ceil(u64::from(ps.pages_per_op)));
+        mix.push(MixSpec {
+            object: ps.object,
+            access: ps.access,
+            pattern: ps.pattern.clone(),
+            start_page: ps.start_page,
+            end_page: ps.end_page,
+            pages_per_op: ps.pages_per_op,
+            write_fraction: ps.write_fraction,
+            weight,
+        });
+        first.get_or_insert(ps);
+    }
+    let ops = match p.ops {
+        Some(0) => {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &at("ops"),
+                format!("{who}: ops = 0; remove the phase instead"),
+            ))
+        }
+        Some(n) => n,
+        None => default_ops,
+    };
+    let first = first.expect("mix is not empty");
+    Ok(PhaseSpec {
+        name,
+        ops,
+        think_ns: p
+            .think
+            .unwrap_or_else(|| defs::default("task.phase", "think"))
+            .0,
+        advice: p.advice.unwrap_or(Advice::Normal),
+        fsync: false,
+        mix,
+        ..first
+    })
+}
+
+fn resolve_phase_at(
+    p: RawPhase,
+    prefix: &[Seg],
+    j: usize,
+    task: &str,
+    objects: &[ObjectSpec],
+    cx: &Ctx,
+) -> Result<PhaseSpec> {
+    const SEC: &str = "task.phase";
+    let at = |k: &str| -> Vec<Seg> {
+        let mut v = prefix.to_vec();
+        v.push(Seg::from(k));
+        v
+    };
     let name = p.name.unwrap_or_else(|| format!("phase{j}"));
     let who = format!("{task} phase `{name}`");
     let access = cx.required(p.access, &at("access"), &format!("{who}: access"))?;
@@ -1327,6 +1467,7 @@ fn resolve_phase(
         think_ns: p.think.unwrap_or_else(|| defs::default(SEC, "think")).0,
         advice,
         fsync,
+        mix: Vec::new(),
     })
 }
 
@@ -1442,6 +1583,7 @@ fn resolve_trace_sources(
             (p.think.is_some(), "think"),
             (p.advice.is_some(), "advice"),
             (p.fsync.is_some(), "fsync"),
+            (p.mix.is_some(), "mix"),
         ];
         if let Some((_, k)) = extra.iter().find(|(given, _)| *given) {
             return Err(cx.err(

@@ -260,6 +260,7 @@ fn phase(name: &str, access: Access, object: usize, pattern: Pattern, end: u64) 
         write_fraction: 0.0,
         think_ns: 0,
         fsync: false,
+        mix: Vec::new(),
     }
 }
 
@@ -785,7 +786,7 @@ fn unknown_key_names_it_and_its_line() {
             ErrorKind::UnknownKey,
             "t.toml:12:1: unknown key `patern` in [[task.phase]] (did you mean `pattern`?); known \
              keys: name, access, object, pattern, zipf_s, scatter, hot_fraction, hot_probability, \
-             range, ops, pages_per_op, write_fraction, think, advice, fsync, source"
+             range, ops, pages_per_op, write_fraction, think, advice, fsync, source, mix"
                 .into()
         )
     );
@@ -1222,4 +1223,75 @@ fn quickstart_is_what_it_says() {
     assert_eq!(s.devices[s.swap[0].device].preset, "zram");
     assert_eq!(s.run.duration_ns, 0);
     assert_eq!(s.tasks.len(), 2);
+}
+
+/// `mix = [...]`: the issue's syntax resolves into per-op entries; entry keys are refused at
+/// phase level; entry errors point into the mix.
+#[test]
+fn per_op_mix_phases() {
+    let s = ok(&format!(
+        "{OBJECTS}ops = 1000\nmix = [{{object = \"heap\", weight = 0.5, pattern = \"zipf\", skew = 0.9, \
+         access = \"touch-write\"}}, {{object = \"db\", weight = 0.5, pattern = \"zipf\", access = \"read\"}}]\n"
+    ));
+    let Workload::Phases { phases, .. } = &s.tasks[0].workload else {
+        panic!()
+    };
+    let p = &phases[0];
+    assert_eq!(
+        (p.ops, p.advice, p.object, p.access),
+        (1000, Advice::Normal, 0, Access::TouchWrite)
+    );
+    assert_eq!(p.mix.len(), 2);
+    assert_eq!(
+        p.mix[0],
+        MixSpec {
+            object: 0,
+            access: Access::TouchWrite,
+            pattern: Pattern::Zipf {
+                s: 0.9,
+                scatter: false
+            },
+            start_page: 0,
+            end_page: 64 * 256,
+            pages_per_op: 1,
+            write_fraction: 0.0,
+            weight: 0.5,
+        }
+    );
+    assert_eq!((p.mix[1].object, p.mix[1].access), (1, Access::Read));
+    // Default ops: one pass over every entry's range.
+    let s = ok(&format!(
+        "{OBJECTS}mix = [{{object = \"heap\", access = \"touch\"}}, {{object = \"db\", access = \"read\", pages_per_op = 32}}]\n"
+    ));
+    let Workload::Phases { phases, .. } = &s.tasks[0].workload else {
+        panic!()
+    };
+    assert_eq!(phases[0].ops, 64 * 256 + 256 * 1024 / 32);
+    // Errors.
+    let (k, m) = err(
+        &format!(
+            "{OBJECTS}access = \"touch\"\nmix = [{{object = \"heap\", access = \"touch\"}}]\n"
+        ),
+        &[],
+    );
+    assert_eq!(k, ErrorKind::InvalidValue);
+    assert!(
+        m.contains("access goes in each entry of the phase's mix"),
+        "{m}"
+    );
+    let (_, m) = err(
+        &format!("{OBJECTS}mix = [{{object = \"heap\", access = \"touch\", weight = -1.0}}]\n"),
+        &[],
+    );
+    assert!(m.contains("mix[0].weight = -1 must be positive"), "{m}");
+    let (_, m) = err(
+        &format!("{OBJECTS}mix = [{{object = \"heap\", access = \"touch\"}}, {{object = \"heap\", access = \"read\"}}]\n"),
+        &[],
+    );
+    assert!(m.contains("use \"touch\" or \"touch-write\""), "{m}");
+    assert!(m.starts_with("t.toml:"), "positioned: {m}");
+    assert_eq!(
+        err(&format!("{OBJECTS}mix = []\n"), &[]).0,
+        ErrorKind::InvalidValue
+    );
 }

@@ -12,6 +12,9 @@
 //! | [`lackey`] | valgrind `--tool=lackey --trace-mem=yes` output |
 //! | [`oracle`] | libCacheSim's oracleGeneral binary block traces |
 //! | [`csv`] | CSV block traces with configurable columns |
+//! | [`damon`] | DAMON recordings (`damo record`: JSON, compressed JSON, perf script, binary) |
+//! | [`perfmem`] | perf memory samples (`perf script`, `perf mem report -D`) |
+//! | [`regions`] | region access patterns replayed as page touches (DAMON, perf mem) |
 //!
 //! The format itself is specified in `docs/traces.md`.
 //!
@@ -29,11 +32,15 @@
 
 pub mod binary;
 pub mod csv;
+pub mod damon;
 mod error;
+mod inflate;
 pub mod info;
 pub mod lackey;
 pub mod open;
 pub mod oracle;
+pub mod perfmem;
+mod regions;
 pub mod text;
 
 pub use error::{Pos, TraceError};

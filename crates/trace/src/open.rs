@@ -4,8 +4,11 @@
 //! a zstd frame is decompressed and looked at again (a compressed text trace or lackey log);
 //! a first meaningful line `refault-trace ...` is the text form; valgrind's `==PID==` banner
 //! or lackey's ` L`/` S`/` M`/`I ` records are lackey; a name ending in `.oracleGeneral`
-//! (optionally `.bin`, `.zst`) is libCacheSim's oracleGeneral. CSV block traces have no
-//! signature and are always named (`format = "csv"`, with their column spec).
+//! (optionally `.bin`, `.zst`) is libCacheSim's oracleGeneral; a zlib header, the
+//! `damon_recfmt_ver` magic, `damon:damon_aggregated:` events or a JSON list of records with
+//! `snapshots` is a DAMON recording; a `# PID, TID, IP, ADDR` header or `mem-loads` /
+//! `mem-stores` events are perf memory samples. CSV block traces have no signature and are
+//! always named (`format = "csv"`, with their column spec).
 
 use std::fs::File;
 use std::io::{Cursor, Read};
@@ -13,8 +16,10 @@ use std::path::Path;
 
 use crate::binary::{BinaryReader, MAGIC};
 use crate::csv::{CsvReader, CsvSpec};
+use crate::damon::DamonReader;
 use crate::lackey::LackeyReader;
 use crate::oracle::OracleReader;
+use crate::perfmem::PerfMemReader;
 use crate::text::TextReader;
 use crate::{Header, Pos, Record, RecordRead, TraceError};
 
@@ -35,6 +40,10 @@ pub enum Format {
     OracleGeneral,
     /// CSV block trace.
     Csv(CsvSpec),
+    /// DAMON recording (`damo record`, any of its forms).
+    Damon,
+    /// perf memory samples (`perf script`, `perf mem report -D`).
+    PerfMem,
 }
 
 impl Format {
@@ -47,9 +56,11 @@ impl Format {
             "lackey" => Format::Lackey,
             "oracle-general" | "oracleGeneral" => Format::OracleGeneral,
             "csv" => Format::Csv(CsvSpec::parse(csv_spec.unwrap_or(""))?),
+            "damon" | "damo" => Format::Damon,
+            "perf-mem" | "perf" => Format::PerfMem,
             other => {
                 return Err(format!(
-                "unknown trace format `{other}` (auto, binary, text, lackey, oracle-general, csv)"
+                "unknown trace format `{other}` (auto, binary, text, lackey, oracle-general, csv, damon, perf-mem)"
             ))
             }
         })
@@ -63,6 +74,8 @@ pub enum Reader {
     Lackey(Box<LackeyReader>),
     Oracle(Box<OracleReader>),
     Csv(Box<CsvReader>),
+    Damon(Box<DamonReader>),
+    PerfMem(Box<PerfMemReader>),
 }
 
 impl RecordRead for Reader {
@@ -73,6 +86,8 @@ impl RecordRead for Reader {
             Reader::Lackey(r) => r.header(),
             Reader::Oracle(r) => r.header(),
             Reader::Csv(r) => r.header(),
+            Reader::Damon(r) => r.header(),
+            Reader::PerfMem(r) => r.header(),
         }
     }
 
@@ -84,6 +99,8 @@ impl RecordRead for Reader {
             Reader::Lackey(r) => r.next_record(),
             Reader::Oracle(r) => r.next_record(),
             Reader::Csv(r) => r.next_record(),
+            Reader::Damon(r) => r.next_record(),
+            Reader::PerfMem(r) => r.next_record(),
         }
     }
 }
@@ -142,6 +159,10 @@ pub fn open_with(
         Format::Csv(spec) => {
             Reader::Csv(Box::new(CsvReader::new(body, origin, spec, &reopen_plain)?))
         }
+        Format::Damon => Reader::Damon(Box::new(DamonReader::new(body, origin)?)),
+        Format::PerfMem => {
+            Reader::PerfMem(Box::new(PerfMemReader::new(body, origin, &reopen_plain)?))
+        }
         Format::Auto | Format::Binary => unreachable!(),
     })
 }
@@ -198,6 +219,12 @@ fn detect(prefix: &[u8], origin: &str) -> Result<Format, TraceError> {
     if stem.ends_with(".oraclegeneral") {
         return Ok(Format::OracleGeneral);
     }
+    if crate::damon::sniff(prefix) {
+        return Ok(Format::Damon);
+    }
+    if crate::perfmem::sniff(prefix) {
+        return Ok(Format::PerfMem);
+    }
     let text = String::from_utf8_lossy(prefix);
     for line in text.lines() {
         let l = line.split('#').next().unwrap_or("").trim();
@@ -220,6 +247,6 @@ fn detect(prefix: &[u8], origin: &str) -> Result<Format, TraceError> {
     Err(TraceError::new(
         origin,
         Pos::None,
-        "cannot tell the trace format from its first bytes; name it (binary, text, lackey, oracle-general, csv)",
+        "cannot tell the trace format from its first bytes; name it (binary, text, lackey, oracle-general, csv, damon, perf-mem)",
     ))
 }

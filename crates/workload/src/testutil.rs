@@ -45,6 +45,7 @@ pub(crate) fn phase(
         think_ns: 0,
         advice: Advice::Normal,
         fsync: false,
+        mix: Vec::new(),
     }
 }
 

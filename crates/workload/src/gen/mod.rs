@@ -18,6 +18,12 @@
 //!   Fsync{obj}                        if the phase asks for it
 //! ```
 //!
+//! A phase with a per-op mix (`PhaseSpec::mix`) draws, for each operation, one entry with
+//! probability weight / total weight (one `next_f64` from the task's stream), then the
+//! entry's slot and store choice as a one-object phase would; its `Advise` events (one per
+//! object of the mix whose hint changes, in entry order) follow `Phase{idx}`. Each entry
+//! keeps its own sequential cursor.
+//!
 //! Where the operations land is `pattern.rs`'s job: sequential walks from `start` to `end`
 //! and wrap, the others pick aligned slots of `ppo` pages. A sequential cursor restarts at
 //! `start` with every phase (each pass of the list reads the file again from the start).
@@ -38,6 +44,8 @@
 
 pub(crate) mod pattern;
 
+#[cfg(test)]
+use refault_scenario::MixSpec;
 use refault_scenario::{Access, Advice, ObjectKind, ObjectSpec, Pattern, PhaseSpec};
 
 use crate::error::{check, SourceErrorKind};
@@ -69,17 +77,63 @@ struct Phase {
     /// Index into `PhaseSource::hints` of this phase's object.
     hint_slot: usize,
     fsync: bool,
+    /// Per-op mix entries (empty: the phase accesses its one object).
+    mix: Box<[Part]>,
+    /// Hint slots this phase advises, in order: its object's, or every mix object's.
+    advise: Box<[usize]>,
+}
+
+/// One entry of a per-op mix, resolved for generation.
+#[derive(Clone, Debug)]
+struct Part {
+    obj: ObjId,
+    access: Access,
+    write_fraction: f64,
+    start: u32,
+    len: u64,
+    ppo: u32,
+    slots: u64,
+    sampler: Sampler,
+    /// Cumulative weight up to and including this entry, divided by the total.
+    cum: f64,
+}
+
+impl Part {
+    /// Events of one operation of this entry, if every operation has the same number.
+    fn events_per_op(&self) -> Option<u128> {
+        match self.access {
+            Access::Read | Access::Write => Some(1),
+            Access::Touch | Access::TouchWrite => {
+                let seq = matches!(self.sampler, Sampler::Sequential);
+                (!seq || self.len.is_multiple_of(u64::from(self.ppo)))
+                    .then_some(u128::from(self.ppo))
+            }
+        }
+    }
 }
 
 impl Phase {
-    /// Events of this phase, excluding its Advise (which depends on the previous phases).
-    fn events(&self) -> u128 {
+    /// Events of this phase, excluding its Advise (which depends on the previous phases);
+    /// None for a mix whose entries' operations differ in events (a random total).
+    fn events(&self) -> Option<u128> {
         let ops = u128::from(self.ops);
-        let accesses = match self.access {
-            Access::Read | Access::Write => ops,
-            Access::Touch | Access::TouchWrite => self.touches(),
+        let accesses = if self.mix.is_empty() {
+            match self.access {
+                Access::Read | Access::Write => ops,
+                Access::Touch | Access::TouchWrite => self.touches(),
+            }
+        } else {
+            let per_op = self.mix[0].events_per_op()?;
+            if self.mix.iter().any(|p| p.events_per_op() != Some(per_op)) {
+                return None;
+            }
+            ops * per_op
         };
-        1 + accesses + ops * u128::from(1 + think_events(self.think_ns)) + u128::from(self.fsync)
+        Some(
+            1 + accesses
+                + ops * u128::from(1 + think_events(self.think_ns))
+                + u128::from(self.fsync),
+        )
     }
 
     /// Touch events of the phase's operations (touch access).
@@ -129,6 +183,10 @@ pub struct PhaseSource {
     done: u64,
     /// Sequential cursor: offset in the current phase's range.
     cursor: u64,
+    /// Sequential cursors of the current phase's mix entries.
+    mix_cursors: Box<[u64]>,
+    /// Next entry of the current phase's `advise` list.
+    adv: usize,
     rng: Rng,
     seq: OpSeq<1>,
     /// Total events, when finite.
@@ -166,6 +224,7 @@ impl PhaseSource {
             out.push(phase);
         }
         let total = total_events(&out, hints.len(), repeat);
+        let max_mix = out.iter().map(|p| p.mix.len()).max().unwrap_or(0);
         Ok(PhaseSource {
             phases: out.into_boxed_slice(),
             hints: hints.into_boxed_slice(),
@@ -179,6 +238,8 @@ impl PhaseSource {
             },
             done: 0,
             cursor: 0,
+            mix_cursors: vec![0; max_mix].into_boxed_slice(),
+            adv: 0,
             rng: Rng::new(seed),
             seq: OpSeq::new(),
             total,
@@ -241,6 +302,51 @@ fn resolve_phase(
             hints.len() - 1
         }
     };
+    let mut mix = Vec::with_capacity(p.mix.len());
+    let mut advise = vec![hint_slot];
+    let total: f64 = p.mix.iter().map(|m| m.weight).sum();
+    let mut cum = 0.0;
+    for (k, m) in p.mix.iter().enumerate() {
+        let entry = PhaseSpec {
+            object: m.object,
+            access: m.access,
+            pattern: m.pattern.clone(),
+            start_page: m.start_page,
+            end_page: m.end_page,
+            pages_per_op: m.pages_per_op,
+            write_fraction: m.write_fraction,
+            fsync: false,
+            mix: Vec::new(),
+            ..p.clone()
+        };
+        if !(m.weight.is_finite() && m.weight > 0.0) {
+            return Err(SourceErrorKind::BadValue {
+                field: format!("phases[{i}].mix[{k}].weight"),
+                value: m.weight,
+                expected: "a positive weight",
+            });
+        }
+        let part = resolve_phase(i, &entry, objects, scenario_seed, hints)?;
+        cum += m.weight;
+        if !advise.contains(&part.hint_slot) {
+            advise.push(part.hint_slot);
+        }
+        mix.push(Part {
+            obj: part.obj,
+            access: part.access,
+            write_fraction: part.write_fraction,
+            start: part.start,
+            len: part.len,
+            ppo: part.ppo,
+            slots: part.slots,
+            sampler: part.sampler,
+            cum: if k + 1 == p.mix.len() {
+                1.0
+            } else {
+                cum / total
+            },
+        });
+    }
     Ok(Phase {
         obj: obj_id,
         access: p.access,
@@ -255,6 +361,8 @@ fn resolve_phase(
         hint: hint_of(p.advice),
         hint_slot,
         fsync: p.fsync,
+        mix: mix.into_boxed_slice(),
+        advise: advise.into_boxed_slice(),
     })
 }
 
@@ -272,17 +380,63 @@ fn total_events(phases: &[Phase], nr_hints: usize, repeat: u64) -> Option<u64> {
     let mut pass = || {
         let mut n = 0u128;
         for p in phases {
-            if hints[p.hint_slot] != p.hint {
-                hints[p.hint_slot] = p.hint;
-                n += 1;
+            for &slot in p.advise.iter() {
+                if hints[slot] != p.hint {
+                    hints[slot] = p.hint;
+                    n += 1;
+                }
             }
-            n += p.events();
+            n += p.events()?;
         }
-        n
+        Some(n)
     };
-    let first = pass();
-    let later = pass();
+    let first = pass()?;
+    let later = pass()?;
     u64::try_from(first + u128::from(repeat - 1) * later).ok()
+}
+
+/// Queues the events of the next operation of a mix phase: one entry by weight, then its
+/// access.
+#[inline]
+fn issue_mix(ph: &Phase, rng: &mut Rng, cursors: &mut [u64], seq: &mut OpSeq<1>) {
+    let u = rng.next_f64();
+    let k = ph
+        .mix
+        .iter()
+        .position(|p| u < p.cum)
+        .unwrap_or(ph.mix.len() - 1);
+    let part = &ph.mix[k];
+    let cursor = &mut cursors[k];
+    let (offset, nr) = if matches!(part.sampler, Sampler::Sequential) {
+        let off = *cursor;
+        let nr = (part.len - off).min(u64::from(part.ppo));
+        *cursor = if off + nr == part.len { 0 } else { off + nr };
+        (off, nr as u32)
+    } else {
+        (
+            part.sampler.slot(part.slots, rng) * u64::from(part.ppo),
+            part.ppo,
+        )
+    };
+    let page = part.start + offset as u32;
+    match part.access {
+        Access::Touch => {
+            let write = rng.chance(part.write_fraction);
+            seq.touch_run(part.obj, page, nr, write);
+        }
+        Access::TouchWrite => seq.touch_run(part.obj, page, nr, true),
+        Access::Read => seq.push(Op::Read {
+            obj: part.obj,
+            page,
+            nr,
+        }),
+        Access::Write => seq.push(Op::Write {
+            obj: part.obj,
+            page,
+            nr,
+        }),
+    }
+    seq.finish(ph.think_ns);
 }
 
 /// Queues the events of the next operation of `ph`.
@@ -329,7 +483,11 @@ impl EventSource for PhaseSource {
                     let ph = &self.phases[self.idx];
                     if self.done < ph.ops {
                         self.done += 1;
-                        issue(ph, &mut self.rng, &mut self.cursor, &mut self.seq);
+                        if ph.mix.is_empty() {
+                            issue(ph, &mut self.rng, &mut self.cursor, &mut self.seq);
+                        } else {
+                            issue_mix(ph, &mut self.rng, &mut self.mix_cursors, &mut self.seq);
+                        }
                     } else {
                         self.step = Step::Exit;
                     }
@@ -345,19 +503,25 @@ impl EventSource for PhaseSource {
                     }
                     self.done = 0;
                     self.cursor = 0;
+                    self.mix_cursors.fill(0);
+                    self.adv = 0;
                     self.step = Step::Advise;
                     return Some(Op::Phase {
                         idx: self.idx as u16,
                     });
                 }
                 Step::Advise => {
-                    self.step = Step::Ops;
                     let ph = &self.phases[self.idx];
-                    let cur = &mut self.hints[ph.hint_slot].1;
+                    let Some(&slot) = ph.advise.get(self.adv) else {
+                        self.step = Step::Ops;
+                        continue;
+                    };
+                    self.adv += 1;
+                    let (obj, cur) = &mut self.hints[slot];
                     if *cur != ph.hint {
                         *cur = ph.hint;
                         return Some(Op::Advise {
-                            obj: ph.obj,
+                            obj: *obj,
                             hint: ph.hint,
                         });
                     }
@@ -750,5 +914,115 @@ mod tests {
         assert_eq!(Some(n), src.len_hint());
         assert_eq!(n, 1 + 2 * 1_000_000);
         assert!(sum > 0);
+    }
+
+    fn mix_phase(weights: [f64; 2], ppo: u32) -> PhaseSpec {
+        let mut p = phase(0, Access::TouchWrite, Pattern::Random, 0, 100, 4000);
+        p.advice = Advice::Random;
+        p.think_ns = 10;
+        p.mix = vec![
+            MixSpec {
+                object: 0,
+                access: Access::TouchWrite,
+                pattern: Pattern::Zipf {
+                    s: 0.9,
+                    scatter: false,
+                },
+                start_page: 0,
+                end_page: 100,
+                pages_per_op: 1,
+                write_fraction: 0.0,
+                weight: weights[0],
+            },
+            MixSpec {
+                object: 1,
+                access: Access::Read,
+                pattern: Pattern::Sequential,
+                start_page: 10,
+                end_page: 20,
+                pages_per_op: ppo,
+                write_fraction: 0.0,
+                weight: weights[1],
+            },
+        ];
+        p
+    }
+
+    #[test]
+    fn mix_draws_entries_by_weight_from_one_stream() {
+        let objs = [anon("heap", 100), file("data", 50)];
+        let mut src = source(&[mix_phase([3.0, 1.0], 1)], 1, &objs, 5);
+        let ops = collect(&mut src, 100_000);
+        // Phase, then one Advise per object of the mix.
+        assert_eq!(ops[0], Op::Phase { idx: 0 });
+        assert_eq!(
+            ops[1..3],
+            [
+                Op::Advise {
+                    obj: 0,
+                    hint: Hint::Random
+                },
+                Op::Advise {
+                    obj: 1,
+                    hint: Hint::Random
+                }
+            ]
+        );
+        let touches = ops
+            .iter()
+            .filter(|o| {
+                matches!(
+                    o,
+                    Op::Touch {
+                        obj: 0,
+                        write: true,
+                        ..
+                    }
+                )
+            })
+            .count();
+        let reads: Vec<u32> = ops
+            .iter()
+            .filter_map(|o| match *o {
+                Op::Read {
+                    obj: 1,
+                    page,
+                    nr: 1,
+                } => Some(page),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(touches + reads.len(), 4000);
+        // 3:1 within a few standard deviations (sd = sqrt(4000 * 3/16) = 27).
+        assert!((2880..3120).contains(&touches), "{touches}");
+        // The read entry keeps its own sequential cursor over [10, 20).
+        let want: Vec<u32> = (10..20).cycle().take(reads.len()).collect();
+        assert_eq!(reads, want);
+        // Every op: its access, Think, OpEnd; the total is exact.
+        assert_eq!(ops.iter().filter(|o| **o == Op::OpEnd).count(), 4000);
+        assert_eq!(src.len_hint(), Some(ops.len() as u64));
+        // Deterministic per seed, different across seeds.
+        assert_eq!(
+            collect(
+                &mut source(&[mix_phase([3.0, 1.0], 1)], 1, &objs, 5),
+                100_000
+            ),
+            ops
+        );
+        assert_ne!(
+            collect(
+                &mut source(&[mix_phase([3.0, 1.0], 1)], 1, &objs, 6),
+                100_000
+            ),
+            ops
+        );
+        // Entries whose operations differ in events: no exact total.
+        let mut p = mix_phase([1.0, 1.0], 2);
+        assert_eq!(source(&[p.clone()], 1, &objs, 5).len_hint(), Some(12003));
+        p.mix[0].pages_per_op = 2;
+        assert_eq!(source(&[p], 1, &objs, 5).len_hint(), None);
+        // A bad weight is refused.
+        let e = PhaseSource::new(&[mix_phase([1.0, 0.0], 1)], 1, &objs, 1, 1).unwrap_err();
+        assert!(format!("{e:?}").contains("mix[1].weight"), "{e:?}");
     }
 }
