@@ -30,6 +30,8 @@ enum Command {
     Reproduce(cmd::reproduce::Args),
     /// Compare result files mmtests-style: baseline, each change, percent change.
     Compare(cmd::compare::Args),
+    /// Write results as mmtests logs (tests-sysstate, BENCH.json) for compare-mmtests.pl.
+    MmtestsExport(cmd::mmtests::Args),
     /// Measure the simulator's own speed on a fixed set of workloads.
     Bench(cmd::bench::Args),
     /// Run a scenario over a grid of overrides, on local cores or Ray (Python package).
@@ -73,6 +75,7 @@ where
         Command::Run(a) => cmd::run::main(a),
         Command::Reproduce(a) => cmd::reproduce::main(a),
         Command::Compare(a) => cmd::compare::main(a),
+        Command::MmtestsExport(a) => cmd::mmtests::main(a),
         Command::Bench(a) => cmd::bench::main(a),
         Command::Sweep(a) => cmd::python::main("sweep", a),
         Command::Plot(a) => cmd::python::main("plot", a),

@@ -31,6 +31,7 @@ mod atomic;
 mod compare;
 mod format;
 mod lrugen;
+pub mod mmtests;
 mod result;
 mod seed;
 mod summary;

@@ -129,8 +129,10 @@ static RUN: SectionDef = section(
         ),
         k!(
             "sample_interval",
-            Value("\"1s\""),
-            "Interval of the time-series samples."
+            Value("\"auto\""),
+            "Interval of the time-series samples: a duration, or \"auto\" = the duration / 200 \
+            (a run without a duration starts at 10ms and doubles the interval whenever the \
+            series passes 400 samples, ending with 200-400)."
         ),
     ],
 );

@@ -46,7 +46,9 @@ pub struct RunSpec {
     pub duration_ns: u64,
     /// Statistics are reset at this time (warm-up excluded from the result); 0 = none.
     pub warmup_ns: u64,
-    /// Interval of the time series samples.
+    /// Interval of the time series samples; 0 = adaptive (`run.sample_interval = "auto"` on
+    /// a run without a duration: 10 ms at first, doubled whenever the series passes 400
+    /// samples, so it ends with 200-400).
     pub sample_interval_ns: u64,
 }
 

@@ -9,7 +9,7 @@ use crate::model::{
     Access, Advice, BalanceKind, KallocGfp, KallocMigratetype, KswapdCompactionKind, LruKind,
     ObjectKind, SwapReadaheadKind,
 };
-use crate::size::{Bandwidth, Duration, Size};
+use crate::size::{Bandwidth, Duration, SampleInterval, Size};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -39,7 +39,7 @@ pub(crate) struct RawScenario {
 pub(crate) struct RawRun {
     pub duration: Option<Duration>,
     pub warmup: Option<Duration>,
-    pub sample_interval: Option<Duration>,
+    pub sample_interval: Option<SampleInterval>,
 }
 
 #[derive(Debug, Default, Deserialize)]

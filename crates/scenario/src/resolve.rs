@@ -175,6 +175,23 @@ pub(crate) fn resolve(raw: RawScenario, cx: &Ctx, seed: Option<u64>) -> Result<S
     })
 }
 
+/// Samples of a run with `run.sample_interval = "auto"` and a known duration: the interval
+/// is the duration divided by this (whole nanoseconds), so the time series has this many
+/// intervals whatever the run's length.
+pub const AUTO_SAMPLES: u64 = 200;
+
+/// `run.sample_interval`: a given interval as is; `"auto"` (0) is the duration divided by
+/// [`AUTO_SAMPLES`] when the run has a duration, and stays 0 (adaptive: the sampler starts
+/// fine and halves its resolution as the run goes on, see refault-sim's `Sampler`) when the
+/// run lasts until its tasks end.
+pub fn auto_sample_interval(sample_ns: u64, duration_ns: u64) -> u64 {
+    if sample_ns > 0 {
+        sample_ns
+    } else {
+        duration_ns / AUTO_SAMPLES
+    }
+}
+
 fn resolve_run(raw: &RawRun, cx: &Ctx) -> Result<RunSpec> {
     let d = |v: Option<crate::size::Duration>, key: &str| -> u64 {
         v.map_or_else(
@@ -182,18 +199,16 @@ fn resolve_run(raw: &RawRun, cx: &Ctx) -> Result<RunSpec> {
             |d| d.0,
         )
     };
+    let duration_ns = d(raw.duration, "duration");
+    let sample = raw.sample_interval.map_or_else(
+        || defs::default::<crate::size::SampleInterval>("run", "sample_interval").0,
+        |s| s.0,
+    );
     let run = RunSpec {
-        duration_ns: d(raw.duration, "duration"),
+        duration_ns,
         warmup_ns: d(raw.warmup, "warmup"),
-        sample_interval_ns: d(raw.sample_interval, "sample_interval"),
+        sample_interval_ns: auto_sample_interval(sample, duration_ns),
     };
-    if run.sample_interval_ns == 0 {
-        return Err(cx.err(
-            ErrorKind::InvalidValue,
-            &path!["run", "sample_interval"],
-            "run.sample_interval must be more than 0",
-        ));
-    }
     if run.duration_ns > 0 && run.warmup_ns >= run.duration_ns {
         return Err(cx.err(
             ErrorKind::Impossible,

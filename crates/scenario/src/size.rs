@@ -180,6 +180,30 @@ pub(crate) struct Size(pub u64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Duration(pub u64);
 
+/// `run.sample_interval` as written in the file: `"auto"` (0 here) or a duration above 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SampleInterval(pub u64);
+
+/// `"auto"` is 0 (the resolver chooses); any other value is a duration, which must be above
+/// 0.
+pub fn parse_sample_interval(s: &str) -> Result<u64, String> {
+    if s.trim() == "auto" {
+        return Ok(0);
+    }
+    match parse_duration(s)? {
+        0 => Err(format!(
+            "invalid sample interval `{s}`: must be more than 0 (or \"auto\")"
+        )),
+        ns => Ok(ns),
+    }
+}
+
+fn int_sample_interval(v: u64) -> Result<u64, String> {
+    Err(format!(
+        "a sample interval is \"auto\" or a duration with a unit, e.g. \"{v}ms\""
+    ))
+}
+
 /// A bandwidth in bytes per second as written in the file (`"500M"`, `"500M/s"`, or an
 /// integer).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -247,6 +271,12 @@ unit_visitor!(
     int_duration
 );
 unit_visitor!(
+    SampleInterval,
+    parse_sample_interval,
+    "\"auto\" or a duration such as \"100ms\"",
+    int_sample_interval
+);
+unit_visitor!(
     Bandwidth,
     parse_bandwidth,
     "a bandwidth such as \"500M\" (bytes per second)",
@@ -304,6 +334,16 @@ mod tests {
             parse_duration("3d").unwrap_err(),
             "invalid duration `3d`: unknown unit `d` (use ns, us, ms, s, m, h)"
         );
+    }
+
+    #[test]
+    fn sample_intervals() {
+        assert_eq!(parse_sample_interval("auto"), Ok(0));
+        assert_eq!(parse_sample_interval("250ms"), Ok(250_000_000));
+        assert!(parse_sample_interval("0")
+            .unwrap_err()
+            .contains("more than 0"));
+        assert!(parse_sample_interval("often").is_err());
     }
 
     #[test]

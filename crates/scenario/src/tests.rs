@@ -533,7 +533,8 @@ fn minimal_scenario_gets_every_default() {
         run: RunSpec {
             duration_ns: 0,
             warmup_ns: 0,
-            sample_interval_ns: 1_000_000_000,
+            // "auto" without a duration: adaptive.
+            sample_interval_ns: 0,
         },
         // Up to 1 GiB: one Normal zone.
         machine: MachineSpec {

@@ -227,7 +227,6 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     } else {
         scn.run.duration_ns
     };
-    let interval = scn.run.sample_interval_ns.max(1);
     let mut sampler = Sampler::new(scn);
     let mut next_sample = 0u64;
     let warmup = scn.run.warmup_ns;
@@ -273,7 +272,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             mm.run_completions(next_sample);
             mm.memcg_flush_stats(next_sample);
             sampler.sample(next_sample, &mm, &tasks_ops(&tasks));
-            next_sample += interval;
+            next_sample = sampler.next_after(next_sample);
         }
         if warmup > 0 && baseline.is_none() && now >= warmup {
             baseline = Some(mm.vmstat_snapshot());

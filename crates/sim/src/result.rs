@@ -335,11 +335,22 @@ const COUNTERS: [&str; 14] = [
     "pgmajfault",
 ];
 
+/// The first interval of an adaptive series (`run.sample_interval = "auto"` on a run
+/// without a duration).
+pub const ADAPTIVE_START_NS: u64 = 10_000_000;
+/// An adaptive series keeps between this many and twice this many intervals: past twice,
+/// every other sample is dropped and the interval doubles.
+pub const ADAPTIVE_SAMPLES: usize = 200;
+
+/// The time series. Sampling only observes: the samples' times never change the
+/// simulation (checked by tests that vary `run.sample_interval`).
 pub struct Sampler {
     series: BTreeMap<String, Vec<f64>>,
     pub buddy: Vec<BuddySample>,
     cgroups: Vec<String>,
     task_names: Vec<String>,
+    interval_ns: u64,
+    adaptive: bool,
 }
 
 impl Sampler {
@@ -354,12 +365,46 @@ impl Sampler {
                 });
             }
         }
+        let adaptive = scn.run.sample_interval_ns == 0;
         Sampler {
             series: BTreeMap::new(),
             buddy: Vec::new(),
             cgroups: scn.cgroups.iter().map(|c| c.name.clone()).collect(),
             task_names,
+            interval_ns: if adaptive {
+                ADAPTIVE_START_NS
+            } else {
+                scn.run.sample_interval_ns
+            },
+            adaptive,
         }
+    }
+
+    /// The time of the sample after the one just taken at `t_ns` (a multiple of the
+    /// interval). An adaptive series past 2 x [`ADAPTIVE_SAMPLES`] intervals first drops
+    /// every other sample (keeping t = 0 and the even multiples) and doubles its interval,
+    /// so every kept sample stays on the new interval's boundaries.
+    pub fn next_after(&mut self, t_ns: u64) -> u64 {
+        let n = self.series.get("t_s").map_or(0, Vec::len);
+        if self.adaptive && n > 2 * ADAPTIVE_SAMPLES + 1 {
+            for v in self.series.values_mut() {
+                let mut i = 0;
+                v.retain(|_| {
+                    i += 1;
+                    (i - 1) % 2 == 0
+                });
+            }
+            let mut i = 0;
+            self.buddy.retain(|_| {
+                i += 1;
+                (i - 1) % 2 == 0
+            });
+            self.interval_ns *= 2;
+            // t_ns was an odd multiple of the old interval when the count went odd-past:
+            // the next sample is the next multiple of the new one.
+            return (t_ns / self.interval_ns + 1) * self.interval_ns;
+        }
+        t_ns + self.interval_ns
     }
 
     pub fn sample(&mut self, t_ns: u64, mm: &Mm, task_ops: &[u64]) {

@@ -15,6 +15,7 @@ macro_rules! outln {
 
 pub mod bench;
 pub mod compare;
+pub mod mmtests;
 pub mod python;
 pub mod reproduce;
 pub mod run;

@@ -1,6 +1,6 @@
 //! `refault run SCENARIO.toml [--set KEY=VALUE]... [--seed N] [--out FILE] [--check]`
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -27,6 +27,13 @@ pub struct Args {
     /// JSON as `lru_gen`.
     #[arg(long)]
     pub lru_gen_stats: bool,
+    /// Also write the result as mmtests logs into DIR (DIR/NAME/iter-0/tests-sysstate and
+    /// DIR/BENCH.json), for `compare-mmtests.pl` next to real kernels' runs.
+    #[arg(long, value_name = "DIR")]
+    pub mmtests_log: Option<PathBuf>,
+    /// The run's name in the mmtests logs (default: the scenario's name).
+    #[arg(long, value_name = "NAME", requires = "mmtests_log")]
+    pub mmtests_name: Option<String>,
 }
 
 pub fn main(a: Args) -> Result<()> {
@@ -43,8 +50,20 @@ pub fn main(a: Args) -> Result<()> {
             scn.name
         );
     }
+    if let Some(d) = &a.mmtests_log {
+        if d.exists() && !d.is_dir() {
+            anyhow::bail!("--mmtests-log {}: not a directory", d.display());
+        }
+        super::mmtests::check_name(a.mmtests_name.as_deref().unwrap_or(&scn.name))
+            .context("--mmtests-name")?;
+    }
     let r = super::simulate(&scn, a.check.unwrap_or(0), &scn.name)?;
     let v = serde_json::to_value(&r)?;
+    if let Some(d) = &a.mmtests_log {
+        let name = a.mmtests_name.as_deref().unwrap_or(&scn.name);
+        let (bench, files) = super::mmtests::write(d, name, &v)?;
+        eprintln!("mmtests logs ({bench}): {}", files.join(", "));
+    }
     match &a.out {
         Some(p) => {
             super::write_out(p, refault_sim::to_json(&r).as_bytes())?;

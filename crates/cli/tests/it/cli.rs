@@ -285,3 +285,81 @@ fn reproduce_swap_readahead_quick_matches_the_seed_directions() {
     // VMA readahead's hits: nearly every page read ahead is used.
     assert!(hit(1) > 0.99 && hit(3) > 0.99, "{} {}", hit(1), hit(3));
 }
+
+/// `run.sample_interval = "auto"` (the default): a run with a duration gets 200 intervals;
+/// a run that lasts until its tasks end starts at 10 ms and halves its resolution as it goes,
+/// ending with 200-400 evenly spaced samples. Either way the samples only observe: the
+/// counters equal those of a run sampled every second.
+#[test]
+fn automatic_sample_interval_gives_about_200_samples_and_changes_nothing() {
+    let d = scratch("cli-auto-sample");
+    // 4,000 touches 25 ms apart: 100 s simulated in a few thousand events.
+    let toml = "[machine]\nmemory = \"64M\"\n[[object]]\nname = \"a\"\nkind = \"anon\"\n\
+                size = \"8M\"\n[[task]]\nname = \"t\"\n[[task.phase]]\naccess = \"touch-write\"\n\
+                object = \"a\"\npattern = \"random\"\nops = 4000\nthink = \"25ms\"\n";
+    let s = d.join("s.toml");
+    std::fs::write(&s, toml).unwrap();
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let out = d.join("r.json");
+        let st = Command::new(bin())
+            .arg("run")
+            .arg(&s)
+            .args(extra)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            st.status.success(),
+            "{}",
+            String::from_utf8_lossy(&st.stderr)
+        );
+        serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
+    };
+    let t_s = |v: &serde_json::Value| -> Vec<f64> {
+        v["timeseries"]["t_s"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let adaptive = run(&[]);
+    assert_eq!(adaptive["scenario"]["run"]["sample_interval_ns"], 0);
+    let t = t_s(&adaptive);
+    let end = adaptive["sim_seconds"].as_f64().unwrap();
+    assert!(end > 99.0, "{end}");
+    // The boundary samples (all but the end-of-run one), evenly spaced by 10 ms x 2^k.
+    let step = t[1] - t[0];
+    let k = (step / 0.01).log2();
+    assert!((k - k.round()).abs() < 1e-9, "interval {step}");
+    for w in t[..t.len() - 1].windows(2) {
+        assert!(
+            (w[1] - w[0] - step).abs() < 1e-9,
+            "{w:?} with interval {step}"
+        );
+    }
+    assert!((201..=402).contains(&(t.len() - 1)), "{} samples", t.len());
+    let fixed = run(&["--set", "run.sample_interval=1s"]);
+    assert_eq!(t_s(&fixed).len(), 101 + usize::from(end > 100.0));
+    assert_eq!(adaptive["vmstat"], fixed["vmstat"]);
+    assert_eq!(adaptive["tasks"], fixed["tasks"]);
+    // With a duration: the duration / 200.
+    let timed = run(&["--set", "run.duration=50s"]);
+    assert_eq!(
+        timed["scenario"]["run"]["sample_interval_ns"],
+        250_000_000u64
+    );
+    assert_eq!(t_s(&timed).len(), 201);
+    // 0 is refused with the key's place; "auto" can be set explicitly.
+    let o = Command::new(bin())
+        .arg("run")
+        .arg(&s)
+        .args(["--set", "run.sample_interval=0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("sample_interval"));
+    let auto = run(&["--set", "run.sample_interval=auto"]);
+    assert_eq!(t_s(&auto), t);
+}

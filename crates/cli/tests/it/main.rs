@@ -8,6 +8,7 @@
 //! - `errors.rs`: bad input gives one line naming the place, exit code 2, no output file.
 //! - `cli.rs`: the commands' output contracts (result JSON keys, compare, reproduce).
 //! - `robust.rs`: outputs that never clobber, no hangs, sizes, checks that only observe.
+//! - `mmtests.rs`: the mmtests log export, parsed as mmtests parses it.
 //! - `twin.rs`: the live-kernel twin command (root only; skipped with a reason otherwise).
 
 mod behaviour;
@@ -15,6 +16,7 @@ mod cli;
 mod determinism;
 mod errors;
 mod golden;
+mod mmtests;
 mod robust;
 mod traces;
 mod twin;
