@@ -161,6 +161,14 @@ impl Mm {
         }
         let throttle = sc.nr.immediate > 0;
         if sc.priority < 1 {
+            // v6.7+: a full priority loop that reclaimed nothing while cache-trim mode
+            // failed runs once more with cache-trim mode off.
+            if sc.nr_reclaimed == 0 && !sc.no_cache_trim_mode && sc.cache_trim_mode_failed {
+                sc.no_cache_trim_mode = true;
+                sc.priority = DEF_PRIORITY;
+                self.kswapd.sc = Some(sc);
+                return KswapdNext::Continue;
+            }
             return self.kswapd_finish(ctx, sc);
         }
         self.kswapd.sc = Some(sc);

@@ -71,6 +71,11 @@ pub struct ScanControl {
     pub skipped_deactivate: bool,
     /// Enough inactive file to reclaim from the file list alone.
     pub cache_trim_mode: bool,
+    /// v6.7+: cache-trim mode may not be turned on (kswapd's second round, after a full
+    /// priority loop in cache-trim mode reclaimed nothing).
+    pub no_cache_trim_mode: bool,
+    /// v6.7+: a `shrink_node()` pass in cache-trim mode reclaimed nothing.
+    pub cache_trim_mode_failed: bool,
     /// The file LRU is too small to make the node balanced: scan anon.
     pub file_is_tiny: bool,
     /// `[anon_cost, file_cost]` snapshot of the target lruvec.
@@ -191,6 +196,8 @@ impl ScanControl {
             force_deactivate: false,
             skipped_deactivate: false,
             cache_trim_mode: false,
+            no_cache_trim_mode: false,
+            cache_trim_mode_failed: false,
             file_is_tiny: false,
             cost: [0; 2],
             target,
@@ -208,10 +215,20 @@ const DEACT_FILE: u8 = 2;
 
 impl Mm {
     /// Kernel: `inactive_is_low()` on hierarchical lruvec counts (`lruvec_page_state()`:
-    /// as of the last memcg stats flush).
+    /// as of the last memcg stats flush). The legacy balance model stands for kernels before
+    /// v5.8, whose `inactive_list_is_low()` read the exact LRU sizes (`lruvec_lru_size()`,
+    /// per zone up to the reclaim index, from `mem_cgroup_get_zone_lru_size()`), so under it
+    /// the sizes are exact.
     pub fn inactive_is_low(&self, lv: usize, file: bool) -> bool {
-        let inactive = self.lruvec_page_state(lv, LruList::of(file, false));
-        let active = self.lruvec_page_state(lv, LruList::of(file, true));
+        let (ia, a) = (LruList::of(file, false), LruList::of(file, true));
+        let (inactive, active) = if self.cfg.balance == crate::BalanceKind::Legacy {
+            (self.lruvec_hier(lv, ia), self.lruvec_hier(lv, a))
+        } else {
+            (
+                self.lruvec_page_state(lv, ia),
+                self.lruvec_page_state(lv, a),
+            )
+        };
         inactive_is_low_ratio(inactive, active)
     }
 
@@ -234,9 +251,13 @@ impl Mm {
         } else {
             sc.may_deactivate = DEACT_ANON | DEACT_FILE;
         }
+        // Cache-trim mode (v5.8+; the legacy balance model has none, see
+        // ScanBalance::file_is_plenty).
         let inactive_file = self.lruvec_page_state(t, LruList::InactiveFile);
-        sc.cache_trim_mode =
-            (inactive_file >> sc.priority) != 0 && sc.may_deactivate & DEACT_FILE == 0;
+        sc.cache_trim_mode = (inactive_file >> sc.priority) != 0
+            && sc.may_deactivate & DEACT_FILE == 0
+            && !sc.no_cache_trim_mode
+            && self.cfg.balance != crate::BalanceKind::Legacy;
         sc.file_is_tiny = false;
         if !sc.cgroup_reclaim {
             let free = self.nr_free();
@@ -258,7 +279,8 @@ impl Mm {
     #[allow(clippy::if_same_then_else)]
     pub fn get_scan_count(&mut self, lv: usize, sc: &ScanControl) -> [u64; 4] {
         let swappiness = self.memcg_swappiness(lv);
-        let can_reclaim_anon = self.nr_swap_free() > 0;
+        // can_reclaim_anon_pages(): mem_cgroup_get_nr_swap_pages() of the lruvec's memcg.
+        let can_reclaim_anon = self.memcg_nr_swap_pages(lv) > 0;
         let case = if !sc.may_swap || !can_reclaim_anon {
             ScanBalanceCase::File
         } else if sc.cgroup_reclaim && swappiness == 0 {
@@ -329,6 +351,8 @@ impl Mm {
         }
         if reclaimed > 0 {
             self.node.kswapd_failures = 0;
+        } else if sc.cache_trim_mode {
+            sc.cache_trim_mode_failed = true;
         }
         reclaimed
     }
@@ -340,7 +364,6 @@ impl Mm {
         let proportional = !sc.cgroup_reclaim && !sc.kswapd && sc.priority == DEF_PRIORITY;
         let nr_to_reclaim = sc.nr_to_reclaim;
         let mut reclaimed = 0u64;
-        let mut scan_adjusted = false;
         while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
             for (i, lru) in EVICTABLE_LRUS.iter().enumerate() {
                 if nr[i] > 0 {
@@ -349,11 +372,13 @@ impl Mm {
                     reclaimed += self.shrink_list(ctx, *lru, n, lv, sc);
                 }
             }
-            if reclaimed < nr_to_reclaim || scan_adjusted || proportional {
+            if reclaimed < nr_to_reclaim || proportional {
                 continue;
             }
             // Reclaimed enough: scale the remaining targets so both types end up scanned in
-            // proportion to their original targets, and stop scanning the smaller one.
+            // proportion to their original targets, and stop scanning the smaller one. Only
+            // one nudge (v5.19+): the smaller type's targets are zero after it, so the next
+            // pass past the goal breaks out here.
             let nr_file = nr[2] + nr[3];
             let nr_anon = nr[0] + nr[1];
             if nr_file == 0 || nr_anon == 0 {
@@ -380,12 +405,12 @@ impl Mm {
                 v -= v.min(done);
                 nr[l] = v;
             }
-            scan_adjusted = true;
         }
         sc.nr_reclaimed += reclaimed;
         // Age the active anon list even when only file was scanned, so the inactive anon list
-        // has candidates when pressure shifts (can_age_anon_pages: swap present).
-        if self.nr_swap_free() > 0 && self.inactive_is_low(lv, false) {
+        // has candidates when pressure shifts (can_age_anon_pages(): any swap configured,
+        // full or not).
+        if self.total_swap_pages() > 0 && self.inactive_is_low(lv, false) {
             self.shrink_active_list(ctx, lv, LruList::ActiveAnon, SWAP_CLUSTER_MAX, sc);
         }
     }
@@ -905,7 +930,7 @@ impl Mm {
         if self.cfg.lru == crate::LruKind::Mglru {
             return self.lru_gen_age_node(ctx, sc);
         }
-        if self.nr_swap_free() == 0 {
+        if self.total_swap_pages() == 0 {
             return;
         }
         for lv in 0..self.lruvecs.len() {
