@@ -220,6 +220,15 @@ impl Mm {
         KswapdNext::Done
     }
 
+    /// Test hook: mark the running balance_pgdat()'s scan_control as having failed in
+    /// cache-trim mode.
+    #[cfg(test)]
+    pub(crate) fn kswapd_mark_cache_trim_failed(&mut self) {
+        if let Some(sc) = self.kswapd.sc.as_mut() {
+            sc.cache_trim_mode_failed = true;
+        }
+    }
+
     /// `prepare_kswapd_sleep()`: may kswapd go to sleep?
     pub fn kswapd_may_sleep(&self) -> bool {
         self.node.kswapd_failures >= MAX_RECLAIM_RETRIES || self.pgdat_balanced(self.kswapd.order)

@@ -512,4 +512,185 @@ mod tests {
         assert_eq!(mm.lruvec_page_state(0, LruList::InactiveFile), 4);
         assert_eq!(mm.memcg_stats_flush_due(), 9_000);
     }
+
+    fn one_memcg(pages: u64, max: u64, swap_max: Option<u64>) -> Mm {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, pages);
+        cfg.readahead_max_pages = 0;
+        cfg.memcgs = vec![MemcgCfg {
+            max_pages: Some(max),
+            swappiness: None,
+            swap_max_pages: swap_max,
+        }];
+        Mm::new(cfg)
+    }
+
+    /// Hand-computed: a 1 GiB region (262144 pages) costs 512 PTE tables + 1 PMD table.
+    #[test]
+    fn page_tables_of_a_1gib_region() {
+        assert_eq!(memcontrol::pgtable_pages(262_144), 513);
+        assert_eq!(memcontrol::pgtable_pages(1), 2);
+        assert_eq!(memcontrol::pgtable_pages(513), 3);
+        // One page past 1 GiB: a 513th PTE table and a second PMD table.
+        assert_eq!(memcontrol::pgtable_pages(262_145), 515);
+        // tiny_config's anon object is twice the memory: 131072 pages of RAM, 1 GiB region.
+        let mut mm = Mm::new(tiny_config(BalanceKind::RefaultCost, 131_072));
+        assert_eq!(mm.objects[0].size_pages, 262_144);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        // One page in every 2 MiB range allocates its PTE table; the first also the PMD table.
+        for k in 0..512u32 {
+            mm.touch(&mut ctx, 0, k * 512 + 7, true);
+        }
+        assert_eq!(mm.node.nr_page_table_pages, 513);
+        assert_eq!(mm.memcgs[0].pagetables, 513);
+        // More faults in those ranges (a read mapping the zero page too) allocate nothing.
+        mm.touch(&mut ctx, 0, 8, true);
+        mm.touch(&mut ctx, 0, 9, false);
+        assert_eq!(mm.objects[0].pgtables.pages(), 513);
+        let v = mm.vmstat_snapshot();
+        let get = |k: &str| v.iter().find(|e| e.0 == k).unwrap().1;
+        assert_eq!(get("nr_page_table_pages"), 513);
+        // Charged to the root (the task's memcg): 513 data pages + 513 tables.
+        assert_eq!(mm.memcgs[0].usage, 513 + 513);
+        mm.check_invariants().unwrap();
+    }
+
+    /// The stock of another CPU makes limit reclaim start earlier by what it holds.
+    /// memory.max 1000: CPU 1 charges 1 page (a batch of 64: 63 stay in its stock). CPU 0
+    /// then charges page by page in batches of 64 up to 960, then exactly: its 936th page
+    /// brings the counter to 1000, and its 937th hits the limit, with 938 pages in use (not
+    /// 1001, as with exact charging). With nothing to reclaim, the charge drains the stocks
+    /// and succeeds.
+    #[test]
+    fn charge_stock_makes_limit_reclaim_start_earlier() {
+        let mut mm = one_memcg(4096, 1000, None);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 1);
+        ctx.cpu = 1;
+        assert!(mm.try_charge(&mut ctx, 1, 1));
+        assert_eq!(mm.memcgs[1].usage, 64);
+        assert_eq!(mm.memcg_stocked(1), 63);
+        ctx.cpu = 0;
+        for n in 1..=936u64 {
+            assert!(mm.try_charge(&mut ctx, 1, 1));
+            let expect = if n <= 896 {
+                64 + n.div_ceil(64) * 64
+            } else {
+                64 + n
+            };
+            assert_eq!(mm.memcgs[1].usage, expect, "page {n}");
+        }
+        assert_eq!(mm.memcgs[1].events.max_events, 0);
+        assert!(mm.try_charge(&mut ctx, 1, 1));
+        assert_eq!(mm.memcgs[1].events.max_events, 1);
+        // drain_all_stock() returned CPU 1's 63 pages; the counter now equals the pages used.
+        assert_eq!(mm.memcg_stocked(1), 0);
+        assert_eq!(mm.memcgs[1].usage, 938);
+    }
+
+    /// consume_stock()/refill_stock(): a slot over MEMCG_CHARGE_BATCH drains; an eighth memcg
+    /// on a CPU evicts one of the seven cached.
+    #[test]
+    fn stock_slots_drain_and_evict() {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
+        cfg.memcgs = (0..8)
+            .map(|_| MemcgCfg {
+                max_pages: None,
+                swappiness: None,
+                swap_max_pages: None,
+            })
+            .collect();
+        let mut mm = Mm::new(cfg);
+        for m in 1..=7u16 {
+            mm.memcgs[m as usize].usage += 10;
+            mm.refill_stock(0, m, 10);
+        }
+        assert!(mm.consume_stock(0, 3, 10));
+        assert!(!mm.consume_stock(0, 3, 1));
+        // 60 + 10 > 64: the slot drains back to the page counter.
+        mm.memcgs[1].usage += 60;
+        mm.refill_stock(0, 1, 60);
+        assert_eq!(mm.memcg_stocked(1), 0);
+        assert_eq!(mm.memcgs[1].usage, 0);
+        // Slot of memcg 1 is free again; fill it, then an eighth memcg evicts slot 0.
+        mm.memcgs[1].usage += 5;
+        mm.refill_stock(0, 1, 5);
+        mm.memcgs[8].usage += 5;
+        mm.refill_stock(0, 8, 5);
+        assert_eq!(mm.memcg_stocked(1), 0);
+        assert_eq!(mm.memcgs[1].usage, 0);
+        assert_eq!(mm.memcg_stocked(8), 5);
+    }
+
+    /// A memcg at its limit reclaims earlier by the page tables charged to it. memory.max 2000,
+    /// one task on one CPU faulting in pages 0, 1, 2, ... of an anon region: before the data
+    /// page at index k is charged, the memcg holds k data pages and 1 PMD + ceil((k+1)/512) PTE
+    /// tables. At k = 1995 that is 1995 + 5 = 2000, so the fault of index 1995 is the first to
+    /// hit memory.max (without page tables it would be index 2000).
+    #[test]
+    fn page_tables_bring_limit_reclaim_forward() {
+        let mut mm = one_memcg(8192, 2000, None);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 1);
+        for k in 0..1995 {
+            mm.touch(&mut ctx, 0, k, true);
+        }
+        assert_eq!(mm.memcgs[1].events.max_events, 0);
+        assert_eq!(mm.memcgs[1].pagetables, 5);
+        assert_eq!(mm.memcgs[1].usage, 2000);
+        mm.touch(&mut ctx, 0, 1995, true);
+        assert!(mm.memcgs[1].events.max_events > 0);
+        assert!(mm.memcgs[1].events.pgsteal > 0);
+        assert!(mm.memcgs[1].usage <= 2000);
+        mm.check_invariants().unwrap();
+    }
+
+    /// mem_cgroup_get_nr_swap_pages(): free swap bounded by memory.swap.max - swap.current;
+    /// the root and cgroup v1 see the free swap.
+    #[test]
+    fn memcg_available_swap() {
+        let mut mm = one_memcg(1024, 1000, Some(100));
+        let free = mm.nr_swap_free();
+        assert!(free > 100);
+        assert_eq!(mm.memcg_nr_swap_pages(0), free);
+        assert_eq!(mm.memcg_nr_swap_pages(1), 100);
+        mm.memcgs[1].swap_usage = 30;
+        assert_eq!(mm.memcg_nr_swap_pages(1), 70);
+        mm.memcgs[1].swap_usage = 100;
+        assert_eq!(mm.memcg_nr_swap_pages(1), 0);
+        assert!(!mm.try_charge_swap(1));
+        assert_eq!(mm.memcgs[1].events.swap_max_events, 1);
+        mm.cfg.cgroup_v1 = true;
+        assert_eq!(mm.memcg_nr_swap_pages(1), free);
+        assert!(mm.try_charge_swap(1));
+    }
+
+    /// get_scan_count() at priority 0 scans anon and file equally (SCAN_EQUAL) while the
+    /// memcg may swap, and only file (SCAN_FILE) at memory.swap.max, however much swap is free;
+    /// limit reclaim then swaps nothing out.
+    #[test]
+    fn swap_max_turns_memcg_reclaim_to_file() {
+        for (swap_max, anon_scanned) in [(None, true), (Some(0), false)] {
+            let mut mm = one_memcg(4096, 600, swap_max);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 1);
+            for k in 0..300 {
+                mm.touch(&mut ctx, 0, k, true);
+            }
+            for p in 0..200 {
+                mm.file_read(&mut ctx, 1, p, 1);
+            }
+            let mut sc = vmscan::ScanControl::new(32, 1);
+            sc.cgroup_reclaim = true;
+            sc.priority = 0;
+            let nr = mm.get_scan_count(1, &sc);
+            assert_eq!(nr[0] > 0, anon_scanned, "swap.max {swap_max:?}: {nr:?}");
+            assert!(nr[2] > 0);
+            for k in 300..900 {
+                mm.touch(&mut ctx, 0, k, true);
+            }
+            assert_eq!(mm.memcgs[1].swap_usage > 0, anon_scanned);
+            mm.check_invariants().unwrap();
+        }
+    }
 }
