@@ -28,6 +28,12 @@
 //! - `reclaim_throttle(WRITEBACK)` when kswapd meets folios it marked for immediate reclaim
 //!   becomes a sleep until the next IO completion, at most HZ/10.
 //!
+//! # Cache-trim retry (v6.7+)
+//! When a whole priority loop (DEF_PRIORITY down to 1) reclaimed nothing and a
+//! `shrink_node()` pass in it was in cache-trim mode and reclaimed nothing
+//! (`cache_trim_mode_failed`), balance_pgdat() restarts the loop once with
+//! `no_cache_trim_mode`, so the anon list gets scanned before kswapd counts a failure.
+//!
 //! # Kernel references
 //! mm/vmscan.c `kswapd()`, `kswapd_try_to_sleep()`, `prepare_kswapd_sleep()`,
 //! `balance_pgdat()`, `kswapd_shrink_node()`, `kswapd_age_node()`, `pgdat_balanced()`.

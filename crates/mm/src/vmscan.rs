@@ -37,6 +37,17 @@
 //!   is woken, as the kernel does; kswapd writes them itself only on the second encounter
 //!   with PGDAT_DIRTY set.
 //!
+//! # Rules that follow the current kernel
+//! - `shrink_lruvec()` makes one proportional nudge once it has reclaimed enough and breaks
+//!   out on the next pass ([`scan_lruvec_lists`], v5.19's overreclaim fix).
+//! - `get_scan_count()`'s `can_reclaim_anon_pages()` and the workingset size ask for the
+//!   memcg's available swap (`mem_cgroup_get_nr_swap_pages()`, memory.swap.max counts);
+//!   `can_age_anon_pages()` (shrink_lruvec()'s and kswapd_age_node()'s anon aging) asks only
+//!   whether any swap is configured.
+//! - `prepare_scan_control()` turns cache-trim mode off under `no_cache_trim_mode`, and
+//!   `shrink_node()` sets `cache_trim_mode_failed` when a pass in cache-trim mode reclaimed
+//!   nothing; kswapd then retries its priority loop once without it (v6.7, `kswapd.rs`).
+//!
 //! # Kernel references
 //! mm/vmscan.c (v6.15): `prepare_scan_control()`, `get_scan_count()`, `shrink_lruvec()`,
 //! `shrink_list()`, `inactive_is_low()`, `isolate_lru_folios()`, `shrink_inactive_list()`,
