@@ -29,8 +29,10 @@
 //! SCAN_FRACT inputs (including the rotation accounting of `update_page_reclaim_stat()` and
 //! of referenced pages in `shrink_active_list()`), the refault-distance comparison, no anon
 //! shadow entries, and new anonymous pages starting on the active list (v5.9 moved them to
-//! the inactive list together with anon workingset detection). Everything else (the reclaim
-//! drivers, `inactive_is_low()`, the writeback rules) is the current kernel's in both.
+//! the inactive list together with anon workingset detection), exact LRU sizes in
+//! `inactive_is_low()` (before v5.8 it read `lruvec_lru_size()`, not the flushed memcg
+//! statistics), and no cache-trim mode (v5.8), hence no kswapd retry without it (v6.7).
+//! Everything else (the reclaim drivers, the writeback rules) is the current kernel's in both.
 //!
 //! # Kernel references
 //! mm/vmscan.c `get_scan_count()` (v5.7 and v6.15), mm/swap.c `lru_note_cost()`,

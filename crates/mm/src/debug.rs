@@ -238,6 +238,7 @@ impl Mm {
         // 3. Every allocated folio: on an LRU, owned, charged.
         let mut charged = vec![0u64; self.memcgs.len()];
         let mut kernel = 0u64;
+        let mut pgtables = 0u64;
         let mut p = 0usize;
         while p < n {
             if owner[p] == 1 {
@@ -260,7 +261,13 @@ impl Mm {
                     }
                     *o = 2;
                 }
-                kernel += nr as u64;
+                if self.pages.index[p] == crate::memcontrol::PGTABLE_INDEX {
+                    // A page-table page, charged to the faulting task's memcg.
+                    pgtables += nr as u64;
+                    charged[self.pages.memcg[p] as usize] += nr as u64;
+                } else {
+                    kernel += nr as u64;
+                }
                 p += nr;
                 continue;
             }
@@ -306,10 +313,18 @@ impl Mm {
                 self.node.nr_kernel_pages
             ));
         }
+        if pgtables != self.node.nr_page_table_pages {
+            return bad(format!(
+                "{pgtables} page-table pages but nr_page_table_pages = {}",
+                self.node.nr_page_table_pages
+            ));
+        }
         for (m, c) in charged.iter().enumerate() {
-            if *c != self.memcgs[m].usage {
+            // The page counter includes the charge the per-CPU stocks hold.
+            let stocked = self.memcg_stocked(m);
+            if *c + stocked != self.memcgs[m].usage {
                 return bad(format!(
-                    "memcg {m}: usage {} but {c} pages charged",
+                    "memcg {m}: usage {} but {c} pages charged and {stocked} stocked",
                     self.memcgs[m].usage
                 ));
             }

@@ -28,6 +28,12 @@
 //! - `reclaim_throttle(WRITEBACK)` when kswapd meets folios it marked for immediate reclaim
 //!   becomes a sleep until the next IO completion, at most HZ/10.
 //!
+//! # Cache-trim retry (v6.7+)
+//! When a whole priority loop (DEF_PRIORITY down to 1) reclaimed nothing and a
+//! `shrink_node()` pass in it was in cache-trim mode and reclaimed nothing
+//! (`cache_trim_mode_failed`), balance_pgdat() restarts the loop once with
+//! `no_cache_trim_mode`, so the anon list gets scanned before kswapd counts a failure.
+//!
 //! # Kernel references
 //! mm/vmscan.c `kswapd()`, `kswapd_try_to_sleep()`, `prepare_kswapd_sleep()`,
 //! `balance_pgdat()`, `kswapd_shrink_node()`, `kswapd_age_node()`, `pgdat_balanced()`.
@@ -161,6 +167,14 @@ impl Mm {
         }
         let throttle = sc.nr.immediate > 0;
         if sc.priority < 1 {
+            // v6.7+: a full priority loop that reclaimed nothing while cache-trim mode
+            // failed runs once more with cache-trim mode off.
+            if sc.nr_reclaimed == 0 && !sc.no_cache_trim_mode && sc.cache_trim_mode_failed {
+                sc.no_cache_trim_mode = true;
+                sc.priority = DEF_PRIORITY;
+                self.kswapd.sc = Some(sc);
+                return KswapdNext::Continue;
+            }
             return self.kswapd_finish(ctx, sc);
         }
         self.kswapd.sc = Some(sc);
@@ -210,6 +224,15 @@ impl Mm {
         v.refaults = v.workingset_activate;
         self.kswapd.running = false;
         KswapdNext::Done
+    }
+
+    /// Test hook: mark the running balance_pgdat()'s scan_control as having failed in
+    /// cache-trim mode.
+    #[cfg(test)]
+    pub(crate) fn kswapd_mark_cache_trim_failed(&mut self) {
+        if let Some(sc) = self.kswapd.sc.as_mut() {
+            sc.cache_trim_mode_failed = true;
+        }
     }
 
     /// `prepare_kswapd_sleep()`: may kswapd go to sleep?

@@ -143,6 +143,8 @@ pub struct ObjectCfg {
 pub struct MemcgCfg {
     pub max_pages: Option<u64>,
     pub swappiness: Option<u64>,
+    /// `memory.swap.max` (cgroup v2), in pages; None = max.
+    pub swap_max_pages: Option<u64>,
 }
 
 #[derive(Clone, Debug)]
@@ -229,6 +231,8 @@ pub struct Ctx<'a> {
     pub oom: bool,
     /// The operation is done by kswapd.
     pub kswapd: bool,
+    /// The simulated CPU the thread runs on (selects the per-CPU memcg charge stock).
+    pub cpu: u16,
 }
 
 impl<'a> Ctx<'a> {
@@ -242,6 +246,7 @@ impl<'a> Ctx<'a> {
             major: false,
             oom: false,
             kswapd: false,
+            cpu: 0,
         }
     }
     #[inline]
@@ -281,6 +286,9 @@ pub struct Object {
     /// Memcgs (bit `min(id, 63)`) whose tasks faulted pages into this object: the object is
     /// on those memcgs' mm lists for the multi-gen LRU's page-table walk.
     pub mm_memcgs: u64,
+    /// Page-table pages allocated for the object's mapping (see [`memcontrol`]): one bit per
+    /// PTE table (512 pages) and per PMD table (512 PTE tables).
+    pub pgtables: memcontrol::PgTables,
 }
 
 impl Object {
@@ -314,7 +322,13 @@ impl Object {
 
 pub struct Memcg {
     pub max_pages: u64,
+    /// `memory.current`: the page counter, which includes the charges held in the per-CPU
+    /// stocks ([`memcontrol`]).
     pub usage: u64,
+    /// `memory.swap.max` in pages (u64::MAX = max).
+    pub swap_max: u64,
+    /// Page-table pages charged (`pagetables` of memory.stat, part of `kernel`).
+    pub pagetables: u64,
     pub swappiness: Option<u64>,
     pub events: vmstat::MemcgEvents,
     /// Swap entries charged (memory.swap.current).
@@ -336,6 +350,8 @@ pub struct NodeState {
     pub nr_isolated: [u64; 2],
     /// Pages of kernel memory allocated by [`Mm::alloc_kernel_pages`].
     pub nr_kernel_pages: u64,
+    /// Page-table pages (`NR_PAGETABLE`), allocated by the fault path ([`memcontrol`]).
+    pub nr_page_table_pages: u64,
     /// Cursor of the round-robin memcg walk of direct reclaim (`mem_cgroup_iter` cookie).
     pub memcg_cursor: usize,
 }
@@ -384,6 +400,8 @@ pub struct Mm {
     pub(crate) oom_pending: bool,
     /// When the periodic memcg statistics flush is next due (u64::MAX when off).
     pub memcg_stats_next_flush: u64,
+    /// Per-CPU memcg charge stocks (`memcg_stock_pcp`), grown to the highest CPU seen.
+    pub memcg_stock: Vec<memcontrol::MemcgStock>,
 }
 
 impl Mm {
@@ -412,6 +430,8 @@ impl Mm {
         let mut memcgs = vec![Memcg {
             max_pages: u64::MAX,
             usage: 0,
+            swap_max: u64::MAX,
+            pagetables: 0,
             swappiness: None,
             events: Default::default(),
             swap_usage: 0,
@@ -420,6 +440,8 @@ impl Mm {
             memcgs.push(Memcg {
                 max_pages: m.max_pages.unwrap_or(u64::MAX),
                 usage: 0,
+                swap_max: m.swap_max_pages.unwrap_or(u64::MAX),
+                pagetables: 0,
                 swappiness: m.swappiness,
                 events: Default::default(),
                 swap_usage: 0,
@@ -451,6 +473,7 @@ impl Mm {
                     prev_read_end: 0,
                     swap_ra: Default::default(),
                     mm_memcgs: 0,
+                    pgtables: Default::default(),
                 }
             })
             .collect();
@@ -493,6 +516,7 @@ impl Mm {
                 cfg.memcg_stats_flush_ns,
                 cfg.memcg_stats_first_flush_ns,
             ),
+            memcg_stock: Vec::new(),
             cfg,
         }
     }
@@ -602,6 +626,7 @@ impl Mm {
             ("nr_dirty", self.node.nr_dirty),
             ("nr_writeback", self.node.nr_writeback),
             ("nr_swapcached", self.node.nr_swapcached),
+            ("nr_page_table_pages", self.node.nr_page_table_pages),
             (
                 "nr_swap_used",
                 self.total_swap_pages() - self.nr_swap_free(),

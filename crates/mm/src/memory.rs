@@ -93,6 +93,11 @@ impl Mm {
             return;
         }
         self.ev.add(Ev::PgFault, 1);
+        // __handle_mm_fault() allocates the missing page tables on the way down; a swap
+        // entry lives in a PTE table that exists.
+        if !pte_swap(e) && !self.pgtable_alloc(ctx, obj, index) {
+            return;
+        }
         // handle_mm_fault(): the task's mm joins its memcg's mm list (lru_gen_add_mm()), and
         // folios added during the fault are "in fault" for the multi-gen LRU.
         self.objects[obj as usize].join_mm_list(ctx.memcg);
@@ -160,6 +165,10 @@ impl Mm {
             return;
         }
         self.ev.add(Ev::PgFault, 1);
+        if !self.pgtable_alloc(ctx, obj, index) {
+            return;
+        }
+        let o = &mut self.objects[obj as usize];
         o.join_mm_list(ctx.memcg);
         // lru_gen_enter_fault(): only VMAs with recency.
         self.in_lru_fault = o.has_recency();

@@ -959,7 +959,7 @@ impl Mm {
 
     /// Kernel: `get_swappiness()`: 0 when reclaim may not swap or swap is (nearly) full.
     fn lru_gen_swappiness(&self, lv: usize, sc: &ScanControl) -> u64 {
-        if !sc.may_swap || self.nr_swap_free() < MIN_LRU_BATCH {
+        if !sc.may_swap || self.memcg_nr_swap_pages(lv) < MIN_LRU_BATCH {
             return 0;
         }
         self.memcg_swappiness(lv)

@@ -35,10 +35,12 @@ fn machine_with(seed: u64, lru: LruKind) -> Mm {
         MemcgCfg {
             max_pages: Some(600 + rng.below(600)),
             swappiness: Some(rng.below(201)),
+            swap_max_pages: None,
         },
         MemcgCfg {
             max_pages: None,
             swappiness: None,
+            swap_max_pages: None,
         },
     ];
     cfg.swap_areas[0].synchronous = rng.below(2) == 0;

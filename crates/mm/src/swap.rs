@@ -262,6 +262,10 @@ impl Mm {
     /// Kernel: `folio_alloc_swap()` + `add_to_swap_cache()` (`add_to_swap()` in older
     /// kernels): give an anon folio a slot and put it in the swap cache, dirty.
     pub(crate) fn add_to_swap(&mut self, pfn: Pfn) -> bool {
+        // mem_cgroup_try_charge_swap(): the memcg's memory.swap.max.
+        if !self.try_charge_swap(self.pages.memcg[pfn as usize] as usize) {
+            return false;
+        }
         for k in 0..self.swap_order.len() {
             let a = self.swap_order[k];
             if let Some(slot) = self.swap[a].alloc_slot() {

@@ -37,6 +37,17 @@
 //!   is woken, as the kernel does; kswapd writes them itself only on the second encounter
 //!   with PGDAT_DIRTY set.
 //!
+//! # Rules that follow the current kernel
+//! - `shrink_lruvec()` makes one proportional nudge once it has reclaimed enough and breaks
+//!   out on the next pass ([`scan_lruvec_lists`], v5.19's overreclaim fix).
+//! - `get_scan_count()`'s `can_reclaim_anon_pages()` and the workingset size ask for the
+//!   memcg's available swap (`mem_cgroup_get_nr_swap_pages()`, memory.swap.max counts);
+//!   `can_age_anon_pages()` (shrink_lruvec()'s and kswapd_age_node()'s anon aging) asks only
+//!   whether any swap is configured.
+//! - `prepare_scan_control()` turns cache-trim mode off under `no_cache_trim_mode`, and
+//!   `shrink_node()` sets `cache_trim_mode_failed` when a pass in cache-trim mode reclaimed
+//!   nothing; kswapd then retries its priority loop once without it (v6.7, `kswapd.rs`).
+//!
 //! # Kernel references
 //! mm/vmscan.c (v6.15): `prepare_scan_control()`, `get_scan_count()`, `shrink_lruvec()`,
 //! `shrink_list()`, `inactive_is_low()`, `isolate_lru_folios()`, `shrink_inactive_list()`,
@@ -71,6 +82,11 @@ pub struct ScanControl {
     pub skipped_deactivate: bool,
     /// Enough inactive file to reclaim from the file list alone.
     pub cache_trim_mode: bool,
+    /// v6.7+: cache-trim mode may not be turned on (kswapd's second round, after a full
+    /// priority loop in cache-trim mode reclaimed nothing).
+    pub no_cache_trim_mode: bool,
+    /// v6.7+: a `shrink_node()` pass in cache-trim mode reclaimed nothing.
+    pub cache_trim_mode_failed: bool,
     /// The file LRU is too small to make the node balanced: scan anon.
     pub file_is_tiny: bool,
     /// `[anon_cost, file_cost]` snapshot of the target lruvec.
@@ -178,6 +194,69 @@ pub fn scan_targets(
     nr
 }
 
+/// Kernel: `shrink_lruvec()`'s scan loop over the get_scan_count() `targets`: each pass
+/// scans up to SWAP_CLUSTER_MAX of every list with a target left (`shrink(lru, n)` returns the
+/// pages reclaimed). Outside proportional reclaim (direct reclaim at DEF_PRIORITY), once
+/// `nr_to_reclaim` is met it makes one nudge toward proportionality: the type with less left
+/// stops, the other's targets shrink to its original targets times the fraction the smaller
+/// type had left to do (less what it already scanned). A later pass past the goal finds one
+/// type at zero and breaks out (v5.19+, "fix extreme overreclaim and swap floods": before it,
+/// a `scan_adjusted` flag let the loop scan the adjusted targets to the end). Returns the
+/// pages reclaimed.
+///
+/// Worked example (the unit test): targets [64, 0, 256, 0], every page scanned is reclaimed,
+/// goal 32. Pass 1 scans 32 anon + 32 file (reclaimed 64); anon has 32 left of 65 (49%), so
+/// anon stops and file's target becomes 256 * 51% = 130, less the 32 scanned: 98. Pass 2
+/// scans 32 file, then anon is at zero: stop. File scanned: 64 (the pre-v5.19 loop: 130).
+pub fn scan_lruvec_lists(
+    targets: [u64; 4],
+    nr_to_reclaim: u64,
+    proportional: bool,
+    mut shrink: impl FnMut(LruList, u64) -> u64,
+) -> u64 {
+    let mut nr = targets;
+    let mut reclaimed = 0u64;
+    while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
+        for (i, lru) in EVICTABLE_LRUS.iter().enumerate() {
+            if nr[i] > 0 {
+                let n = nr[i].min(SWAP_CLUSTER_MAX);
+                nr[i] -= n;
+                reclaimed += shrink(*lru, n);
+            }
+        }
+        if reclaimed < nr_to_reclaim || proportional {
+            continue;
+        }
+        let nr_file = nr[2] + nr[3];
+        let nr_anon = nr[0] + nr[1];
+        if nr_file == 0 || nr_anon == 0 {
+            break;
+        }
+        let (small, big, pct) = if nr_file > nr_anon {
+            (
+                0usize,
+                2usize,
+                nr_anon * 100 / (targets[0] + targets[1] + 1),
+            )
+        } else {
+            (
+                2usize,
+                0usize,
+                nr_file * 100 / (targets[2] + targets[3] + 1),
+            )
+        };
+        nr[small] = 0;
+        nr[small + 1] = 0;
+        for l in [big, big + 1] {
+            let done = targets[l] - nr[l];
+            let mut v = targets[l] * (100 - pct) / 100;
+            v -= v.min(done);
+            nr[l] = v;
+        }
+    }
+    reclaimed
+}
+
 impl ScanControl {
     pub fn new(nr_to_reclaim: u64, target: usize) -> Self {
         ScanControl {
@@ -191,6 +270,8 @@ impl ScanControl {
             force_deactivate: false,
             skipped_deactivate: false,
             cache_trim_mode: false,
+            no_cache_trim_mode: false,
+            cache_trim_mode_failed: false,
             file_is_tiny: false,
             cost: [0; 2],
             target,
@@ -208,10 +289,20 @@ const DEACT_FILE: u8 = 2;
 
 impl Mm {
     /// Kernel: `inactive_is_low()` on hierarchical lruvec counts (`lruvec_page_state()`:
-    /// as of the last memcg stats flush).
+    /// as of the last memcg stats flush). The legacy balance model stands for kernels before
+    /// v5.8, whose `inactive_list_is_low()` read the exact LRU sizes (`lruvec_lru_size()`,
+    /// per zone up to the reclaim index, from `mem_cgroup_get_zone_lru_size()`), so under it
+    /// the sizes are exact.
     pub fn inactive_is_low(&self, lv: usize, file: bool) -> bool {
-        let inactive = self.lruvec_page_state(lv, LruList::of(file, false));
-        let active = self.lruvec_page_state(lv, LruList::of(file, true));
+        let (ia, a) = (LruList::of(file, false), LruList::of(file, true));
+        let (inactive, active) = if self.cfg.balance == crate::BalanceKind::Legacy {
+            (self.lruvec_hier(lv, ia), self.lruvec_hier(lv, a))
+        } else {
+            (
+                self.lruvec_page_state(lv, ia),
+                self.lruvec_page_state(lv, a),
+            )
+        };
         inactive_is_low_ratio(inactive, active)
     }
 
@@ -234,9 +325,13 @@ impl Mm {
         } else {
             sc.may_deactivate = DEACT_ANON | DEACT_FILE;
         }
+        // Cache-trim mode (v5.8+; the legacy balance model has none, see
+        // ScanBalance::file_is_plenty).
         let inactive_file = self.lruvec_page_state(t, LruList::InactiveFile);
-        sc.cache_trim_mode =
-            (inactive_file >> sc.priority) != 0 && sc.may_deactivate & DEACT_FILE == 0;
+        sc.cache_trim_mode = (inactive_file >> sc.priority) != 0
+            && sc.may_deactivate & DEACT_FILE == 0
+            && !sc.no_cache_trim_mode
+            && self.cfg.balance != crate::BalanceKind::Legacy;
         sc.file_is_tiny = false;
         if !sc.cgroup_reclaim {
             let free = self.nr_free();
@@ -258,7 +353,8 @@ impl Mm {
     #[allow(clippy::if_same_then_else)]
     pub fn get_scan_count(&mut self, lv: usize, sc: &ScanControl) -> [u64; 4] {
         let swappiness = self.memcg_swappiness(lv);
-        let can_reclaim_anon = self.nr_swap_free() > 0;
+        // can_reclaim_anon_pages(): mem_cgroup_get_nr_swap_pages() of the lruvec's memcg.
+        let can_reclaim_anon = self.memcg_nr_swap_pages(lv) > 0;
         let case = if !sc.may_swap || !can_reclaim_anon {
             ScanBalanceCase::File
         } else if sc.cgroup_reclaim && swappiness == 0 {
@@ -329,63 +425,25 @@ impl Mm {
         }
         if reclaimed > 0 {
             self.node.kswapd_failures = 0;
+        } else if sc.cache_trim_mode {
+            sc.cache_trim_mode_failed = true;
         }
         reclaimed
     }
 
     /// Kernel: `shrink_lruvec()`.
     fn shrink_lruvec(&mut self, ctx: &mut Ctx, lv: usize, sc: &mut ScanControl) {
-        let mut nr = self.get_scan_count(lv, sc);
-        let targets = nr;
+        let targets = self.get_scan_count(lv, sc);
         let proportional = !sc.cgroup_reclaim && !sc.kswapd && sc.priority == DEF_PRIORITY;
         let nr_to_reclaim = sc.nr_to_reclaim;
-        let mut reclaimed = 0u64;
-        let mut scan_adjusted = false;
-        while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
-            for (i, lru) in EVICTABLE_LRUS.iter().enumerate() {
-                if nr[i] > 0 {
-                    let n = nr[i].min(SWAP_CLUSTER_MAX);
-                    nr[i] -= n;
-                    reclaimed += self.shrink_list(ctx, *lru, n, lv, sc);
-                }
-            }
-            if reclaimed < nr_to_reclaim || scan_adjusted || proportional {
-                continue;
-            }
-            // Reclaimed enough: scale the remaining targets so both types end up scanned in
-            // proportion to their original targets, and stop scanning the smaller one.
-            let nr_file = nr[2] + nr[3];
-            let nr_anon = nr[0] + nr[1];
-            if nr_file == 0 || nr_anon == 0 {
-                break;
-            }
-            let (small, big, pct) = if nr_file > nr_anon {
-                (
-                    0usize,
-                    2usize,
-                    nr_anon * 100 / (targets[0] + targets[1] + 1),
-                )
-            } else {
-                (
-                    2usize,
-                    0usize,
-                    nr_file * 100 / (targets[2] + targets[3] + 1),
-                )
-            };
-            nr[small] = 0;
-            nr[small + 1] = 0;
-            for l in [big, big + 1] {
-                let done = targets[l] - nr[l];
-                let mut v = targets[l] * (100 - pct) / 100;
-                v -= v.min(done);
-                nr[l] = v;
-            }
-            scan_adjusted = true;
-        }
+        let reclaimed = scan_lruvec_lists(targets, nr_to_reclaim, proportional, |lru, n| {
+            self.shrink_list(ctx, lru, n, lv, sc)
+        });
         sc.nr_reclaimed += reclaimed;
         // Age the active anon list even when only file was scanned, so the inactive anon list
-        // has candidates when pressure shifts (can_age_anon_pages: swap present).
-        if self.nr_swap_free() > 0 && self.inactive_is_low(lv, false) {
+        // has candidates when pressure shifts (can_age_anon_pages(): any swap configured,
+        // full or not).
+        if self.total_swap_pages() > 0 && self.inactive_is_low(lv, false) {
             self.shrink_active_list(ctx, lv, LruList::ActiveAnon, SWAP_CLUSTER_MAX, sc);
         }
     }
@@ -905,7 +963,7 @@ impl Mm {
         if self.cfg.lru == crate::LruKind::Mglru {
             return self.lru_gen_age_node(ctx, sc);
         }
-        if self.nr_swap_free() == 0 {
+        if self.total_swap_pages() == 0 {
             return;
         }
         for lv in 0..self.lruvecs.len() {
@@ -1008,5 +1066,127 @@ mod list_tests {
         mm.file_read(&mut ctx, 1, 0, 1);
         assert_eq!(mm.ev.get(vmstat::Ev::WorkingsetRefaultFile), 1);
         mm.check_invariants().unwrap();
+    }
+}
+
+/// The four rules of issue 16 where the model followed older kernels.
+#[cfg(test)]
+mod kernel_rules {
+    use super::*;
+    use crate::testutil::*;
+    use crate::*;
+
+    /// shrink_lruvec() (v5.19+): one nudge, then out (the worked example of
+    /// [`scan_lruvec_lists`]); proportional reclaim scans every target.
+    #[test]
+    fn shrink_lruvec_makes_one_nudge() {
+        let mut scanned = [0u64; 4];
+        let r = scan_lruvec_lists([64, 0, 256, 0], 32, false, |lru, n| {
+            scanned[lru.idx()] += n;
+            n
+        });
+        assert_eq!(scanned, [32, 0, 64, 0]);
+        assert_eq!(r, 96);
+        // The smaller type with more left: file stops, anon goes on to 512 * 50% = 256.
+        let mut scanned = [0u64; 4];
+        scan_lruvec_lists([512, 0, 64, 0], 32, false, |lru, n| {
+            scanned[lru.idx()] += n;
+            n
+        });
+        // Pass 1: anon 480 left, file 32 of 65 left (49%): anon target 512 * 51% = 261,
+        // less 32 scanned: 229; pass 2 scans 32 more anon, then file is at zero.
+        assert_eq!(scanned, [64, 0, 32, 0]);
+        let mut scanned = [0u64; 4];
+        scan_lruvec_lists([64, 0, 256, 0], 32, true, |lru, n| {
+            scanned[lru.idx()] += n;
+            n
+        });
+        assert_eq!(scanned, [64, 0, 256, 0]);
+    }
+
+    /// The legacy balance (before v5.8) reads exact LRU sizes in inactive_is_low(); the
+    /// current kernel's model reads the sizes as of the last memcg stats flush.
+    #[test]
+    fn legacy_inactive_is_low_reads_exact_sizes() {
+        for (balance, low) in [
+            (BalanceKind::Legacy, true),
+            (BalanceKind::RefaultCost, false),
+        ] {
+            let mut cfg = tiny_config(balance, 1024);
+            cfg.memcg_stats_flush_ns = 2_000_000_000;
+            cfg.memcg_stats_first_flush_ns = 1_000_000_000;
+            let mut mm = Mm::new(cfg);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            for k in 0..10 {
+                mm.touch(&mut ctx, 0, k, true);
+                let pfn = memory::pte_pfn(mm.objects[0].ent[k as usize]);
+                mm.folio_activate(pfn);
+            }
+            // Exact: 0 inactive, 10 active. Flushed (no flush yet): 0 and 0.
+            assert_eq!(mm.lruvec_hier(0, LruList::ActiveAnon), 10);
+            assert_eq!(mm.lruvec_page_state(0, LruList::ActiveAnon), 0);
+            assert_eq!(mm.inactive_is_low(0, false), low, "{balance:?}");
+        }
+    }
+
+    /// shrink_node() notes a pass in cache-trim mode that reclaimed nothing (v6.7+): every
+    /// inactive file folio is under writeback.
+    #[test]
+    fn cache_trim_mode_failure_is_noted() {
+        let mut mm = Mm::new(tiny_config(BalanceKind::RefaultCost, 16_384));
+        let mut io = DelayIo(1_000_000_000_000);
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        mm.file_write(&mut ctx, 1, 0, 8192);
+        mm.writeback_file(&mut ctx, 1, u64::MAX);
+        assert_eq!(mm.node.nr_writeback, 8192);
+        let mut sc = ScanControl::new(32, 0);
+        sc.kswapd = true;
+        ctx.kswapd = true;
+        assert_eq!(mm.shrink_node(&mut ctx, &mut sc), 0);
+        assert!(sc.cache_trim_mode && sc.cache_trim_mode_failed);
+        // With cache-trim mode forbidden it is off, and the flag stays as it was.
+        let mut sc = ScanControl::new(32, 0);
+        sc.kswapd = true;
+        sc.no_cache_trim_mode = true;
+        mm.shrink_node(&mut ctx, &mut sc);
+        assert!(!sc.cache_trim_mode && !sc.cache_trim_mode_failed);
+    }
+
+    /// balance_pgdat() (v6.7+): a priority loop that reclaimed nothing while cache-trim mode
+    /// failed runs once more with cache-trim mode off: twice the 12 steps of one loop
+    /// (DEF_PRIORITY down to 1), then one kswapd failure. Memory is full of kernel pages, so
+    /// nothing is reclaimable.
+    #[test]
+    fn kswapd_retries_without_cache_trim_mode() {
+        for (trim_failed, steps) in [(false, 12), (true, 24)] {
+            let mut mm = Mm::new(tiny_config(BalanceKind::RefaultCost, 1024));
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            while mm.nr_free() > 4 {
+                if mm
+                    .alloc_kernel_pages(&mut ctx, 0, alloc::Gfp::NOWAIT)
+                    .is_none()
+                {
+                    break;
+                }
+            }
+            assert!(!mm.pgdat_balanced(0));
+            let mut n = 0;
+            loop {
+                let mut ctx = Ctx::new(0, &mut io, 0);
+                let next = mm.kswapd_step(&mut ctx);
+                n += 1;
+                if n == 1 && trim_failed {
+                    mm.kswapd_mark_cache_trim_failed();
+                }
+                if next == kswapd::KswapdNext::Done {
+                    break;
+                }
+                assert!(n < 100);
+            }
+            assert_eq!(n, steps, "cache_trim_mode_failed {trim_failed}");
+            assert_eq!(mm.node.kswapd_failures, 1);
+        }
     }
 }

@@ -106,6 +106,8 @@ pub struct MemcgEvents {
     pub pgrefill: u64,
     pub max_events: u64,
     pub oom_kill: u64,
+    /// `swap_max` of memory.events: a swap-out failed at memory.swap.max.
+    pub swap_max_events: u64,
 }
 
 #[cfg(test)]

@@ -128,7 +128,8 @@ impl Mm {
             active_anon: self.lruvec_page_state(lv, LruList::ActiveAnon),
             inactive_anon: self.lruvec_page_state(lv, LruList::InactiveAnon),
         };
-        let swap_available = self.nr_swap_free() > 0;
+        // mem_cgroup_get_nr_swap_pages() of the eviction memcg.
+        let swap_available = self.memcg_nr_swap_pages(lv) > 0;
         distance <= self.balance.workingset_size(file, s, swap_available)
     }
 

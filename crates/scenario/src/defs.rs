@@ -366,6 +366,14 @@ static CGROUP: SectionDef = array(
             rounded down to pages, at most machine.memory."
         ),
         k!(
+            "memory.swap.max",
+            Value("\"max\""),
+            "Swap limit (memory.swap.max, cgroup v2), or \"max\" for none; rounded down to \
+            pages. Swap-out of the cgroup's pages fails at the limit, and reclaim counts only \
+            the swap the cgroup may still use (mem_cgroup_get_nr_swap_pages()). Ignored under \
+            cgroup v1, whose memsw limit the model lacks."
+        ),
+        k!(
             "memory.swappiness",
             Computed("60"),
             "Per-cgroup swappiness (cgroup v1), 0..=200. Default: vm.swappiness."

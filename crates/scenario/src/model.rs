@@ -193,6 +193,9 @@ pub struct CgroupSpec {
     pub memory_max_pages: Option<u64>,
     /// memory.swappiness (cgroup v1 semantics); None = vm.swappiness.
     pub swappiness: Option<u32>,
+    /// memory.swap.max (cgroup v2); None = unlimited.
+    #[serde(default)]
+    pub swap_max_pages: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -135,6 +135,8 @@ pub(crate) struct RawCgroup {
     pub name: Option<String>,
     #[serde(rename = "memory.max")]
     pub memory_max: Option<Limit>,
+    #[serde(rename = "memory.swap.max")]
+    pub memory_swap_max: Option<Limit>,
     #[serde(rename = "memory.swappiness")]
     pub memory_swappiness: Option<u32>,
 }

@@ -640,10 +640,18 @@ fn resolve_cgroups(raw: Vec<RawCgroup>, memory_pages: u64, cx: &Ctx) -> Result<V
                 ));
             }
         }
+        let swap_max_pages = match c
+            .memory_swap_max
+            .unwrap_or_else(|| defs::default("cgroup", "memory.swap.max"))
+        {
+            Limit::Max => None,
+            Limit::Bytes(b) => Some(b / PAGE_SIZE),
+        };
         out.push(CgroupSpec {
             name,
             memory_max_pages,
             swappiness: c.memory_swappiness,
+            swap_max_pages,
         });
     }
     Ok(out)

@@ -365,11 +365,13 @@ fn full_example_resolves_to_exact_values() {
                 name: "workload".into(),
                 memory_max_pages: Some(pages(2 * G)),
                 swappiness: Some(30),
+                swap_max_pages: None,
             },
             CgroupSpec {
                 name: "batch".into(),
                 memory_max_pages: None,
                 swappiness: None,
+                swap_max_pages: None,
             },
         ],
         objects: vec![

@@ -67,6 +67,7 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
             .map(|c| MemcgCfg {
                 max_pages: c.memory_max_pages,
                 swappiness: c.swappiness.map(|v| v as u64),
+                swap_max_pages: c.swap_max_pages,
             })
             .collect(),
         swap_areas: s

@@ -433,6 +433,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 tr(th, op);
             }
             let mut ctx = Ctx::new(t_now, &mut io, task.memcg);
+            ctx.cpu = c as u16;
             match op {
                 Op::Touch { obj, page, write } => mm.touch(&mut ctx, obj, page, write),
                 Op::Read { obj, page, nr } => mm.file_read(&mut ctx, obj, page, nr),
@@ -664,11 +665,31 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         .map(|(i, c)| {
             let m = &mm.memcgs[i + 1];
             let lv = &mm.lruvecs[i + 1];
+            let page = 4096u64;
+            let memory_stat = [
+                ("kernel", m.pagetables * page),
+                ("pagetables", m.pagetables * page),
+                ("inactive_anon", lv.nr[0] * page),
+                ("active_anon", lv.nr[1] * page),
+                ("inactive_file", lv.nr[2] * page),
+                ("active_file", lv.nr[3] * page),
+                ("pgscan", m.events.pgscan),
+                ("pgsteal", m.events.pgsteal),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
             CgroupResult {
                 name: c.name.clone(),
                 usage_pages: m.usage,
                 max_pages: c.memory_max_pages,
                 swap_pages: m.swap_usage,
+                swap_max_pages: c.swap_max_pages,
+                swap_max_events: m.events.swap_max_events,
+                pagetables_pages: m.pagetables,
+                kernel_pages: m.pagetables,
+                stock_pages: mm.memcg_stocked(i + 1),
+                memory_stat,
                 pgscan: m.events.pgscan,
                 pgsteal: m.events.pgsteal,
                 max_events: m.events.max_events,

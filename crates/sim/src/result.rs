@@ -278,9 +278,24 @@ pub struct ReclaimCpuSeconds {
 #[derive(Serialize, Clone, Debug)]
 pub struct CgroupResult {
     pub name: String,
+    /// memory.current: the page counter, including the charge the per-CPU stocks hold.
     pub usage_pages: u64,
     pub max_pages: Option<u64>,
     pub swap_pages: u64,
+    /// memory.swap.max; None = max.
+    pub swap_max_pages: Option<u64>,
+    /// `swap_max` of memory.events.
+    pub swap_max_events: u64,
+    /// Page-table pages charged (`pagetables` of memory.stat).
+    pub pagetables_pages: u64,
+    /// Kernel memory charged (`kernel` of cgroup v2's memory.stat): the page tables, the
+    /// only kernel memory the model charges.
+    pub kernel_pages: u64,
+    /// Charge held in the per-CPU stocks at the end (part of usage_pages, not in use).
+    pub stock_pages: u64,
+    /// memory.stat as cgroup v2 names it (sizes in bytes): kernel, pagetables, the four
+    /// evictable LRU lists, pgscan, pgsteal.
+    pub memory_stat: std::collections::BTreeMap<String, u64>,
     pub pgscan: u64,
     pub pgsteal: u64,
     pub max_events: u64,

@@ -108,6 +108,7 @@ pub(crate) fn scenario(objects: Vec<ObjectSpec>, tasks: Vec<TaskSpec>) -> Scenar
             name: "cg".into(),
             memory_max_pages: None,
             swappiness: None,
+            swap_max_pages: None,
         }],
         objects,
         tasks,
