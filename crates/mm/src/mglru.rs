@@ -71,7 +71,7 @@ use crate::page::pg;
 use crate::types::*;
 use crate::vmscan::{PassStats, ScanControl};
 use crate::vmstat::Ev;
-use crate::workingset::Shadow;
+use crate::workingset::{workingset_events, KernelVersion, Shadow};
 use crate::{Ctx, Mm, ObjKind};
 
 /// Kernel: `MIN_NR_GENS`: two generations are needed for eviction to be possible.
@@ -366,17 +366,37 @@ impl LruGen {
     /// after writeback (`reclaiming`) → the oldest; anon outside the swap cache or a folio
     /// waiting for writeback it was reclaimed for → `max_seq - 1`; the rest (read() misses,
     /// swap-cache folios) → the oldest, or one younger if PG_workingset. Never older than
-    /// `min_seq` of the type.
-    pub fn folio_seq(&self, flags: u32, anon_not_swapcache: bool, reclaiming: bool) -> u64 {
+    /// `min_seq` of the type. Before v6.14 the older placement
+    /// ([`KernelVersion::mglru_folio_seq_by_workingset`]).
+    pub fn folio_seq(
+        &self,
+        flags: u32,
+        anon_not_swapcache: bool,
+        reclaiming: bool,
+        kernel: KernelVersion,
+    ) -> u64 {
         let ty = (flags & pg::SWAPBACKED == 0) as usize;
+        let dirty_under_reclaim =
+            flags & pg::RECLAIM != 0 && flags & (pg::DIRTY | pg::WRITEBACK) != 0;
+        if !kernel.mglru_folio_seq_by_workingset() {
+            // Before v6.14: lru_gen_add_folio() of 6.1.69+ / 6.8-6.13.
+            let min = self.min_seq[ty];
+            return if flags & pg::ACTIVE != 0 {
+                self.max_seq
+            } else if anon_not_swapcache || dirty_under_reclaim {
+                self.max_seq - 1
+            } else if reclaiming || min + MIN_NR_GENS >= self.max_seq {
+                min
+            } else {
+                min + 1
+            };
+        }
         let ws = (flags & pg::WORKINGSET != 0) as u64;
         let g = if flags & pg::ACTIVE != 0 {
             MIN_NR_GENS - ws
         } else if reclaiming {
             MAX_NR_GENS
-        } else if anon_not_swapcache
-            || (flags & pg::RECLAIM != 0 && flags & (pg::DIRTY | pg::WRITEBACK) != 0)
-        {
+        } else if anon_not_swapcache || dirty_under_reclaim {
             MIN_NR_GENS
         } else {
             MAX_NR_GENS - ws
@@ -490,9 +510,12 @@ impl Mm {
         let lv = self.pages.memcg[pfn as usize] as usize;
         let ty = self.pages.is_file_lru(pfn) as usize;
         let f = self.pages.flags[pfn as usize];
-        let seq = self.lruvecs[lv]
-            .lrugen
-            .folio_seq(f, self.anon_not_swapcache(pfn), reclaiming);
+        let seq = self.lruvecs[lv].lrugen.folio_seq(
+            f,
+            self.anon_not_swapcache(pfn),
+            reclaiming,
+            self.cfg.kernel,
+        );
         let gen = lru_gen_from_seq(seq);
         let f = f & !(pg::LRU_GEN_MASK | pg::LRU_LIST_MASK | pg::ACTIVE);
         self.pages.flags[pfn as usize] = f
@@ -990,6 +1013,11 @@ impl Mm {
             if !lazy {
                 self.lruvecs[lv].lrugen.protected[ty][tier] += nr;
             }
+            if !self.cfg.kernel.mglru_counts_every_refault() {
+                // Before v6.5 ("Multi-gen LRU: fix workingset accounting") a folio
+                // protected by its tier counted as a workingset activation.
+                self.ev.add(workingset_events(ty == FILE).1, nr);
+            }
             return true;
         }
         let dirty = f & pg::DIRTY != 0;
@@ -1147,7 +1175,7 @@ impl Mm {
                 let anon_nsc = self.anon_not_swapcache(pfn);
                 let lg = &self.lruvecs[lv].lrugen;
                 let t = self.pages.is_file_lru(pfn) as usize;
-                if lg.folio_seq(f, anon_nsc, false) == lg.min_seq[t] {
+                if lg.folio_seq(f, anon_nsc, false, self.cfg.kernel) == lg.min_seq[t] {
                     self.pages.flags[pfn as usize] =
                         (f & !(pg::LRU_REFS_MASK | pg::REFERENCED)) | pg::ACTIVE;
                 }
@@ -1341,37 +1369,69 @@ impl Mm {
     }
 
     /// Kernel: `lru_gen_test_recent()`: was the folio evicted less than four generations
-    /// ago (`max_seq` now vs `min_seq` then)?
-    pub fn lru_gen_test_recent(&self, shadow: Shadow) -> bool {
+    /// ago (`max_seq` now vs `min_seq` then)? Before v6.14
+    /// ([`KernelVersion::mglru_recent_within_max_nr_gens`]): was it evicted from the
+    /// generation that is still the oldest of its type?
+    pub fn lru_gen_test_recent(&self, shadow: Shadow, file: bool) -> bool {
         let lv = shadow.memcg() as usize;
         let Some(v) = self.lruvecs.get(lv) else {
             return false;
         };
-        let max_seq = v.lrugen.max_seq & (SEQ_MASK >> LRU_REFS_WIDTH);
         let then = shadow.age() >> LRU_REFS_WIDTH;
+        let mask = SEQ_MASK >> LRU_REFS_WIDTH;
+        if !self.cfg.kernel.mglru_recent_within_max_nr_gens() {
+            return then == v.lrugen.min_seq[file as usize] & mask;
+        }
+        let max_seq = v.lrugen.max_seq & mask;
         max_seq.abs_diff(then) < MAX_NR_GENS
     }
 
     /// Kernel: `lru_gen_refault()`: a folio (not yet on the LRU) replaces its shadow. Counts
     /// the refault; if recent, credits its tier's refaults, counts an activation when in a
     /// fault (`folio_add_lru()` makes it active), and restores PG_workingset or the refs.
+    /// Earlier kernels count differently ([`KernelVersion`]): before v6.5 only recent
+    /// refaults count as refaults and none as an activation; v6.5-6.13 count every recent
+    /// refault as an activation; before v6.14 a refault in a fault, or with the refs
+    /// counter at its top, becomes PG_workingset and counts as a restore (the refs bits are
+    /// set to the top, not restored). Simplification for those: the tiers the refs give are
+    /// v6.18's (`lru_tier_from_refs()` with PG_workingset as tier 3).
     pub(crate) fn lru_gen_refault(&mut self, pfn: Pfn, shadow: Shadow) {
         let lv = self.pages.memcg[pfn as usize] as usize;
         if shadow.memcg() as usize != lv {
             return;
         }
+        let kernel = self.cfg.kernel;
         let file = self.pages.is_file_lru(pfn);
         let nr = self.pages.nr_pages(pfn);
-        let (refault, activate, restore) = crate::workingset::workingset_events(file);
-        self.ev.add(refault, nr);
-        if !self.lru_gen_test_recent(shadow) {
+        let (refault, activate, restore) = workingset_events(file);
+        let recent = self.lru_gen_test_recent(shadow, file);
+        if kernel.mglru_counts_every_refault() {
+            self.ev.add(refault, nr);
+        }
+        if !recent {
             return;
+        }
+        if !kernel.mglru_counts_every_refault() {
+            self.ev.add(refault, nr);
         }
         let token = shadow.age();
         let refs = (token & ((1 << LRU_REFS_WIDTH) - 1)) as u32 + 1;
         let ws = shadow.workingset();
         let tier = lru_tier_from_refs(refs, ws);
         self.lruvecs[lv].lrugen.refaulted[file as usize][tier] += nr;
+        if !kernel.mglru_folio_seq_by_workingset() {
+            if kernel.mglru_counts_every_refault() {
+                self.ev.add(activate, nr);
+            }
+            // refs as the older kernels count them: the refs bits plus PG_workingset.
+            let old_refs = (refs - 1) + ws as u32;
+            if self.in_lru_fault || old_refs >= (1 << LRU_REFS_WIDTH) - 1 {
+                let f = self.pages.flags[pfn as usize];
+                self.pages.flags[pfn as usize] = f | pg::LRU_REFS_MASK | pg::WORKINGSET;
+                self.ev.add(restore, nr);
+            }
+            return;
+        }
         if self.in_lru_fault {
             self.ev.add(activate, nr);
         }
@@ -1561,6 +1621,7 @@ mod tests {
 
     #[test]
     fn folio_seq_placement() {
+        const V: KernelVersion = KernelVersion::new(6, 18);
         let mut lg = LruGen {
             max_seq: 7,
             min_seq: [4, 5],
@@ -1569,25 +1630,25 @@ mod tests {
         let file = 0;
         let anon = pg::SWAPBACKED;
         // Active (faulted in): max_seq - 1; with PG_workingset: max_seq.
-        assert_eq!(lg.folio_seq(file | pg::ACTIVE, false, false), 6);
+        assert_eq!(lg.folio_seq(file | pg::ACTIVE, false, false, V), 6);
         assert_eq!(
-            lg.folio_seq(file | pg::ACTIVE | pg::WORKINGSET, false, false),
+            lg.folio_seq(file | pg::ACTIVE | pg::WORKINGSET, false, false, V),
             7
         );
         // Rotated after writeback: the oldest (7 - 4 + 1 = 4), clamped to min_seq[file] = 5.
-        assert_eq!(lg.folio_seq(file, false, true), 5);
-        assert_eq!(lg.folio_seq(anon, false, true), 4);
+        assert_eq!(lg.folio_seq(file, false, true, V), 5);
+        assert_eq!(lg.folio_seq(anon, false, true, V), 4);
         // New anon outside the swap cache: max_seq - 1.
-        assert_eq!(lg.folio_seq(anon, true, false), 6);
+        assert_eq!(lg.folio_seq(anon, true, false, V), 6);
         // Reclaimed while dirty: max_seq - 1.
         assert_eq!(
-            lg.folio_seq(file | pg::RECLAIM | pg::DIRTY, false, false),
+            lg.folio_seq(file | pg::RECLAIM | pg::DIRTY, false, false, V),
             6
         );
         // read() miss: the oldest; workingset: one younger.
         lg.min_seq = [4, 4];
-        assert_eq!(lg.folio_seq(file, false, false), 4);
-        assert_eq!(lg.folio_seq(file | pg::WORKINGSET, false, false), 5);
+        assert_eq!(lg.folio_seq(file, false, false, V), 4);
+        assert_eq!(lg.folio_seq(file | pg::WORKINGSET, false, false, V), 5);
     }
 
     #[test]
@@ -1758,5 +1819,180 @@ mod tests {
             3 << pg::LRU_REFS_SHIFT
         );
         mm.check_invariants().unwrap();
+    }
+
+    fn mglru_mm(kernel: KernelVersion) -> crate::Mm {
+        use crate::testutil::tiny_config;
+        let mut cfg = tiny_config(crate::BalanceKind::RefaultCost, 1024);
+        cfg.lru = crate::LruKind::Mglru;
+        cfg.readahead_max_pages = 0;
+        cfg.kernel = kernel;
+        crate::Mm::new(cfg)
+    }
+
+    #[test]
+    fn kernel_versions_parse_and_select_rules() {
+        let p = |s: &str| KernelVersion::parse(s).unwrap();
+        assert_eq!(p("6.1"), KernelVersion::new(6, 1));
+        assert_eq!(p("6.1.0-50-cloud-amd64"), KernelVersion::new(6, 1));
+        assert_eq!(p("6.12.48+deb13-cloud-amd64"), KernelVersion::new(6, 12));
+        assert_eq!(p("7.2"), KernelVersion::new(7, 2));
+        assert!(KernelVersion::parse("six").is_none());
+        assert_eq!(KernelVersion::default(), KernelVersion::new(6, 18));
+        let rules = |v: KernelVersion| {
+            (
+                v.mglru_counts_every_refault(),
+                v.mglru_recent_within_max_nr_gens(),
+                v.mglru_folio_seq_by_workingset(),
+            )
+        };
+        assert_eq!(rules(p("6.1")), (false, false, false));
+        assert_eq!(rules(p("6.4")), (false, false, false));
+        assert_eq!(rules(p("6.5")), (true, false, false));
+        assert_eq!(rules(p("6.12")), (true, false, false));
+        assert_eq!(rules(p("6.14")), (true, true, true));
+        assert_eq!(rules(p("6.18")), (true, true, true));
+        assert_eq!(rules(p("7.2")), (true, true, true));
+    }
+
+    /// Before v6.14 (with 6.1.69's "mm/mglru: fix underprotected page cache"): an active
+    /// folio joins the youngest generation, anon outside the swap cache the second
+    /// youngest, a read() miss one above the oldest unless only two generations are left.
+    #[test]
+    fn folio_seq_placement_before_6_14() {
+        const V: KernelVersion = KernelVersion::new(6, 1);
+        let mut lg = LruGen {
+            max_seq: 7,
+            min_seq: [4, 4],
+            ..Default::default()
+        };
+        let (file, anon) = (0, pg::SWAPBACKED);
+        assert_eq!(lg.folio_seq(file | pg::ACTIVE, false, false, V), 7);
+        assert_eq!(lg.folio_seq(anon | pg::ACTIVE, false, false, V), 7);
+        assert_eq!(
+            lg.folio_seq(file | pg::ACTIVE | pg::WORKINGSET, false, false, V),
+            7
+        );
+        assert_eq!(lg.folio_seq(anon, true, false, V), 6);
+        assert_eq!(
+            lg.folio_seq(file | pg::RECLAIM | pg::WRITEBACK, false, false, V),
+            6
+        );
+        // Four generations (4..=7): a read() miss joins min_seq + 1, workingset or not; a
+        // folio rotated after writeback the oldest.
+        assert_eq!(lg.folio_seq(file, false, false, V), 5);
+        assert_eq!(lg.folio_seq(file | pg::WORKINGSET, false, false, V), 5);
+        assert_eq!(lg.folio_seq(file, false, true, V), 4);
+        // Three file generations (5..=7): min_seq + 2 >= max_seq, so the oldest.
+        lg.min_seq = [4, 5];
+        assert_eq!(lg.folio_seq(file, false, false, V), 5);
+        assert_eq!(lg.folio_seq(anon, false, false, V), 5);
+    }
+
+    /// lru_gen_test_recent(): with max_seq 3 and the file type's oldest generation at 1, a
+    /// shadow from generation 0 is recent for v6.14+ (within MAX_NR_GENS of max_seq) and
+    /// not before (not the current oldest); one from generation 1 is recent for all.
+    #[test]
+    fn refault_recency_by_kernel_version() {
+        for (v, old_recent) in [((6, 1), false), ((6, 12), false), ((6, 18), true)] {
+            let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+            mm.lruvecs[0].lrugen.min_seq = [0, 1];
+            let shadow = |seq: u64| Shadow::pack(seq << LRU_REFS_WIDTH, 0, false);
+            assert_eq!(mm.lru_gen_test_recent(shadow(0), true), old_recent, "{v:?}");
+            assert!(mm.lru_gen_test_recent(shadow(1), true), "{v:?}");
+            // Anon's oldest is still 0: generation 0 is recent for anon on every version.
+            assert!(mm.lru_gen_test_recent(shadow(0), false), "{v:?}");
+        }
+    }
+
+    /// lru_gen_refault()'s counters by version, for four refaults: from a generation that
+    /// is no longer the oldest (A), from the oldest by read() (B), by a fault (C), and by
+    /// read() of a folio evicted PG_workingset with its refs at the top (D).
+    ///
+    /// | version | refault | activate | restore |
+    /// |---|---|---|---|
+    /// | 6.18 | A B C D = 4 | C = 1 | D = 1 |
+    /// | 6.12 | A B C D = 4 | B C D = 3 | C D = 2 |
+    /// | 6.1 | B C D = 3 | 0 | C D = 2 |
+    #[test]
+    fn refault_accounting_by_kernel_version() {
+        use crate::vmstat::Ev;
+        use crate::{Ctx, InstantIo};
+        for (v, want) in [
+            ((6, 18), (4, 1, 1)),
+            ((6, 12), (4, 3, 2)),
+            ((6, 1), (3, 0, 2)),
+        ] {
+            let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+            mm.lruvecs[0].lrugen.min_seq = [0, 1];
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            let mut refault = |mm: &mut crate::Mm, seq: u64, low: u64, ws: bool, fault: bool| {
+                let pfn = mm.alloc_folio(&mut ctx, 0, 0).unwrap();
+                mm.in_lru_fault = fault;
+                mm.lru_gen_refault(pfn, Shadow::pack(seq << LRU_REFS_WIDTH | low, 0, ws));
+                mm.in_lru_fault = false;
+                mm.pages.flags[pfn as usize]
+            };
+            refault(&mut mm, 0, 0, false, false);
+            refault(&mut mm, 1, 0, false, false);
+            let c = refault(&mut mm, 1, 0, false, true);
+            let d = refault(&mut mm, 1, 3, true, false);
+            let got = (
+                mm.ev.get(Ev::WorkingsetRefaultFile),
+                mm.ev.get(Ev::WorkingsetActivateFile),
+                mm.ev.get(Ev::WorkingsetRestoreFile),
+            );
+            assert_eq!(got, want, "kernel {v:?}");
+            // Before v6.14 a refault in a fault becomes PG_workingset; from v6.14 only the
+            // shadow's PG_workingset is restored.
+            assert_eq!(c & pg::WORKINGSET != 0, v != (6, 18), "kernel {v:?}");
+            assert!(d & pg::WORKINGSET != 0, "kernel {v:?}");
+        }
+    }
+
+    /// Before v6.5, sort_folio() counts a folio it protects by its tier as a workingset
+    /// activation; later kernels count activations only at refault.
+    #[test]
+    fn tier_protection_counts_activations_before_6_5() {
+        use crate::vmstat::Ev;
+        use crate::{Ctx, InstantIo};
+        for (v, activated) in [((6, 1), true), ((6, 12), false), ((6, 18), false)] {
+            let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            // Page 0 read twice (refs 2: tier 1), pages 1-3 once (tier 0).
+            for p in 0..4 {
+                mm.file_read(&mut ctx, 1, p, 1);
+            }
+            mm.file_read(&mut ctx, 1, 0, 1);
+            let f = mm.cache_lookup(1, 0).unwrap();
+            assert_eq!(folio_lru_refs(mm.pages.flags[f as usize]), 2);
+            // Tier 1 refaults far more than tier 0: get_tier_idx() returns 0, tiers 1 and up
+            // are protected.
+            let lg = &mut mm.lruvecs[0].lrugen;
+            lg.evicted[FILE] = [1000, 1000, 0, 0];
+            lg.refaulted[FILE] = [0, 600, 0, 0];
+            assert_eq!(lg.get_tier_idx(FILE), 0);
+            // Before v6.14 the read() misses joined min_seq + 1: the first pass finds the
+            // oldest generation empty and ages; the next evicts.
+            for _ in 0..3 {
+                if mm.cache_lookup(1, 1).is_none() {
+                    break;
+                }
+                let mut sc = ScanControl::new(3, 0);
+                sc.priority = 0;
+                mm.shrink_node(&mut ctx, &mut sc);
+            }
+            // Page 0 was protected (moved to the next generation), the others evicted.
+            assert!(mm.cache_lookup(1, 0).is_some(), "kernel {v:?}");
+            assert!(mm.cache_lookup(1, 1).is_none(), "kernel {v:?}");
+            assert_eq!(
+                mm.ev.get(Ev::WorkingsetActivateFile),
+                activated as u64,
+                "kernel {v:?}"
+            );
+            mm.check_invariants().unwrap();
+        }
     }
 }

@@ -631,7 +631,15 @@ pub fn twin_vm(
     check_interrupted()?;
     // The simulated machine is the guest's as the first run started on it.
     let zones = parse_zoneinfo(&runs[0].zoneinfo_before);
-    let sim_scn = machine_from_zoneinfo(scn, &zones)?;
+    let mut sim_scn = machine_from_zoneinfo(scn, &zones)?;
+    // The simulation follows the rules of the kernel the guest booted (model.kernel).
+    sim_scn.model.kernel = model_kernel_for(&runs[0].kernel)?;
+    if sim_scn.model.kernel != scn.model.kernel {
+        eprintln!(
+            "twin --vm: simulating with model.kernel = \"{}\" (the guest's Linux {}; the scenario said \"{}\")",
+            sim_scn.model.kernel, runs[0].kernel, scn.model.kernel
+        );
+    }
     let mut sim = crate::simulate_over_flush_phases(&sim_scn)?;
     // Direct reclaim stalls summed over the zone index they are counted at: the kernel
     // counts a user page's at ZONE_MOVABLE (gfp_zone() of GFP_HIGHUSER_MOVABLE), the model
@@ -669,12 +677,23 @@ pub fn twin_vm(
             .map(|z| (format!("{:?}", z.kind), z.pages))
             .collect(),
         simulated_min_free_kbytes: sim_scn.sysctl.min_free_kbytes,
+        simulated_kernel: sim_scn.model.kernel.clone(),
         zoneinfo_before: runs[0].zoneinfo_before.clone(),
         buddyinfo_before: runs.iter().map(|r| r.buddyinfo_before.clone()).collect(),
         buddyinfo_after: runs.iter().map(|r| r.buddyinfo_after.clone()).collect(),
         zoneinfo_after: runs.iter().map(|r| r.zoneinfo_after.clone()).collect(),
     });
     Ok(rep)
+}
+
+/// `model.kernel` for a guest's release string (`/proc/sys/kernel/osrelease`).
+pub fn model_kernel_for(release: &str) -> Result<String, String> {
+    refault_scenario::parse_kernel_version(release).ok_or_else(|| {
+        format!(
+            "the guest runs Linux {release:?}: the model knows kernels from 6.1 on \
+             (model.kernel)"
+        )
+    })
 }
 
 /// What the VM twin adds to a report: the guest's own view of its memory.
@@ -687,6 +706,8 @@ pub struct VmReport {
     /// ([`machine_from_zoneinfo`]).
     pub simulated_zones: Vec<(String, u64)>,
     pub simulated_min_free_kbytes: Option<u64>,
+    /// The `model.kernel` the simulation followed: the guest's version.
+    pub simulated_kernel: String,
     /// /proc/zoneinfo at the start of the first run.
     pub zoneinfo_before: String,
     /// Per run.
