@@ -1197,31 +1197,104 @@ impl Mm {
         scanned
     }
 
+    /// Kernel: `should_run_aging()` before v6.14
+    /// ([`KernelVersion::mglru_aging_by_generations_only`]): (need aging, pages to scan at
+    /// this priority). Out of cold generations → aging, nothing to scan; more than
+    /// `MIN_NR_GENS + 1` generations → no aging; exactly that many → aging when the youngest
+    /// generation holds more than 1/2 of the pages or the oldest-but-one ("old",
+    /// `seq + MIN_NR_GENS == max_seq`) less than 1/4. The types counted are those
+    /// reclaim may evict (the kernel's `min_seq[!can_swap]` is the older type's, which
+    /// `evictable_min_seq()` gives).
+    pub fn should_run_aging_before_6_14(
+        &self,
+        lv: usize,
+        swappiness: u64,
+        priority: i32,
+    ) -> (bool, u64) {
+        let lg = &self.lruvecs[lv].lrugen;
+        let max_seq = lg.max_seq;
+        let min = lg.evictable_min_seq(swappiness);
+        if min + MIN_NR_GENS > max_seq {
+            return (true, 0);
+        }
+        let (mut young, mut old, mut total) = (0u64, 0u64, 0u64);
+        for ty in [ANON, FILE] {
+            if !evictable(ty, swappiness) {
+                continue;
+            }
+            for seq in lg.min_seq[ty]..=max_seq {
+                let g = lru_gen_from_seq(seq);
+                let size = lg.nr_pages[g][ty][0] + lg.nr_pages[g][ty][1];
+                total += size;
+                if seq == max_seq {
+                    young += size;
+                } else if seq + MIN_NR_GENS == max_seq {
+                    old += size;
+                }
+            }
+        }
+        let nr = total >> priority;
+        if min + MIN_NR_GENS < max_seq {
+            return (false, nr);
+        }
+        let need = young * MIN_NR_GENS > total || old * (MIN_NR_GENS + 2) < total;
+        (need, nr)
+    }
+
     /// Kernel: `should_run_aging()` + `get_nr_to_scan()`: how much to scan this lruvec at
     /// this priority; ages it instead (returns -1) when it is down to its last cold
-    /// generation, or returns 0 when another reclaimer is aging it.
+    /// generation, or returns 0 when another reclaimer is aging it. Before v6.14 the older
+    /// aging trigger ([`Mm::should_run_aging_before_6_14`]); before v6.7 kswapd leaves the
+    /// aging to `lru_gen_age_node()` (returns 0) and direct reclaim ages and goes on
+    /// evicting. Also returns whether aging was needed (6.1's `*need_aging`).
     fn get_nr_to_scan(
         &mut self,
         ctx: &mut Ctx,
         lv: usize,
         sc: &ScanControl,
         swappiness: u64,
-    ) -> i64 {
+    ) -> (i64, bool) {
+        let kernel = self.cfg.kernel;
         let lg = &self.lruvecs[lv].lrugen;
         let max_seq = lg.max_seq;
         let min = lg.evictable_min_seq(swappiness);
-        let (need_aging, total) = if min + MIN_NR_GENS > max_seq {
+        let (need_aging, total) = if !kernel.mglru_aging_by_generations_only() {
+            let (need, nr) = self.should_run_aging_before_6_14(lv, swappiness, sc.priority);
+            (need, nr << sc.priority)
+        } else if min + MIN_NR_GENS > max_seq {
             (true, 0)
         } else {
             (min + MIN_NR_GENS == max_seq, lg.evictable_pages(swappiness))
         };
+        let nr_to_scan = (total >> sc.priority) as i64;
+        if !kernel.mglru_kswapd_ages_in_eviction() {
+            // 6.1's get_nr_to_scan().
+            if !need_aging {
+                return (nr_to_scan, false);
+            }
+            if sc.priority != DEF_PRIORITY {
+                if sc.kswapd {
+                    return (0, true);
+                }
+                if self.try_to_inc_max_seq(ctx, lv, max_seq, swappiness) {
+                    return (nr_to_scan, true);
+                }
+            }
+            let lg = &self.lruvecs[lv].lrugen;
+            let n = if lg.evictable_min_seq(swappiness) + MIN_NR_GENS <= lg.max_seq {
+                nr_to_scan
+            } else {
+                0
+            };
+            return (n, true);
+        }
         if !need_aging || sc.priority == DEF_PRIORITY {
-            return (total >> sc.priority) as i64;
+            return (nr_to_scan, need_aging);
         }
         if self.try_to_inc_max_seq(ctx, lv, max_seq, swappiness) {
-            -1
+            (-1, true)
         } else {
-            0
+            (0, true)
         }
     }
 
@@ -1248,8 +1321,10 @@ impl Mm {
         let swappiness = self.lru_gen_swappiness(lv, sc);
         let mut scanned = 0u64;
         let mut nr_to_scan;
+        let reclaimed = sc.nr_reclaimed;
+        let mut need_aging;
         loop {
-            nr_to_scan = self.get_nr_to_scan(ctx, lv, sc, swappiness);
+            (nr_to_scan, need_aging) = self.get_nr_to_scan(ctx, lv, sc, swappiness);
             if nr_to_scan <= 0 {
                 break;
             }
@@ -1268,6 +1343,10 @@ impl Mm {
         if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
             // wakeup_flusher_threads(WB_REASON_VMSCAN)
             self.flusher_wanted = true;
+        }
+        // Before v6.7: "see the comment in lru_gen_age_node()".
+        if sc.nr_reclaimed - reclaimed >= MIN_LRU_BATCH && !need_aging {
+            sc.memcgs_need_aging = false;
         }
         nr_to_scan < 0
     }
@@ -1336,11 +1415,16 @@ impl Mm {
         now > birth + min_ttl
     }
 
-    /// Kernel: `lru_gen_age_node()` (kswapd, v6.14+): no aging here, only the
+    /// Kernel: `lru_gen_age_node()` (kswapd, v6.7+): no aging here, only the
     /// `lru_gen.min_ttl_ms` check: when no memcg has a generation older than min_ttl worth
-    /// reclaiming, invoke the OOM killer rather than evict the working set.
+    /// reclaiming, invoke the OOM killer rather than evict the working set. Before v6.7
+    /// ([`KernelVersion::mglru_kswapd_ages_in_eviction`]) the older form
+    /// ([`Mm::lru_gen_age_node_before_6_7`]).
     pub(crate) fn lru_gen_age_node(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) {
         self.set_initial_priority(sc);
+        if !self.cfg.kernel.mglru_kswapd_ages_in_eviction() {
+            return self.lru_gen_age_node_before_6_7(ctx, sc);
+        }
         let min_ttl = self.cfg.lru_gen_min_ttl_ns;
         if min_ttl == 0 {
             return;
@@ -1348,6 +1432,54 @@ impl Mm {
         let reclaimable =
             (0..self.lruvecs.len()).any(|lv| self.lruvec_is_reclaimable(lv, sc, min_ttl, ctx.now));
         if !reclaimable && sc.order == 0 {
+            self.oom_pending = true;
+        }
+    }
+
+    /// Kernel: `lru_gen_age_node()` + `age_lruvec()` before v6.7: unless the last eviction
+    /// pass reclaimed a batch without needing aging (`sc->memcgs_need_aging` clear: then
+    /// only set it again), age every memcg that `should_run_aging()` names, with a walk
+    /// context, skipping those whose oldest file generation is younger than `min_ttl_ms`
+    /// (or, below the default priority, too small to scan); with min_ttl set and no memcg
+    /// old enough, invoke the OOM killer.
+    pub(crate) fn lru_gen_age_node_before_6_7(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) {
+        if !sc.memcgs_need_aging {
+            sc.memcgs_need_aging = true;
+            return;
+        }
+        let min_ttl = self.cfg.lru_gen_min_ttl_ns;
+        let mut success = false;
+        self.mm_walk_active = true;
+        for lv in 0..self.lruvecs.len() {
+            let swappiness = self.lru_gen_swappiness(lv, sc);
+            let (need_aging, nr) = if self.cfg.kernel.mglru_aging_by_generations_only() {
+                let lg = &self.lruvecs[lv].lrugen;
+                let min = lg.evictable_min_seq(swappiness);
+                (
+                    min + MIN_NR_GENS >= lg.max_seq,
+                    lg.evictable_pages(swappiness) >> sc.priority,
+                )
+            } else {
+                self.should_run_aging_before_6_14(lv, swappiness, sc.priority)
+            };
+            if min_ttl > 0 {
+                let lg = &self.lruvecs[lv].lrugen;
+                let birth = lg.timestamps[lru_gen_from_seq(lg.min_seq[FILE])];
+                if ctx.now < birth + min_ttl {
+                    continue;
+                }
+                if nr == 0 && sc.priority != DEF_PRIORITY {
+                    continue;
+                }
+            }
+            if need_aging {
+                let max_seq = self.lruvecs[lv].lrugen.max_seq;
+                self.try_to_inc_max_seq(ctx, lv, max_seq, swappiness);
+            }
+            success = true;
+        }
+        self.mm_walk_active = false;
+        if !success && min_ttl > 0 && sc.order == 0 {
             self.oom_pending = true;
         }
     }
@@ -1994,5 +2126,107 @@ mod tests {
             );
             mm.check_invariants().unwrap();
         }
+    }
+
+    /// should_run_aging() before v6.14, by hand: three generations (1, 2, 3) of 100 file
+    /// pages: aging when the youngest holds more than half, or the old one (seq 1) less than
+    /// a quarter; four generations never; two always, with nothing to scan.
+    #[test]
+    fn aging_trigger_before_6_14_by_hand() {
+        let mut mm = mglru_mm(KernelVersion::new(6, 12));
+        let set = |mm: &mut crate::Mm, min: u64, sizes: [u64; 4]| {
+            let lg = &mut mm.lruvecs[0].lrugen;
+            lg.max_seq = 3;
+            lg.min_seq = [min, min];
+            for (seq, n) in sizes.iter().enumerate() {
+                lg.nr_pages[lru_gen_from_seq(seq as u64)][FILE] = [*n, 0];
+            }
+        };
+        // (seq 0, 1, 2, 3) sizes; swappiness 0: file only.
+        set(&mut mm, 1, [0, 20, 20, 60]);
+        assert_eq!(mm.should_run_aging_before_6_14(0, 0, 0), (true, 100)); // 120 > 100
+        assert_eq!(mm.should_run_aging_before_6_14(0, 0, 2), (true, 25));
+        set(&mut mm, 1, [0, 20, 40, 40]);
+        assert_eq!(mm.should_run_aging_before_6_14(0, 0, 0), (true, 100)); // 80 < 100
+        set(&mut mm, 1, [0, 30, 30, 40]);
+        assert_eq!(mm.should_run_aging_before_6_14(0, 0, 0), (false, 100));
+        set(&mut mm, 0, [10, 10, 10, 70]);
+        assert_eq!(mm.should_run_aging_before_6_14(0, 0, 0), (false, 100));
+        set(&mut mm, 2, [0, 0, 50, 50]);
+        assert_eq!(mm.should_run_aging_before_6_14(0, 0, 0), (true, 0));
+    }
+
+    /// Before v6.7 kswapd's eviction leaves the aging to lru_gen_age_node() (nothing to
+    /// scan, no new generation); direct reclaim ages and returns what is to scan. From v6.7
+    /// both age in the eviction path and rotate (-1).
+    #[test]
+    fn who_ages_by_kernel_version() {
+        use crate::{Ctx, InstantIo};
+        for (v, kswapd_ages) in [((6, 1), false), ((6, 12), true), ((6, 18), true)] {
+            for kswapd in [true, false] {
+                let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+                let mut io = InstantIo;
+                let mut ctx = Ctx::new(0, &mut io, 0);
+                for p in 0..64 {
+                    mm.file_read(&mut ctx, 1, p, 1);
+                }
+                // Two generations left (2, 3): aging is needed on every version, and
+                // nothing is cold enough to scan before it.
+                mm.lruvecs[0].lrugen.min_seq = [2, 2];
+                let mut sc = ScanControl::new(32, 0);
+                sc.priority = 4;
+                sc.kswapd = kswapd;
+                let (nr, need) = mm.get_nr_to_scan(&mut ctx, 0, &sc, 0);
+                assert!(need, "{v:?}");
+                let aged = mm.lruvecs[0].lrugen.max_seq == 4;
+                if kswapd && !kswapd_ages {
+                    assert_eq!((nr, aged), (0, false), "{v:?}");
+                } else if v == (6, 1) {
+                    // 6.1's direct reclaim ages and returns what is to scan (0 here).
+                    assert_eq!((nr, aged), (0, true), "{v:?} direct");
+                } else {
+                    assert_eq!((nr, aged), (-1, true), "{v:?} kswapd {kswapd}");
+                }
+            }
+        }
+    }
+
+    /// Before v6.7 kswapd's lru_gen_age_node() ages a memcg that needs it, every other call
+    /// while the eviction reclaims without needing aging (`memcgs_need_aging`).
+    #[test]
+    fn kswapd_ages_in_lru_gen_age_node_before_6_7() {
+        use crate::{Ctx, InstantIo};
+        let mut mm = mglru_mm(KernelVersion::new(6, 1));
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for p in 0..64 {
+            mm.touch(&mut ctx, 0, p, true);
+        }
+        // Faults joined max_seq (3): the youngest holds everything: aging is needed.
+        assert_eq!(mm.lruvecs[0].lrugen.nr_pages[3][ANON][0], 64);
+        mm.lruvecs[0].lrugen.min_seq = [1, 1];
+        let mut sc = ScanControl::new(32, 0);
+        sc.kswapd = true;
+        sc.priority = 4;
+        mm.lru_gen_age_node(&mut ctx, &mut sc);
+        assert_eq!(
+            mm.lruvecs[0].lrugen.max_seq, 3,
+            "the first call only sets the flag"
+        );
+        assert!(sc.memcgs_need_aging);
+        mm.lru_gen_age_node(&mut ctx, &mut sc);
+        assert_eq!(mm.lruvecs[0].lrugen.max_seq, 4);
+        mm.check_invariants().unwrap();
+        // v6.18: lru_gen_age_node() never ages.
+        let mut mm = mglru_mm(KernelVersion::new(6, 18));
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for p in 0..64 {
+            mm.touch(&mut ctx, 0, p, true);
+        }
+        let mut sc = ScanControl::new(32, 0);
+        sc.kswapd = true;
+        sc.memcgs_need_aging = true;
+        mm.lru_gen_age_node(&mut ctx, &mut sc);
+        assert_eq!(mm.lruvecs[0].lrugen.max_seq, 3);
     }
 }

@@ -85,6 +85,8 @@ impl Shadow {
 /// | 6.5 | "Multi-gen LRU: fix workingset accounting" | [`Self::mglru_counts_every_refault`] |
 /// | 6.14 | "mm/mglru: rework refault detection" | [`Self::mglru_recent_within_max_nr_gens`] |
 /// | 6.14 | "mm/mglru: rework workingset protection" | [`Self::mglru_folio_seq_by_workingset`] |
+/// | 6.14 | "mm/mglru: rework aging feedback" | [`Self::mglru_aging_by_generations_only`] |
+/// | 6.7 | "mm/mglru: respect min_ttl_ms with memcgs" | [`Self::mglru_kswapd_ages_in_eviction`] |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KernelVersion {
     pub major: u16,
@@ -132,6 +134,24 @@ impl KernelVersion {
     /// counter at its top, sets PG_workingset and counts `workingset_restore_*`.
     pub fn mglru_folio_seq_by_workingset(self) -> bool {
         self >= KernelVersion::new(6, 14)
+    }
+
+    /// Since v6.14 ("mm/mglru: rework aging feedback"): `should_run_aging()` asks for a new
+    /// generation when the evictable types are down to `MIN_NR_GENS + 1` generations.
+    /// Before: also when they have exactly that many and the youngest generation holds more
+    /// than half the pages, or the oldest of the two older ones less than a quarter.
+    pub fn mglru_aging_by_generations_only(self) -> bool {
+        self >= KernelVersion::new(6, 14)
+    }
+
+    /// Since v6.7 ("mm/mglru: respect min_ttl_ms with memcgs"): kswapd's
+    /// `lru_gen_age_node()` only checks `min_ttl_ms`; the aging happens in the eviction
+    /// path. Before (6.1): `lru_gen_age_node()` ages every memcg that
+    /// `should_run_aging()` names (`age_lruvec()`), unless the previous eviction pass
+    /// reclaimed a batch without needing aging (`sc->memcgs_need_aging`), and kswapd's
+    /// eviction path leaves the aging to it; direct reclaim ages and goes on evicting.
+    pub fn mglru_kswapd_ages_in_eviction(self) -> bool {
+        self >= KernelVersion::new(6, 7)
     }
 
     /// Parse "6.1", "6.12", "7.2" or a release string such as "6.1.0-50-cloud-amd64".
