@@ -1240,4 +1240,47 @@ Node 0, zone   Normal
         // (100 + 10 + 64) MiB * 1.25, rounded up to a MiB.
         assert_eq!(b, ((174u64 << 20) * 5 / 4).div_ceil(1 << 20) << 20);
     }
+
+    #[test]
+    fn accel_names_and_the_guest_kernel_version() {
+        assert_eq!("auto".parse::<Accel>(), Ok(Accel::Auto));
+        assert_eq!("kvm".parse::<Accel>(), Ok(Accel::Kvm));
+        assert!("hvf"
+            .parse::<Accel>()
+            .unwrap_err()
+            .contains("auto, tcg or kvm"));
+        assert_eq!(model_kernel_for("6.1.0-50-cloud-amd64").unwrap(), "6.1");
+        assert_eq!(
+            model_kernel_for("6.12.48+deb13-cloud-amd64").unwrap(),
+            "6.12"
+        );
+        assert!(model_kernel_for("5.10.0-30-amd64")
+            .unwrap_err()
+            .contains("6.1 on"));
+    }
+
+    #[test]
+    fn the_probed_disk_replaces_latency_and_read_rate_only() {
+        let mut scn = refault_scenario::parse(
+            "[machine]\nmemory = \"256M\"\n[[device]]\nname = \"disk\"\npreset = \"nvme\"\n[fs]\ndevice = \"disk\"\n",
+            "t.toml",
+            &[],
+            None,
+        )
+        .unwrap();
+        let before = scn.devices[scn.fs_device].clone();
+        let p = DiskProbe {
+            latency_ns: 250_000,
+            read_bytes_per_sec: 400_000_000,
+            random_reads: 256,
+            sequential_bytes: 32 << 20,
+        };
+        device_from_probe(&mut scn, &p);
+        let d = &scn.devices[scn.fs_device];
+        assert_eq!((d.latency_ns, d.read_bytes_per_sec), (250_000, 400_000_000));
+        assert_eq!(d.write_bytes_per_sec, before.write_bytes_per_sec);
+        assert_eq!(d.queue_depth, before.queue_depth);
+        assert_eq!(d.rotational, before.rotational);
+        assert!(d.preset.starts_with("nvme"));
+    }
 }
