@@ -1452,16 +1452,7 @@ impl Mm {
         self.mm_walk_active = true;
         for lv in 0..self.lruvecs.len() {
             let swappiness = self.lru_gen_swappiness(lv, sc);
-            let (need_aging, nr) = if self.cfg.kernel.mglru_aging_by_generations_only() {
-                let lg = &self.lruvecs[lv].lrugen;
-                let min = lg.evictable_min_seq(swappiness);
-                (
-                    min + MIN_NR_GENS >= lg.max_seq,
-                    lg.evictable_pages(swappiness) >> sc.priority,
-                )
-            } else {
-                self.should_run_aging_before_6_14(lv, swappiness, sc.priority)
-            };
+            let (need_aging, nr) = self.should_run_aging_before_6_14(lv, swappiness, sc.priority);
             if min_ttl > 0 {
                 let lg = &self.lruvecs[lv].lrugen;
                 let birth = lg.timestamps[lru_gen_from_seq(lg.min_seq[FILE])];
