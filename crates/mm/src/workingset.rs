@@ -106,7 +106,8 @@ impl KernelVersion {
     }
 
     /// Since v6.5 ("Multi-gen LRU: fix workingset accounting", Fixes: the multi-gen LRU's
-    /// first commit, not in 6.1's stable series): `lru_gen_refault()` counts
+    /// first commit; not found in the 6.1-stable series searched, and Debian's
+    /// 6.1.0-50 counts as the older rule says): `lru_gen_refault()` counts
     /// `workingset_refault_*` for every refault whose shadow is the folio's own lruvec, and
     /// `workingset_activate_*` for the recent ones. Before (6.1): only recent refaults count
     /// as refaults, and `workingset_activate_*` counts the folios `sort_folio()` protects
