@@ -196,6 +196,9 @@ pub struct MmConfig {
     pub memcg_stats_flush_ns: u64,
     /// When the first flush lands (the flusher's phase relative to the start), in ns.
     pub memcg_stats_first_flush_ns: u64,
+    /// The kernel version whose rules the model follows where they changed
+    /// (`model.kernel`; see [`workingset::KernelVersion`]).
+    pub kernel: workingset::KernelVersion,
     pub costs: Costs,
 }
 

@@ -71,7 +71,7 @@ use crate::page::pg;
 use crate::types::*;
 use crate::vmscan::{PassStats, ScanControl};
 use crate::vmstat::Ev;
-use crate::workingset::Shadow;
+use crate::workingset::{workingset_events, KernelVersion, Shadow};
 use crate::{Ctx, Mm, ObjKind};
 
 /// Kernel: `MIN_NR_GENS`: two generations are needed for eviction to be possible.
@@ -366,17 +366,37 @@ impl LruGen {
     /// after writeback (`reclaiming`) → the oldest; anon outside the swap cache or a folio
     /// waiting for writeback it was reclaimed for → `max_seq - 1`; the rest (read() misses,
     /// swap-cache folios) → the oldest, or one younger if PG_workingset. Never older than
-    /// `min_seq` of the type.
-    pub fn folio_seq(&self, flags: u32, anon_not_swapcache: bool, reclaiming: bool) -> u64 {
+    /// `min_seq` of the type. Before v6.14 the older placement
+    /// ([`KernelVersion::mglru_folio_seq_by_workingset`]).
+    pub fn folio_seq(
+        &self,
+        flags: u32,
+        anon_not_swapcache: bool,
+        reclaiming: bool,
+        kernel: KernelVersion,
+    ) -> u64 {
         let ty = (flags & pg::SWAPBACKED == 0) as usize;
+        let dirty_under_reclaim =
+            flags & pg::RECLAIM != 0 && flags & (pg::DIRTY | pg::WRITEBACK) != 0;
+        if !kernel.mglru_folio_seq_by_workingset() {
+            // Before v6.14: lru_gen_add_folio() of 6.1.69+ / 6.8-6.13.
+            let min = self.min_seq[ty];
+            return if flags & pg::ACTIVE != 0 {
+                self.max_seq
+            } else if anon_not_swapcache || dirty_under_reclaim {
+                self.max_seq - 1
+            } else if reclaiming || min + MIN_NR_GENS >= self.max_seq {
+                min
+            } else {
+                min + 1
+            };
+        }
         let ws = (flags & pg::WORKINGSET != 0) as u64;
         let g = if flags & pg::ACTIVE != 0 {
             MIN_NR_GENS - ws
         } else if reclaiming {
             MAX_NR_GENS
-        } else if anon_not_swapcache
-            || (flags & pg::RECLAIM != 0 && flags & (pg::DIRTY | pg::WRITEBACK) != 0)
-        {
+        } else if anon_not_swapcache || dirty_under_reclaim {
             MIN_NR_GENS
         } else {
             MAX_NR_GENS - ws
@@ -490,9 +510,12 @@ impl Mm {
         let lv = self.pages.memcg[pfn as usize] as usize;
         let ty = self.pages.is_file_lru(pfn) as usize;
         let f = self.pages.flags[pfn as usize];
-        let seq = self.lruvecs[lv]
-            .lrugen
-            .folio_seq(f, self.anon_not_swapcache(pfn), reclaiming);
+        let seq = self.lruvecs[lv].lrugen.folio_seq(
+            f,
+            self.anon_not_swapcache(pfn),
+            reclaiming,
+            self.cfg.kernel,
+        );
         let gen = lru_gen_from_seq(seq);
         let f = f & !(pg::LRU_GEN_MASK | pg::LRU_LIST_MASK | pg::ACTIVE);
         self.pages.flags[pfn as usize] = f
@@ -990,6 +1013,11 @@ impl Mm {
             if !lazy {
                 self.lruvecs[lv].lrugen.protected[ty][tier] += nr;
             }
+            if !self.cfg.kernel.mglru_counts_every_refault() {
+                // Before v6.5 ("Multi-gen LRU: fix workingset accounting") a folio
+                // protected by its tier counted as a workingset activation.
+                self.ev.add(workingset_events(ty == FILE).1, nr);
+            }
             return true;
         }
         let dirty = f & pg::DIRTY != 0;
@@ -1147,7 +1175,7 @@ impl Mm {
                 let anon_nsc = self.anon_not_swapcache(pfn);
                 let lg = &self.lruvecs[lv].lrugen;
                 let t = self.pages.is_file_lru(pfn) as usize;
-                if lg.folio_seq(f, anon_nsc, false) == lg.min_seq[t] {
+                if lg.folio_seq(f, anon_nsc, false, self.cfg.kernel) == lg.min_seq[t] {
                     self.pages.flags[pfn as usize] =
                         (f & !(pg::LRU_REFS_MASK | pg::REFERENCED)) | pg::ACTIVE;
                 }
@@ -1169,31 +1197,104 @@ impl Mm {
         scanned
     }
 
+    /// Kernel: `should_run_aging()` before v6.14
+    /// ([`KernelVersion::mglru_aging_by_generations_only`]): (need aging, pages to scan at
+    /// this priority). Out of cold generations → aging, nothing to scan; more than
+    /// `MIN_NR_GENS + 1` generations → no aging; exactly that many → aging when the youngest
+    /// generation holds more than 1/2 of the pages or the oldest-but-one ("old",
+    /// `seq + MIN_NR_GENS == max_seq`) less than 1/4. The types counted are those
+    /// reclaim may evict (the kernel's `min_seq[!can_swap]` is the older type's, which
+    /// `evictable_min_seq()` gives).
+    pub fn should_run_aging_before_6_14(
+        &self,
+        lv: usize,
+        swappiness: u64,
+        priority: i32,
+    ) -> (bool, u64) {
+        let lg = &self.lruvecs[lv].lrugen;
+        let max_seq = lg.max_seq;
+        let min = lg.evictable_min_seq(swappiness);
+        if min + MIN_NR_GENS > max_seq {
+            return (true, 0);
+        }
+        let (mut young, mut old, mut total) = (0u64, 0u64, 0u64);
+        for ty in [ANON, FILE] {
+            if !evictable(ty, swappiness) {
+                continue;
+            }
+            for seq in lg.min_seq[ty]..=max_seq {
+                let g = lru_gen_from_seq(seq);
+                let size = lg.nr_pages[g][ty][0] + lg.nr_pages[g][ty][1];
+                total += size;
+                if seq == max_seq {
+                    young += size;
+                } else if seq + MIN_NR_GENS == max_seq {
+                    old += size;
+                }
+            }
+        }
+        let nr = total >> priority;
+        if min + MIN_NR_GENS < max_seq {
+            return (false, nr);
+        }
+        let need = young * MIN_NR_GENS > total || old * (MIN_NR_GENS + 2) < total;
+        (need, nr)
+    }
+
     /// Kernel: `should_run_aging()` + `get_nr_to_scan()`: how much to scan this lruvec at
     /// this priority; ages it instead (returns -1) when it is down to its last cold
-    /// generation, or returns 0 when another reclaimer is aging it.
+    /// generation, or returns 0 when another reclaimer is aging it. Before v6.14 the older
+    /// aging trigger ([`Mm::should_run_aging_before_6_14`]); before v6.7 kswapd leaves the
+    /// aging to `lru_gen_age_node()` (returns 0) and direct reclaim ages and goes on
+    /// evicting. Also returns whether aging was needed (6.1's `*need_aging`).
     fn get_nr_to_scan(
         &mut self,
         ctx: &mut Ctx,
         lv: usize,
         sc: &ScanControl,
         swappiness: u64,
-    ) -> i64 {
+    ) -> (i64, bool) {
+        let kernel = self.cfg.kernel;
         let lg = &self.lruvecs[lv].lrugen;
         let max_seq = lg.max_seq;
         let min = lg.evictable_min_seq(swappiness);
-        let (need_aging, total) = if min + MIN_NR_GENS > max_seq {
+        let (need_aging, total) = if !kernel.mglru_aging_by_generations_only() {
+            let (need, nr) = self.should_run_aging_before_6_14(lv, swappiness, sc.priority);
+            (need, nr << sc.priority)
+        } else if min + MIN_NR_GENS > max_seq {
             (true, 0)
         } else {
             (min + MIN_NR_GENS == max_seq, lg.evictable_pages(swappiness))
         };
+        let nr_to_scan = (total >> sc.priority) as i64;
+        if !kernel.mglru_kswapd_ages_in_eviction() {
+            // 6.1's get_nr_to_scan().
+            if !need_aging {
+                return (nr_to_scan, false);
+            }
+            if sc.priority != DEF_PRIORITY {
+                if sc.kswapd {
+                    return (0, true);
+                }
+                if self.try_to_inc_max_seq(ctx, lv, max_seq, swappiness) {
+                    return (nr_to_scan, true);
+                }
+            }
+            let lg = &self.lruvecs[lv].lrugen;
+            let n = if lg.evictable_min_seq(swappiness) + MIN_NR_GENS <= lg.max_seq {
+                nr_to_scan
+            } else {
+                0
+            };
+            return (n, true);
+        }
         if !need_aging || sc.priority == DEF_PRIORITY {
-            return (total >> sc.priority) as i64;
+            return (nr_to_scan, need_aging);
         }
         if self.try_to_inc_max_seq(ctx, lv, max_seq, swappiness) {
-            -1
+            (-1, true)
         } else {
-            0
+            (0, true)
         }
     }
 
@@ -1220,8 +1321,10 @@ impl Mm {
         let swappiness = self.lru_gen_swappiness(lv, sc);
         let mut scanned = 0u64;
         let mut nr_to_scan;
+        let reclaimed = sc.nr_reclaimed;
+        let mut need_aging;
         loop {
-            nr_to_scan = self.get_nr_to_scan(ctx, lv, sc, swappiness);
+            (nr_to_scan, need_aging) = self.get_nr_to_scan(ctx, lv, sc, swappiness);
             if nr_to_scan <= 0 {
                 break;
             }
@@ -1240,6 +1343,10 @@ impl Mm {
         if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
             // wakeup_flusher_threads(WB_REASON_VMSCAN)
             self.flusher_wanted = true;
+        }
+        // Before v6.7: "see the comment in lru_gen_age_node()".
+        if sc.nr_reclaimed - reclaimed >= MIN_LRU_BATCH && !need_aging {
+            sc.memcgs_need_aging = false;
         }
         nr_to_scan < 0
     }
@@ -1308,11 +1415,16 @@ impl Mm {
         now > birth + min_ttl
     }
 
-    /// Kernel: `lru_gen_age_node()` (kswapd, v6.14+): no aging here, only the
+    /// Kernel: `lru_gen_age_node()` (kswapd, v6.7+): no aging here, only the
     /// `lru_gen.min_ttl_ms` check: when no memcg has a generation older than min_ttl worth
-    /// reclaiming, invoke the OOM killer rather than evict the working set.
+    /// reclaiming, invoke the OOM killer rather than evict the working set. Before v6.7
+    /// ([`KernelVersion::mglru_kswapd_ages_in_eviction`]) the older form
+    /// ([`Mm::lru_gen_age_node_before_6_7`]).
     pub(crate) fn lru_gen_age_node(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) {
         self.set_initial_priority(sc);
+        if !self.cfg.kernel.mglru_kswapd_ages_in_eviction() {
+            return self.lru_gen_age_node_before_6_7(ctx, sc);
+        }
         let min_ttl = self.cfg.lru_gen_min_ttl_ns;
         if min_ttl == 0 {
             return;
@@ -1320,6 +1432,45 @@ impl Mm {
         let reclaimable =
             (0..self.lruvecs.len()).any(|lv| self.lruvec_is_reclaimable(lv, sc, min_ttl, ctx.now));
         if !reclaimable && sc.order == 0 {
+            self.oom_pending = true;
+        }
+    }
+
+    /// Kernel: `lru_gen_age_node()` + `age_lruvec()` before v6.7: unless the last eviction
+    /// pass reclaimed a batch without needing aging (`sc->memcgs_need_aging` clear: then
+    /// only set it again), age every memcg that `should_run_aging()` names, with a walk
+    /// context, skipping those whose oldest file generation is younger than `min_ttl_ms`
+    /// (or, below the default priority, too small to scan); with min_ttl set and no memcg
+    /// old enough, invoke the OOM killer.
+    pub(crate) fn lru_gen_age_node_before_6_7(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) {
+        if !sc.memcgs_need_aging {
+            sc.memcgs_need_aging = true;
+            return;
+        }
+        let min_ttl = self.cfg.lru_gen_min_ttl_ns;
+        let mut success = false;
+        self.mm_walk_active = true;
+        for lv in 0..self.lruvecs.len() {
+            let swappiness = self.lru_gen_swappiness(lv, sc);
+            let (need_aging, nr) = self.should_run_aging_before_6_14(lv, swappiness, sc.priority);
+            if min_ttl > 0 {
+                let lg = &self.lruvecs[lv].lrugen;
+                let birth = lg.timestamps[lru_gen_from_seq(lg.min_seq[FILE])];
+                if ctx.now < birth + min_ttl {
+                    continue;
+                }
+                if nr == 0 && sc.priority != DEF_PRIORITY {
+                    continue;
+                }
+            }
+            if need_aging {
+                let max_seq = self.lruvecs[lv].lrugen.max_seq;
+                self.try_to_inc_max_seq(ctx, lv, max_seq, swappiness);
+            }
+            success = true;
+        }
+        self.mm_walk_active = false;
+        if !success && min_ttl > 0 && sc.order == 0 {
             self.oom_pending = true;
         }
     }
@@ -1341,37 +1492,69 @@ impl Mm {
     }
 
     /// Kernel: `lru_gen_test_recent()`: was the folio evicted less than four generations
-    /// ago (`max_seq` now vs `min_seq` then)?
-    pub fn lru_gen_test_recent(&self, shadow: Shadow) -> bool {
+    /// ago (`max_seq` now vs `min_seq` then)? Before v6.14
+    /// ([`KernelVersion::mglru_recent_within_max_nr_gens`]): was it evicted from the
+    /// generation that is still the oldest of its type?
+    pub fn lru_gen_test_recent(&self, shadow: Shadow, file: bool) -> bool {
         let lv = shadow.memcg() as usize;
         let Some(v) = self.lruvecs.get(lv) else {
             return false;
         };
-        let max_seq = v.lrugen.max_seq & (SEQ_MASK >> LRU_REFS_WIDTH);
         let then = shadow.age() >> LRU_REFS_WIDTH;
+        let mask = SEQ_MASK >> LRU_REFS_WIDTH;
+        if !self.cfg.kernel.mglru_recent_within_max_nr_gens() {
+            return then == v.lrugen.min_seq[file as usize] & mask;
+        }
+        let max_seq = v.lrugen.max_seq & mask;
         max_seq.abs_diff(then) < MAX_NR_GENS
     }
 
     /// Kernel: `lru_gen_refault()`: a folio (not yet on the LRU) replaces its shadow. Counts
     /// the refault; if recent, credits its tier's refaults, counts an activation when in a
     /// fault (`folio_add_lru()` makes it active), and restores PG_workingset or the refs.
+    /// Earlier kernels count differently ([`KernelVersion`]): before v6.5 only recent
+    /// refaults count as refaults and none as an activation; v6.5-6.13 count every recent
+    /// refault as an activation; before v6.14 a refault in a fault, or with the refs
+    /// counter at its top, becomes PG_workingset and counts as a restore (the refs bits are
+    /// set to the top, not restored). Simplification for those: the tiers the refs give are
+    /// v6.18's (`lru_tier_from_refs()` with PG_workingset as tier 3).
     pub(crate) fn lru_gen_refault(&mut self, pfn: Pfn, shadow: Shadow) {
         let lv = self.pages.memcg[pfn as usize] as usize;
         if shadow.memcg() as usize != lv {
             return;
         }
+        let kernel = self.cfg.kernel;
         let file = self.pages.is_file_lru(pfn);
         let nr = self.pages.nr_pages(pfn);
-        let (refault, activate, restore) = crate::workingset::workingset_events(file);
-        self.ev.add(refault, nr);
-        if !self.lru_gen_test_recent(shadow) {
+        let (refault, activate, restore) = workingset_events(file);
+        let recent = self.lru_gen_test_recent(shadow, file);
+        if kernel.mglru_counts_every_refault() {
+            self.ev.add(refault, nr);
+        }
+        if !recent {
             return;
+        }
+        if !kernel.mglru_counts_every_refault() {
+            self.ev.add(refault, nr);
         }
         let token = shadow.age();
         let refs = (token & ((1 << LRU_REFS_WIDTH) - 1)) as u32 + 1;
         let ws = shadow.workingset();
         let tier = lru_tier_from_refs(refs, ws);
         self.lruvecs[lv].lrugen.refaulted[file as usize][tier] += nr;
+        if !kernel.mglru_folio_seq_by_workingset() {
+            if kernel.mglru_counts_every_refault() {
+                self.ev.add(activate, nr);
+            }
+            // refs as the older kernels count them: the refs bits plus PG_workingset.
+            let old_refs = (refs - 1) + ws as u32;
+            if self.in_lru_fault || old_refs >= (1 << LRU_REFS_WIDTH) - 1 {
+                let f = self.pages.flags[pfn as usize];
+                self.pages.flags[pfn as usize] = f | pg::LRU_REFS_MASK | pg::WORKINGSET;
+                self.ev.add(restore, nr);
+            }
+            return;
+        }
         if self.in_lru_fault {
             self.ev.add(activate, nr);
         }
@@ -1561,6 +1744,7 @@ mod tests {
 
     #[test]
     fn folio_seq_placement() {
+        const V: KernelVersion = KernelVersion::new(6, 18);
         let mut lg = LruGen {
             max_seq: 7,
             min_seq: [4, 5],
@@ -1569,25 +1753,25 @@ mod tests {
         let file = 0;
         let anon = pg::SWAPBACKED;
         // Active (faulted in): max_seq - 1; with PG_workingset: max_seq.
-        assert_eq!(lg.folio_seq(file | pg::ACTIVE, false, false), 6);
+        assert_eq!(lg.folio_seq(file | pg::ACTIVE, false, false, V), 6);
         assert_eq!(
-            lg.folio_seq(file | pg::ACTIVE | pg::WORKINGSET, false, false),
+            lg.folio_seq(file | pg::ACTIVE | pg::WORKINGSET, false, false, V),
             7
         );
         // Rotated after writeback: the oldest (7 - 4 + 1 = 4), clamped to min_seq[file] = 5.
-        assert_eq!(lg.folio_seq(file, false, true), 5);
-        assert_eq!(lg.folio_seq(anon, false, true), 4);
+        assert_eq!(lg.folio_seq(file, false, true, V), 5);
+        assert_eq!(lg.folio_seq(anon, false, true, V), 4);
         // New anon outside the swap cache: max_seq - 1.
-        assert_eq!(lg.folio_seq(anon, true, false), 6);
+        assert_eq!(lg.folio_seq(anon, true, false, V), 6);
         // Reclaimed while dirty: max_seq - 1.
         assert_eq!(
-            lg.folio_seq(file | pg::RECLAIM | pg::DIRTY, false, false),
+            lg.folio_seq(file | pg::RECLAIM | pg::DIRTY, false, false, V),
             6
         );
         // read() miss: the oldest; workingset: one younger.
         lg.min_seq = [4, 4];
-        assert_eq!(lg.folio_seq(file, false, false), 4);
-        assert_eq!(lg.folio_seq(file | pg::WORKINGSET, false, false), 5);
+        assert_eq!(lg.folio_seq(file, false, false, V), 4);
+        assert_eq!(lg.folio_seq(file | pg::WORKINGSET, false, false, V), 5);
     }
 
     #[test]
@@ -1758,5 +1942,282 @@ mod tests {
             3 << pg::LRU_REFS_SHIFT
         );
         mm.check_invariants().unwrap();
+    }
+
+    fn mglru_mm(kernel: KernelVersion) -> crate::Mm {
+        use crate::testutil::tiny_config;
+        let mut cfg = tiny_config(crate::BalanceKind::RefaultCost, 1024);
+        cfg.lru = crate::LruKind::Mglru;
+        cfg.readahead_max_pages = 0;
+        cfg.kernel = kernel;
+        crate::Mm::new(cfg)
+    }
+
+    #[test]
+    fn kernel_versions_parse_and_select_rules() {
+        let p = |s: &str| KernelVersion::parse(s).unwrap();
+        assert_eq!(p("6.1"), KernelVersion::new(6, 1));
+        assert_eq!(p("6.1.0-50-cloud-amd64"), KernelVersion::new(6, 1));
+        assert_eq!(p("6.12.48+deb13-cloud-amd64"), KernelVersion::new(6, 12));
+        assert_eq!(p("7.2"), KernelVersion::new(7, 2));
+        assert!(KernelVersion::parse("six").is_none());
+        assert_eq!(KernelVersion::default(), KernelVersion::new(6, 18));
+        let rules = |v: KernelVersion| {
+            (
+                v.mglru_counts_every_refault(),
+                v.mglru_recent_within_max_nr_gens(),
+                v.mglru_folio_seq_by_workingset(),
+            )
+        };
+        assert_eq!(rules(p("6.1")), (false, false, false));
+        assert_eq!(rules(p("6.4")), (false, false, false));
+        assert_eq!(rules(p("6.5")), (true, false, false));
+        assert_eq!(rules(p("6.12")), (true, false, false));
+        assert_eq!(rules(p("6.14")), (true, true, true));
+        assert_eq!(rules(p("6.18")), (true, true, true));
+        assert_eq!(rules(p("7.2")), (true, true, true));
+    }
+
+    /// Before v6.14 (with 6.1.69's "mm/mglru: fix underprotected page cache"): an active
+    /// folio joins the youngest generation, anon outside the swap cache the second
+    /// youngest, a read() miss one above the oldest unless only two generations are left.
+    #[test]
+    fn folio_seq_placement_before_6_14() {
+        const V: KernelVersion = KernelVersion::new(6, 1);
+        let mut lg = LruGen {
+            max_seq: 7,
+            min_seq: [4, 4],
+            ..Default::default()
+        };
+        let (file, anon) = (0, pg::SWAPBACKED);
+        assert_eq!(lg.folio_seq(file | pg::ACTIVE, false, false, V), 7);
+        assert_eq!(lg.folio_seq(anon | pg::ACTIVE, false, false, V), 7);
+        assert_eq!(
+            lg.folio_seq(file | pg::ACTIVE | pg::WORKINGSET, false, false, V),
+            7
+        );
+        assert_eq!(lg.folio_seq(anon, true, false, V), 6);
+        assert_eq!(
+            lg.folio_seq(file | pg::RECLAIM | pg::WRITEBACK, false, false, V),
+            6
+        );
+        // Four generations (4..=7): a read() miss joins min_seq + 1, workingset or not; a
+        // folio rotated after writeback the oldest.
+        assert_eq!(lg.folio_seq(file, false, false, V), 5);
+        assert_eq!(lg.folio_seq(file | pg::WORKINGSET, false, false, V), 5);
+        assert_eq!(lg.folio_seq(file, false, true, V), 4);
+        // Three file generations (5..=7): min_seq + 2 >= max_seq, so the oldest.
+        lg.min_seq = [4, 5];
+        assert_eq!(lg.folio_seq(file, false, false, V), 5);
+        assert_eq!(lg.folio_seq(anon, false, false, V), 5);
+    }
+
+    /// lru_gen_test_recent(): with max_seq 3 and the file type's oldest generation at 1, a
+    /// shadow from generation 0 is recent for v6.14+ (within MAX_NR_GENS of max_seq) and
+    /// not before (not the current oldest); one from generation 1 is recent for all.
+    #[test]
+    fn refault_recency_by_kernel_version() {
+        for (v, old_recent) in [((6, 1), false), ((6, 12), false), ((6, 18), true)] {
+            let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+            mm.lruvecs[0].lrugen.min_seq = [0, 1];
+            let shadow = |seq: u64| Shadow::pack(seq << LRU_REFS_WIDTH, 0, false);
+            assert_eq!(mm.lru_gen_test_recent(shadow(0), true), old_recent, "{v:?}");
+            assert!(mm.lru_gen_test_recent(shadow(1), true), "{v:?}");
+            // Anon's oldest is still 0: generation 0 is recent for anon on every version.
+            assert!(mm.lru_gen_test_recent(shadow(0), false), "{v:?}");
+        }
+    }
+
+    /// lru_gen_refault()'s counters by version, for four refaults: from a generation that
+    /// is no longer the oldest (A), from the oldest by read() (B), by a fault (C), and by
+    /// read() of a folio evicted PG_workingset with its refs at the top (D).
+    ///
+    /// | version | refault | activate | restore |
+    /// |---|---|---|---|
+    /// | 6.18 | A B C D = 4 | C = 1 | D = 1 |
+    /// | 6.12 | A B C D = 4 | B C D = 3 | C D = 2 |
+    /// | 6.1 | B C D = 3 | 0 | C D = 2 |
+    #[test]
+    fn refault_accounting_by_kernel_version() {
+        use crate::vmstat::Ev;
+        use crate::{Ctx, InstantIo};
+        for (v, want) in [
+            ((6, 18), (4, 1, 1)),
+            ((6, 12), (4, 3, 2)),
+            ((6, 1), (3, 0, 2)),
+        ] {
+            let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+            mm.lruvecs[0].lrugen.min_seq = [0, 1];
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            let mut refault = |mm: &mut crate::Mm, seq: u64, low: u64, ws: bool, fault: bool| {
+                let pfn = mm.alloc_folio(&mut ctx, 0, 0).unwrap();
+                mm.in_lru_fault = fault;
+                mm.lru_gen_refault(pfn, Shadow::pack(seq << LRU_REFS_WIDTH | low, 0, ws));
+                mm.in_lru_fault = false;
+                mm.pages.flags[pfn as usize]
+            };
+            refault(&mut mm, 0, 0, false, false);
+            refault(&mut mm, 1, 0, false, false);
+            let c = refault(&mut mm, 1, 0, false, true);
+            let d = refault(&mut mm, 1, 3, true, false);
+            let got = (
+                mm.ev.get(Ev::WorkingsetRefaultFile),
+                mm.ev.get(Ev::WorkingsetActivateFile),
+                mm.ev.get(Ev::WorkingsetRestoreFile),
+            );
+            assert_eq!(got, want, "kernel {v:?}");
+            // Before v6.14 a refault in a fault becomes PG_workingset; from v6.14 only the
+            // shadow's PG_workingset is restored.
+            assert_eq!(c & pg::WORKINGSET != 0, v != (6, 18), "kernel {v:?}");
+            assert!(d & pg::WORKINGSET != 0, "kernel {v:?}");
+        }
+    }
+
+    /// Before v6.5, sort_folio() counts a folio it protects by its tier as a workingset
+    /// activation; later kernels count activations only at refault.
+    #[test]
+    fn tier_protection_counts_activations_before_6_5() {
+        use crate::vmstat::Ev;
+        use crate::{Ctx, InstantIo};
+        for (v, activated) in [((6, 1), true), ((6, 12), false), ((6, 18), false)] {
+            let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            // Page 0 read twice (refs 2: tier 1), pages 1-3 once (tier 0).
+            for p in 0..4 {
+                mm.file_read(&mut ctx, 1, p, 1);
+            }
+            mm.file_read(&mut ctx, 1, 0, 1);
+            let f = mm.cache_lookup(1, 0).unwrap();
+            assert_eq!(folio_lru_refs(mm.pages.flags[f as usize]), 2);
+            // Tier 1 refaults far more than tier 0: get_tier_idx() returns 0, tiers 1 and up
+            // are protected.
+            let lg = &mut mm.lruvecs[0].lrugen;
+            lg.evicted[FILE] = [1000, 1000, 0, 0];
+            lg.refaulted[FILE] = [0, 600, 0, 0];
+            assert_eq!(lg.get_tier_idx(FILE), 0);
+            // Before v6.14 the read() misses joined min_seq + 1: the first pass finds the
+            // oldest generation empty and ages; the next evicts.
+            for _ in 0..3 {
+                if mm.cache_lookup(1, 1).is_none() {
+                    break;
+                }
+                let mut sc = ScanControl::new(3, 0);
+                sc.priority = 0;
+                mm.shrink_node(&mut ctx, &mut sc);
+            }
+            // Page 0 was protected (moved to the next generation), the others evicted.
+            assert!(mm.cache_lookup(1, 0).is_some(), "kernel {v:?}");
+            assert!(mm.cache_lookup(1, 1).is_none(), "kernel {v:?}");
+            assert_eq!(
+                mm.ev.get(Ev::WorkingsetActivateFile),
+                activated as u64,
+                "kernel {v:?}"
+            );
+            mm.check_invariants().unwrap();
+        }
+    }
+
+    /// should_run_aging() before v6.14, by hand: three generations (1, 2, 3) of 100 file
+    /// pages: aging when the youngest holds more than half, or the old one (seq 1) less than
+    /// a quarter; four generations never; two always, with nothing to scan.
+    #[test]
+    fn aging_trigger_before_6_14_by_hand() {
+        let mut mm = mglru_mm(KernelVersion::new(6, 12));
+        let set = |mm: &mut crate::Mm, min: u64, sizes: [u64; 4]| {
+            let lg = &mut mm.lruvecs[0].lrugen;
+            lg.max_seq = 3;
+            lg.min_seq = [min, min];
+            for (seq, n) in sizes.iter().enumerate() {
+                lg.nr_pages[lru_gen_from_seq(seq as u64)][FILE] = [*n, 0];
+            }
+        };
+        // (seq 0, 1, 2, 3) sizes; swappiness 0: file only.
+        set(&mut mm, 1, [0, 20, 20, 60]);
+        assert_eq!(mm.should_run_aging_before_6_14(0, 0, 0), (true, 100)); // 120 > 100
+        assert_eq!(mm.should_run_aging_before_6_14(0, 0, 2), (true, 25));
+        set(&mut mm, 1, [0, 20, 40, 40]);
+        assert_eq!(mm.should_run_aging_before_6_14(0, 0, 0), (true, 100)); // 80 < 100
+        set(&mut mm, 1, [0, 30, 30, 40]);
+        assert_eq!(mm.should_run_aging_before_6_14(0, 0, 0), (false, 100));
+        set(&mut mm, 0, [10, 10, 10, 70]);
+        assert_eq!(mm.should_run_aging_before_6_14(0, 0, 0), (false, 100));
+        set(&mut mm, 2, [0, 0, 50, 50]);
+        assert_eq!(mm.should_run_aging_before_6_14(0, 0, 0), (true, 0));
+    }
+
+    /// Before v6.7 kswapd's eviction leaves the aging to lru_gen_age_node() (nothing to
+    /// scan, no new generation); direct reclaim ages and returns what is to scan. From v6.7
+    /// both age in the eviction path and rotate (-1).
+    #[test]
+    fn who_ages_by_kernel_version() {
+        use crate::{Ctx, InstantIo};
+        for (v, kswapd_ages) in [((6, 1), false), ((6, 12), true), ((6, 18), true)] {
+            for kswapd in [true, false] {
+                let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+                let mut io = InstantIo;
+                let mut ctx = Ctx::new(0, &mut io, 0);
+                for p in 0..64 {
+                    mm.file_read(&mut ctx, 1, p, 1);
+                }
+                // Two generations left (2, 3): aging is needed on every version, and
+                // nothing is cold enough to scan before it.
+                mm.lruvecs[0].lrugen.min_seq = [2, 2];
+                let mut sc = ScanControl::new(32, 0);
+                sc.priority = 4;
+                sc.kswapd = kswapd;
+                let (nr, need) = mm.get_nr_to_scan(&mut ctx, 0, &sc, 0);
+                assert!(need, "{v:?}");
+                let aged = mm.lruvecs[0].lrugen.max_seq == 4;
+                if kswapd && !kswapd_ages {
+                    assert_eq!((nr, aged), (0, false), "{v:?}");
+                } else if v == (6, 1) {
+                    // 6.1's direct reclaim ages and returns what is to scan (0 here).
+                    assert_eq!((nr, aged), (0, true), "{v:?} direct");
+                } else {
+                    assert_eq!((nr, aged), (-1, true), "{v:?} kswapd {kswapd}");
+                }
+            }
+        }
+    }
+
+    /// Before v6.7 kswapd's lru_gen_age_node() ages a memcg that needs it, every other call
+    /// while the eviction reclaims without needing aging (`memcgs_need_aging`).
+    #[test]
+    fn kswapd_ages_in_lru_gen_age_node_before_6_7() {
+        use crate::{Ctx, InstantIo};
+        let mut mm = mglru_mm(KernelVersion::new(6, 1));
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for p in 0..64 {
+            mm.touch(&mut ctx, 0, p, true);
+        }
+        // Faults joined max_seq (3): the youngest holds everything: aging is needed.
+        assert_eq!(mm.lruvecs[0].lrugen.nr_pages[3][ANON][0], 64);
+        mm.lruvecs[0].lrugen.min_seq = [1, 1];
+        let mut sc = ScanControl::new(32, 0);
+        sc.kswapd = true;
+        sc.priority = 4;
+        mm.lru_gen_age_node(&mut ctx, &mut sc);
+        assert_eq!(
+            mm.lruvecs[0].lrugen.max_seq, 3,
+            "the first call only sets the flag"
+        );
+        assert!(sc.memcgs_need_aging);
+        mm.lru_gen_age_node(&mut ctx, &mut sc);
+        assert_eq!(mm.lruvecs[0].lrugen.max_seq, 4);
+        mm.check_invariants().unwrap();
+        // v6.18: lru_gen_age_node() never ages.
+        let mut mm = mglru_mm(KernelVersion::new(6, 18));
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for p in 0..64 {
+            mm.touch(&mut ctx, 0, p, true);
+        }
+        let mut sc = ScanControl::new(32, 0);
+        sc.kswapd = true;
+        sc.memcgs_need_aging = true;
+        mm.lru_gen_age_node(&mut ctx, &mut sc);
+        assert_eq!(mm.lruvecs[0].lrugen.max_seq, 3);
     }
 }

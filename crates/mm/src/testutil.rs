@@ -1,5 +1,6 @@
 //! Small machines for unit tests.
 
+use crate::workingset::KernelVersion;
 use crate::*;
 
 pub fn tiny_config(balance: BalanceKind, pages: u64) -> MmConfig {
@@ -47,6 +48,7 @@ pub fn tiny_config(balance: BalanceKind, pages: u64) -> MmConfig {
         cgroup_v1: false,
         memcg_stats_flush_ns: 0,
         memcg_stats_first_flush_ns: 0,
+        kernel: KernelVersion::default(),
         costs: Costs::default(),
     }
 }

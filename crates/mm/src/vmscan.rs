@@ -102,6 +102,9 @@ pub struct ScanControl {
     pub nr_reclaimed: u64,
     /// Per-pass statistics (`sc->nr`).
     pub nr: PassStats,
+    /// Multi-gen LRU before v6.7: `sc->memcgs_need_aging`, kswapd's hint that its last
+    /// eviction pass needed no aging (see `lru_gen_age_node()` in mglru.rs).
+    pub memcgs_need_aging: bool,
 }
 
 /// Kernel: the `sc->nr` block accumulated by `shrink_inactive_list()`.
@@ -280,6 +283,7 @@ impl ScanControl {
             nr_scanned: 0,
             nr_reclaimed: 0,
             nr: PassStats::default(),
+            memcgs_need_aging: false,
         }
     }
 }

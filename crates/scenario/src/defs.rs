@@ -833,6 +833,15 @@ static MODEL: SectionDef = SectionDef {
                 workload. Default: half the period. `refault twin` averages the simulation \
                 over four phases spread evenly across the period."
             ),
+            k!(
+                "kernel",
+                Value("\"6.18\""),
+                "The kernel version (\"MAJOR.MINOR\", 6.1 or later) whose rules the model \
+                follows where they changed between versions: the multi-gen LRU's refault \
+                accounting, refault recency and placement of new folios (docs/fidelity.md, \
+                \"Kernel versions\"). The model follows 6.18; later versions get 6.18's rules. \
+                `refault twin --vm` sets it to the booted kernel's version."
+            ),
         ],
     )
 };

@@ -40,6 +40,7 @@ pub mod sysctl;
 pub use error::{ErrorKind, ScenarioError};
 pub use model::*;
 pub use overrides::parse_override;
+pub use resolve::parse_kernel_version;
 
 use spans::Located;
 use std::path::Path;

@@ -484,4 +484,13 @@ pub struct ModelKnobs {
     /// Time of the first flush after the start in ns (the flusher's phase; default half the
     /// period).
     pub memcg_stats_first_flush_ns: u64,
+    /// The kernel version whose rules the model follows where they changed between versions
+    /// (`model.kernel`, "MAJOR.MINOR", at least 6.1; default 6.18, the version the model
+    /// follows).
+    #[serde(default = "default_kernel")]
+    pub kernel: String,
+}
+
+fn default_kernel() -> String {
+    crate::defs::default::<String>("model", "kernel")
 }

@@ -312,6 +312,7 @@ pub(crate) struct RawModel {
     pub cgroup_version: Option<u32>,
     pub memcg_stats_flush_ms: Option<u64>,
     pub memcg_stats_first_flush_ms: Option<u64>,
+    pub kernel: Option<String>,
     pub cost: RawCost,
 }
 

@@ -1494,6 +1494,20 @@ fn resolve_phase_at(
     })
 }
 
+/// `model.kernel`: "MAJOR.MINOR" (a release string such as "6.1.0-50-cloud-amd64" is cut to
+/// its version), 6.1 or later; returns it normalised ("6.1"), or None.
+pub fn parse_kernel_version(s: &str) -> Option<String> {
+    let mut it = s.trim().splitn(3, '.');
+    let major: u16 = it.next()?.parse().ok()?;
+    let rest = it.next()?;
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    if digits.is_empty() || (digits.len() < rest.len() && !rest[digits.len()..].starts_with('-')) {
+        return None;
+    }
+    let minor: u16 = digits.parse().ok()?;
+    ((major, minor) >= (6, 1)).then(|| format!("{major}.{minor}"))
+}
+
 fn resolve_model(raw: &RawModel, cx: &Ctx) -> Result<(CostTable, ModelKnobs)> {
     let readahead_kb: u64 = raw
         .readahead_kb
@@ -1532,6 +1546,20 @@ fn resolve_model(raw: &RawModel, cx: &Ctx) -> Result<(CostTable, ModelKnobs)> {
     let memcg_stats_first_flush_ns = raw
         .memcg_stats_first_flush_ms
         .map_or(memcg_stats_flush_ns / 2, |ms| ms.saturating_mul(1_000_000));
+    let kernel: String = raw
+        .kernel
+        .clone()
+        .unwrap_or_else(|| defs::default("model", "kernel"));
+    let kernel = parse_kernel_version(&kernel).ok_or_else(|| {
+        cx.err(
+            ErrorKind::InvalidValue,
+            &path!["model", "kernel"],
+            format!(
+                "model.kernel = {kernel:?}: must be a kernel version \"MAJOR.MINOR\" of 6.1 or \
+                 later (the multi-gen LRU's first release), such as \"6.1\", \"6.12\" or \"6.18\""
+            ),
+        )
+    })?;
     let knobs = ModelKnobs {
         readahead_max_pages,
         max_file_folio_order,
@@ -1541,6 +1569,7 @@ fn resolve_model(raw: &RawModel, cx: &Ctx) -> Result<(CostTable, ModelKnobs)> {
         cgroup_version,
         memcg_stats_flush_ns,
         memcg_stats_first_flush_ns,
+        kernel,
     };
     let c = &raw.cost;
     let d = |v: Option<crate::size::Duration>, key: &str| -> u64 {

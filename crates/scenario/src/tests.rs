@@ -520,6 +520,7 @@ fn full_example_resolves_to_exact_values() {
             cgroup_version: 2,
             memcg_stats_flush_ns: 2_000_000_000,
             memcg_stats_first_flush_ns: 1_000_000_000,
+            kernel: "6.18".into(),
         },
     };
     assert_eq!(ok(FULL), expected);
@@ -570,6 +571,7 @@ fn minimal_scenario_gets_every_default() {
             cgroup_version: 2,
             memcg_stats_flush_ns: 2_000_000_000,
             memcg_stats_first_flush_ns: 1_000_000_000,
+            kernel: "6.18".into(),
         },
     };
     assert_eq!(s, expected);
@@ -1297,4 +1299,36 @@ fn per_op_mix_phases() {
         err(&format!("{OBJECTS}mix = []\n"), &[]).0,
         ErrorKind::InvalidValue
     );
+}
+
+/// `model.kernel`: "MAJOR.MINOR" from 6.1 on, normalised; a release string is cut to its
+/// version; anything else is refused at the key.
+#[test]
+fn model_kernel_version_is_parsed_and_checked() {
+    assert_eq!(ok(MINIMAL).model.kernel, "6.18");
+    let with = |v: &str| {
+        ok_with(MINIMAL, &[&format!("model.kernel={v:?}")])
+            .model
+            .kernel
+    };
+    assert_eq!(with("6.1"), "6.1");
+    assert_eq!(with("6.12"), "6.12");
+    assert_eq!(with("7.2"), "7.2");
+    assert_eq!(with("6.1.0-50-cloud-amd64"), "6.1");
+    assert_eq!(
+        parse_kernel_version("6.12.48+deb13-cloud-amd64"),
+        Some("6.12".into())
+    );
+    assert_eq!(
+        parse_kernel_version("7.2.1+deb14-cloud-amd64"),
+        Some("7.2".into())
+    );
+    for bad in ["5.15", "six", "6", "6.x"] {
+        let (kind, msg) = err(MINIMAL, &[&format!("model.kernel={bad:?}")]);
+        assert_eq!(kind, ErrorKind::InvalidValue, "{bad}");
+        assert!(
+            msg.contains("model.kernel") && msg.contains("6.1 or"),
+            "{msg}"
+        );
+    }
 }

@@ -43,12 +43,118 @@ pub struct GuestRun {
     pub lru_gen: String,
     pub task_seconds: Vec<(String, f64)>,
     pub memcg_stat: Counters,
+    /// The virtio disk as measured from inside the guest before the run ([`probe_disk`]).
+    #[serde(default)]
+    pub disk_probe: Option<DiskProbe>,
+}
+
+/// A short probe of the guest's virtio disk, read with O_DIRECT (the file system on it is
+/// left alone): one request at a time, 4 KiB at random offsets for the per-request latency,
+/// then 1 MiB requests in sequence for the transfer rate.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct DiskProbe {
+    /// Mean time of a 4 KiB random read, ns.
+    pub latency_ns: u64,
+    /// Sequential read rate, bytes/s, with the per-request latency taken out (at most half
+    /// the elapsed time: [`seq_transfer_ns`]).
+    pub read_bytes_per_sec: u64,
+    pub random_reads: u64,
+    pub sequential_bytes: u64,
+}
+
+/// Random 4 KiB reads in the probe.
+const PROBE_RANDOM_READS: u64 = 256;
+/// Sequential 1 MiB reads in the probe.
+const PROBE_SEQ_MIB: u64 = 32;
+
+/// Probe the block device `dev` ([`DiskProbe`]).
+pub fn probe_disk(dev: &Path) -> Result<DiskProbe, String> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(dev)
+        .map_err(|e| format!("{}: {e}", dev.display()))?;
+    let size = {
+        use std::io::Seek;
+        let mut g = &f;
+        g.seek(std::io::SeekFrom::End(0))
+            .map_err(|e| format!("{}: {e}", dev.display()))?
+    };
+    let big = 1u64 << 20;
+    if size < PROBE_SEQ_MIB * big {
+        return Err(format!(
+            "{}: {size} bytes, too small to probe",
+            dev.display()
+        ));
+    }
+    // An aligned buffer for O_DIRECT.
+    let layout = std::alloc::Layout::from_size_align(big as usize, 4096).expect("layout");
+    // SAFETY: the layout is non-zero; freed below.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return Err("probe buffer: out of memory".into());
+    }
+    // SAFETY: ptr is valid for `big` bytes until dealloc.
+    let buf = unsafe { std::slice::from_raw_parts_mut(ptr, big as usize) };
+    let result = (|| {
+        let blocks = size / 4096;
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let t = std::time::Instant::now();
+        for _ in 0..PROBE_RANDOM_READS {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let off = ((x >> 17) % blocks) * 4096;
+            f.read_exact_at(&mut buf[..4096], off)
+                .map_err(|e| format!("{}: {e}", dev.display()))?;
+        }
+        let latency_ns = t.elapsed().as_nanos() as u64 / PROBE_RANDOM_READS;
+        let t = std::time::Instant::now();
+        for i in 0..PROBE_SEQ_MIB {
+            f.read_exact_at(buf, i * big)
+                .map_err(|e| format!("{}: {e}", dev.display()))?;
+        }
+        let elapsed = (t.elapsed().as_nanos() as u64).max(1);
+        let ns = seq_transfer_ns(elapsed, PROBE_SEQ_MIB * latency_ns);
+        let bytes = PROBE_SEQ_MIB * big;
+        Ok(DiskProbe {
+            latency_ns,
+            read_bytes_per_sec: (bytes as u128 * 1_000_000_000 / ns as u128) as u64,
+            random_reads: PROBE_RANDOM_READS,
+            sequential_bytes: bytes,
+        })
+    })();
+    // SAFETY: allocated above with this layout.
+    unsafe { std::alloc::dealloc(ptr, layout) };
+    result
+}
+
+/// The transfer time of the probe's sequential reads: the elapsed time less the requests'
+/// latency, but never less than half the elapsed time (under emulation on a loaded host the
+/// random reads' mean can exceed what a sequential request waits, and subtracting it all
+/// would make the rate unbounded).
+pub fn seq_transfer_ns(elapsed_ns: u64, latency_total_ns: u64) -> u64 {
+    elapsed_ns - latency_total_ns.min(elapsed_ns / 2)
+}
+
+/// The scenario's file-system device as the guest measured it: the probe's per-request
+/// latency and read rate replace the preset's (writes, queue depth, seek time and flags
+/// stay the scenario's).
+pub fn device_from_probe(scn: &mut Scenario, p: &DiskProbe) {
+    let d = &mut scn.devices[scn.fs_device];
+    d.latency_ns = p.latency_ns;
+    d.read_bytes_per_sec = p.read_bytes_per_sec.max(1);
+    d.preset = format!("{} (latency and read rate measured in the guest)", d.preset);
 }
 
 /// How QEMU runs the guest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Accel {
+    /// KVM when /dev/kvm is usable and a short probe boot with it works, TCG otherwise
+    /// ([`detect_accel`]); the run says which it used and why.
+    Auto,
     /// Plain emulation: works everywhere, slow (the guest's clock is not a real machine's).
     Tcg,
     /// Hardware virtualisation through /dev/kvm.
@@ -59,9 +165,169 @@ impl std::str::FromStr for Accel {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
+            "auto" => Ok(Accel::Auto),
             "tcg" => Ok(Accel::Tcg),
             "kvm" => Ok(Accel::Kvm),
-            _ => Err(format!("--accel must be tcg or kvm, not `{s}`")),
+            _ => Err(format!("--accel must be auto, tcg or kvm, not `{s}`")),
+        }
+    }
+}
+
+/// Wall-clock limit of the KVM probe boot: a kernel that works under KVM reaches its init
+/// in about a second; the failure seen on hosts where nested KVM is broken is a guest that
+/// prints nothing at all.
+const KVM_PROBE_SECONDS: f64 = 20.0;
+
+/// Whether /dev/kvm exists and can be opened for reading and writing.
+fn kvm_device_usable() -> Result<(), String> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/kvm")
+        .map(|_| ())
+        .map_err(|e| format!("/dev/kvm: {e}"))
+}
+
+/// The probe's cache key: the host kernel, the QEMU build and the guest kernel image.
+fn probe_key(kernel: &Path) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let qemu = std::process::Command::new("qemu-system-x86_64")
+        .arg("--version")
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+        .unwrap_or_default();
+    let size = std::fs::metadata(kernel).map(|m| m.len()).unwrap_or(0);
+    format!(
+        "{} | {} | {} {}",
+        host.trim(),
+        qemu.trim(),
+        kernel.display(),
+        size
+    )
+}
+
+/// Resolve `--accel auto`: KVM if /dev/kvm is usable and a probe boot of `kernel` under KVM
+/// (an init that prints a marker and powers off) finishes within [`KVM_PROBE_SECONDS`];
+/// TCG otherwise. The verdict is remembered in `cache/accel-probe` per host kernel, QEMU
+/// and guest kernel, so later runs do not boot the probe again. Returns the accelerator
+/// and the reason, for the output.
+pub fn detect_accel(cache: &Path, kernel: &Path, workdir: &Path) -> (Accel, String) {
+    if let Err(e) = kvm_device_usable() {
+        return (Accel::Tcg, format!("auto: TCG ({e})"));
+    }
+    let key = probe_key(kernel);
+    let file = cache.join("accel-probe");
+    let known = std::fs::read_to_string(&file).unwrap_or_default();
+    for line in known.lines() {
+        if let Some((k, v)) = line.rsplit_once('\t') {
+            if k == key {
+                return match v {
+                    "kvm" => (
+                        Accel::Kvm,
+                        "auto: KVM (an earlier probe boot worked)".into(),
+                    ),
+                    _ => (
+                        Accel::Tcg,
+                        format!(
+                            "auto: TCG (an earlier KVM probe boot failed: {v}; {})",
+                            file.display()
+                        ),
+                    ),
+                };
+            }
+        }
+    }
+    let verdict = kvm_probe(kernel, workdir);
+    let v = match &verdict {
+        Ok(()) => "kvm".to_string(),
+        Err(e) => e.replace(['\t', '\n'], " "),
+    };
+    let _ = std::fs::create_dir_all(cache);
+    let mut text = known;
+    text.push_str(&format!("{key}\t{v}\n"));
+    let _ = std::fs::write(&file, text);
+    match verdict {
+        Ok(()) => (Accel::Kvm, "auto: KVM (a probe boot worked)".into()),
+        Err(e) => (
+            Accel::Tcg,
+            format!("auto: TCG (a KVM probe boot failed: {e})"),
+        ),
+    }
+}
+
+/// Boot `kernel` under KVM with an init that prints a marker and powers off.
+fn kvm_probe(kernel: &Path, workdir: &Path) -> Result<(), String> {
+    let dir = workdir.join("kvm-probe");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut c = Cpio::default();
+    c.dir("bin");
+    let busybox = std::fs::read("/bin/busybox").map_err(|e| format!("/bin/busybox: {e}"))?;
+    c.file("bin/busybox", true, &busybox);
+    c.file(
+        "init",
+        true,
+        b"#!/bin/busybox sh\n/bin/busybox echo REFAULT-KVM-PROBE-OK\n/bin/busybox poweroff -f\n",
+    );
+    let initrd = dir.join("initrd.cpio");
+    std::fs::write(&initrd, c.finish()).map_err(|e| format!("probe initramfs: {e}"))?;
+    let console = dir.join("console.log");
+    let mut cmd = std::process::Command::new("qemu-system-x86_64");
+    cmd.args(["-accel", "kvm", "-cpu", "host", "-m", "256M", "-smp", "1"])
+        .args(["-display", "none", "-monitor", "none", "-no-reboot"])
+        .arg("-serial")
+        .arg(format!("file:{}", console.display()))
+        .arg("-kernel")
+        .arg(kernel)
+        .arg("-initrd")
+        .arg(&initrd)
+        .args(["-append", "console=ttyS0 quiet panic=-1"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|e| format!("starting qemu: {e}"))?;
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
+            break Some(st);
+        }
+        if t0.elapsed().as_secs_f64() > KVM_PROBE_SECONDS || check_interrupted().is_err() {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let log = std::fs::read_to_string(&console).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    check_interrupted()?;
+    match status {
+        _ if log.contains("REFAULT-KVM-PROBE-OK") => Ok(()),
+        None => Err(format!(
+            "no output from the guest within {KVM_PROBE_SECONDS:.0} s"
+        )),
+        Some(st) => {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                use std::io::Read;
+                let _ = e.read_to_string(&mut err);
+            }
+            Err(format!(
+                "qemu exited ({st}): {}",
+                err.lines().last().unwrap_or("").trim()
+            ))
         }
     }
 }
@@ -275,6 +541,9 @@ pub struct VmSetup {
     pub initrd: PathBuf,
     pub disk: PathBuf,
     qemu: Option<std::process::Child>,
+    /// The accelerator the boots use (`--accel auto` resolved) and why.
+    pub accel: Accel,
+    pub accel_reason: String,
 }
 
 impl Drop for VmSetup {
@@ -331,7 +600,7 @@ pub fn setup_vm(
     }
     let state = StateFile::create(&workdir, &first)?;
     crate::install_signal_handlers();
-    let s = VmSetup {
+    let mut s = VmSetup {
         initrd: workdir.join("initrd.cpio"),
         disk: workdir.join("disk.img"),
         workdir,
@@ -339,7 +608,22 @@ pub fn setup_vm(
         state: Some(state),
         kernel,
         qemu: None,
+        accel: opts.accel,
+        accel_reason: "asked for (--accel)".into(),
     };
+    if opts.accel == Accel::Auto {
+        let (a, why) = detect_accel(&opts.cache, &s.kernel, &s.workdir);
+        s.accel = a;
+        s.accel_reason = why;
+    }
+    eprintln!(
+        "twin --vm: accelerator {}: {}",
+        match s.accel {
+            Accel::Kvm => "KVM",
+            _ => "TCG (emulation)",
+        },
+        s.accel_reason
+    );
     // The initramfs: busybox, modules, the C library, /init.
     let mut c = Cpio::default();
     for d in [
@@ -424,9 +708,9 @@ pub fn boot_once(
     let console = s.workdir.join("console.log");
     let mem_mib = (scn.machine.memory_pages * 4096).div_ceil(1 << 20);
     let mut cmd = std::process::Command::new("qemu-system-x86_64");
-    match opts.accel {
-        Accel::Tcg => cmd.args(["-accel", "tcg", "-cpu", "max"]),
+    match s.accel {
         Accel::Kvm => cmd.args(["-accel", "kvm", "-cpu", "host"]),
+        Accel::Tcg | Accel::Auto => cmd.args(["-accel", "tcg", "-cpu", "max"]),
     };
     cmd.args(["-m", &format!("{mem_mib}M")])
         .args(["-smp", &scn.machine.cpus.max(1).to_string()])
@@ -439,7 +723,7 @@ pub fn boot_once(
         .arg(&s.initrd)
         .args([
             "-append",
-            "console=ttyS0 quiet loglevel=1 panic=-1 no_timer_check transparent_hugepage=never",
+            "console=ttyS0 quiet loglevel=1 panic=-1 no_timer_check",
         ])
         .arg("-drive")
         .arg(format!("file={},format=raw,if=virtio", s.disk.display()))
@@ -519,8 +803,22 @@ fn tail(p: &Path, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// Guest side: set the sysctls and the disk's queue as the scenario says.
+/// The guest's `/sys/kernel/mm/transparent_hugepage/{enabled,defrag}` for a scenario.
+/// The model has no THP on anonymous faults yet (issue 13), so every scenario runs with
+/// `enabled = never` (the page cache's large folios do not depend on it) and the kernel's
+/// default `defrag = madvise`; a scenario key for them maps here when the model has them.
+pub fn thp_settings(_scn: &Scenario) -> (&'static str, &'static str) {
+    ("never", "madvise")
+}
+
+/// Guest side: set the sysctls, the THP settings and the disk's queue as the scenario says.
 fn apply_machine_settings(scn: &Scenario) -> Result<(), String> {
+    let (thp_enabled, thp_defrag) = thp_settings(scn);
+    let thp = Path::new("/sys/kernel/mm/transparent_hugepage");
+    for (k, v) in [("enabled", thp_enabled), ("defrag", thp_defrag)] {
+        let p = thp.join(k);
+        std::fs::write(&p, v).map_err(|e| format!("writing {v} to {}: {e}", p.display()))?;
+    }
     let w = |k: &str, v: String| {
         let p = format!("/proc/sys/vm/{k}");
         std::fs::write(&p, &v).map_err(|e| format!("writing {v} to {p}: {e}"))
@@ -575,6 +873,13 @@ pub fn guest_main(
     out: &Path,
 ) -> Result<(), String> {
     apply_machine_settings(scn)?;
+    let disk_probe = match probe_disk(Path::new("/dev/vda")) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("twin-guest: disk probe failed: {e}");
+            None
+        }
+    };
     let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
     // After the setup (the scenario's files written and dropped from the cache, swap on):
     // the machine as the run starts on it.
@@ -594,6 +899,7 @@ pub fn guest_main(
         lru_gen,
         task_seconds: r.task_seconds,
         memcg_stat: r.memcg_stat,
+        disk_probe,
     };
     let text = serde_json::to_string(&g).map_err(|e| e.to_string())?;
     std::fs::write(out, text).map_err(|e| format!("{}: {e}", out.display()))?;
@@ -619,7 +925,7 @@ pub fn twin_vm(
             scn.name,
             runs.len() + 1,
             r.kernel,
-            opts.accel
+            s.accel
         );
         real.push(r.vmstat.clone());
         runs.push(r);
@@ -627,11 +933,39 @@ pub fn twin_vm(
             break;
         }
     }
+    let (accel, accel_reason) = (s.accel, s.accel_reason.clone());
     drop(s);
     check_interrupted()?;
     // The simulated machine is the guest's as the first run started on it.
     let zones = parse_zoneinfo(&runs[0].zoneinfo_before);
-    let sim_scn = machine_from_zoneinfo(scn, &zones)?;
+    let mut sim_scn = machine_from_zoneinfo(scn, &zones)?;
+    // The guest's disk as it measured it (mean over the runs' probes).
+    let probes: Vec<&DiskProbe> = runs.iter().filter_map(|r| r.disk_probe.as_ref()).collect();
+    let disk_probe = (!probes.is_empty()).then(|| {
+        let n = probes.len() as u64;
+        DiskProbe {
+            latency_ns: probes.iter().map(|p| p.latency_ns).sum::<u64>() / n,
+            read_bytes_per_sec: probes.iter().map(|p| p.read_bytes_per_sec).sum::<u64>() / n,
+            random_reads: probes.iter().map(|p| p.random_reads).sum(),
+            sequential_bytes: probes.iter().map(|p| p.sequential_bytes).sum(),
+        }
+    });
+    if let Some(p) = &disk_probe {
+        device_from_probe(&mut sim_scn, p);
+        eprintln!(
+            "twin --vm: the guest's virtio disk: {:.0} us per 4 KiB random read, {:.0} MB/s sequential read; the simulated file-system device uses these",
+            p.latency_ns as f64 / 1e3,
+            p.read_bytes_per_sec as f64 / 1e6
+        );
+    }
+    // The simulation follows the rules of the kernel the guest booted (model.kernel).
+    sim_scn.model.kernel = model_kernel_for(&runs[0].kernel)?;
+    if sim_scn.model.kernel != scn.model.kernel {
+        eprintln!(
+            "twin --vm: simulating with model.kernel = \"{}\" (the guest's Linux {}; the scenario said \"{}\")",
+            sim_scn.model.kernel, runs[0].kernel, scn.model.kernel
+        );
+    }
     let mut sim = crate::simulate_over_flush_phases(&sim_scn)?;
     // Direct reclaim stalls summed over the zone index they are counted at: the kernel
     // counts a user page's at ZONE_MOVABLE (gfp_zone() of GFP_HIGHUSER_MOVABLE), the model
@@ -645,9 +979,10 @@ pub fn twin_vm(
     let kernel = format!(
         "{} (VM, {}{})",
         runs[0].kernel,
-        match opts.accel {
-            Accel::Tcg => "emulated: the guest's times are not a real machine's",
+        match accel {
             Accel::Kvm => "KVM",
+            Accel::Tcg | Accel::Auto =>
+                "emulated (TCG): the guest's times are not a real machine's",
         },
         if runs[0].lru_gen.is_empty() {
             String::new()
@@ -660,7 +995,8 @@ pub fn twin_vm(
     rep.memcg_stat = runs.iter().map(|r| r.memcg_stat.clone()).collect();
     rep.real_task_seconds = runs.iter().map(|r| r.task_seconds.clone()).collect();
     rep.vm = Some(VmReport {
-        accel: opts.accel,
+        accel,
+        accel_reason,
         zones,
         simulated_zones: sim_scn
             .machine
@@ -669,6 +1005,8 @@ pub fn twin_vm(
             .map(|z| (format!("{:?}", z.kind), z.pages))
             .collect(),
         simulated_min_free_kbytes: sim_scn.sysctl.min_free_kbytes,
+        simulated_kernel: sim_scn.model.kernel.clone(),
+        disk_probe,
         zoneinfo_before: runs[0].zoneinfo_before.clone(),
         buddyinfo_before: runs.iter().map(|r| r.buddyinfo_before.clone()).collect(),
         buddyinfo_after: runs.iter().map(|r| r.buddyinfo_after.clone()).collect(),
@@ -677,16 +1015,33 @@ pub fn twin_vm(
     Ok(rep)
 }
 
+/// `model.kernel` for a guest's release string (`/proc/sys/kernel/osrelease`).
+pub fn model_kernel_for(release: &str) -> Result<String, String> {
+    refault_scenario::parse_kernel_version(release).ok_or_else(|| {
+        format!(
+            "the guest runs Linux {release:?}: the model knows kernels from 6.1 on \
+             (model.kernel)"
+        )
+    })
+}
+
 /// What the VM twin adds to a report: the guest's own view of its memory.
 #[derive(Clone, Debug, Serialize)]
 pub struct VmReport {
     pub accel: Accel,
+    /// Why this accelerator (`--accel auto`'s probe, or asked for).
+    pub accel_reason: String,
     /// The guest's zones as the first run started ([`parse_zoneinfo`]).
     pub zones: Vec<GuestZone>,
     /// The simulated machine's zones (kind, pages) and min_free_kbytes
     /// ([`machine_from_zoneinfo`]).
     pub simulated_zones: Vec<(String, u64)>,
     pub simulated_min_free_kbytes: Option<u64>,
+    /// The `model.kernel` the simulation followed: the guest's version.
+    pub simulated_kernel: String,
+    /// The guest's disk as probed (mean over the runs); the simulated file-system device's
+    /// latency and read rate.
+    pub disk_probe: Option<DiskProbe>,
     /// /proc/zoneinfo at the start of the first run.
     pub zoneinfo_before: String,
     /// Per run.
@@ -892,5 +1247,57 @@ Node 0, zone   Normal
         let b = disk_bytes(&scn, SwapKind::None, 10 << 20);
         // (100 + 10 + 64) MiB * 1.25, rounded up to a MiB.
         assert_eq!(b, ((174u64 << 20) * 5 / 4).div_ceil(1 << 20) << 20);
+    }
+
+    #[test]
+    fn accel_names_and_the_guest_kernel_version() {
+        assert_eq!("auto".parse::<Accel>(), Ok(Accel::Auto));
+        assert_eq!("kvm".parse::<Accel>(), Ok(Accel::Kvm));
+        assert!("hvf"
+            .parse::<Accel>()
+            .unwrap_err()
+            .contains("auto, tcg or kvm"));
+        assert_eq!(model_kernel_for("6.1.0-50-cloud-amd64").unwrap(), "6.1");
+        assert_eq!(
+            model_kernel_for("6.12.48+deb13-cloud-amd64").unwrap(),
+            "6.12"
+        );
+        assert!(model_kernel_for("5.10.0-30-amd64")
+            .unwrap_err()
+            .contains("6.1 on"));
+    }
+
+    #[test]
+    fn the_probed_disk_replaces_latency_and_read_rate_only() {
+        let mut scn = refault_scenario::parse(
+            "[machine]\nmemory = \"256M\"\n[[device]]\nname = \"disk\"\npreset = \"nvme\"\n[fs]\ndevice = \"disk\"\n",
+            "t.toml",
+            &[],
+            None,
+        )
+        .unwrap();
+        let before = scn.devices[scn.fs_device].clone();
+        let p = DiskProbe {
+            latency_ns: 250_000,
+            read_bytes_per_sec: 400_000_000,
+            random_reads: 256,
+            sequential_bytes: 32 << 20,
+        };
+        device_from_probe(&mut scn, &p);
+        let d = &scn.devices[scn.fs_device];
+        assert_eq!((d.latency_ns, d.read_bytes_per_sec), (250_000, 400_000_000));
+        assert_eq!(d.write_bytes_per_sec, before.write_bytes_per_sec);
+        assert_eq!(d.queue_depth, before.queue_depth);
+        assert_eq!(d.rotational, before.rotational);
+        assert!(d.preset.starts_with("nvme"));
+    }
+
+    /// The probe's sequential rate: the latency comes out, but at most half the time (a
+    /// slow random-read mean on a loaded emulator made the rate 16,777,216 TB/s before).
+    #[test]
+    fn probe_transfer_time_keeps_at_least_half_the_elapsed_time() {
+        assert_eq!(seq_transfer_ns(100_000_000, 20_000_000), 80_000_000);
+        assert_eq!(seq_transfer_ns(40_000_000, 54_848_000), 20_000_000);
+        assert_eq!(seq_transfer_ns(1, 0), 1);
     }
 }

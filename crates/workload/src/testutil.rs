@@ -133,6 +133,7 @@ pub(crate) fn scenario(objects: Vec<ObjectSpec>, tasks: Vec<TaskSpec>) -> Scenar
             cgroup_version: 2,
             memcg_stats_flush_ns: 2_000_000_000,
             memcg_stats_first_flush_ns: 1_000_000_000,
+            kernel: "6.18".into(),
         },
     }
 }

@@ -53,8 +53,9 @@ pub struct TwinArgs {
     /// Where kernels are kept (default $REFAULT_VM_CACHE, else ~/.cache/refault-vm).
     #[arg(long, requires = "vm")]
     pub vm_cache: Option<PathBuf>,
-    /// tcg (emulation, works everywhere) or kvm.
-    #[arg(long, default_value = "tcg", requires = "vm")]
+    /// auto (KVM when /dev/kvm is usable and a short probe boot with it works, remembered in
+    /// --vm-cache; TCG otherwise), tcg (emulation, works everywhere) or kvm.
+    #[arg(long, default_value = "auto", requires = "vm")]
     pub accel: refault_twin::vm::Accel,
     /// Wall-clock limit of one boot of the VM, seconds.
     #[arg(long, default_value_t = 600.0, requires = "vm")]
@@ -119,7 +120,8 @@ pub struct FidelityArgs {
     pub kernel: String,
     #[arg(long, requires = "vm")]
     pub vm_cache: Option<PathBuf>,
-    #[arg(long, default_value = "tcg", requires = "vm")]
+    /// auto, tcg or kvm (as for `refault twin --vm`).
+    #[arg(long, default_value = "auto", requires = "vm")]
     pub accel: refault_twin::vm::Accel,
     /// Run only the scenarios whose name contains this.
     #[arg(long)]

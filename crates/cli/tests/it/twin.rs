@@ -375,6 +375,23 @@ fn vm_twin_boots_the_smallest_kernel_and_counters_come_back() {
         .as_str()
         .unwrap()
         .contains("DMA32"));
+    // --accel auto resolved to one of the two, and says why.
+    let accel = j["vm"]["accel"].as_str().unwrap();
+    assert!(accel == "kvm" || accel == "tcg", "{accel}");
+    assert!(
+        j["vm"]["accel_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("auto: "),
+        "{}",
+        j["vm"]["accel_reason"]
+    );
+    // The simulation followed the guest's kernel version.
+    assert_eq!(j["vm"]["simulated_kernel"], "6.1");
+    // The guest probed its disk: a positive latency and read rate.
+    let p = &j["vm"]["disk_probe"];
+    assert!(p["latency_ns"].as_u64().unwrap() > 0, "{p}");
+    assert!(p["read_bytes_per_sec"].as_u64().unwrap() > 0, "{p}");
     assert!(
         work_left(&d).is_empty(),
         "work files left behind: {:?}",
