@@ -34,9 +34,10 @@
 //!   them by virtual deadline; for nice-0 threads with equal slices placed at zero lag, that
 //!   is the same order. Lag kept across a sleep (`PLACE_LAG`), eligibility and
 //!   `DELAY_DEQUEUE` are not modelled.
-//! - A step cannot be interrupted: a thread woken while another's step runs waits for the end
-//!   of that step even on an idle CPU's tail (the CPU's previous step ends later than the
-//!   wakeup).
+//! - A step cannot be interrupted: a CPU is busy until the CPU time of the step it runs is
+//!   spent, so a thread woken during a step waits for its end even when the thread running
+//!   it blocks afterwards. One task event is one step even when its allocation retries
+//!   direct reclaim several times (the kernel could be preempted between the rounds).
 //! - v6.1 (CFS) differs: a woken thread that slept long is placed `sched_latency / 2` before
 //!   `min_vruntime` (`GENTLE_FAIR_SLEEPERS`) and preempts at once when that is more than the
 //!   wakeup granularity (1 ms × the same factor) before `curr`; it does not wait for `curr`'s
