@@ -109,6 +109,17 @@ class Result:
         return rc
 
     @property
+    def sched(self) -> pd.DataFrame:
+        """The CPU scheduler's view: one row per thread (each task, then ``kswapd0``,
+        ``flusher``, ``kcompactd0``) with ``cpu_seconds``, ``runqueue_wait_seconds``,
+        ``max_wait_ms``, ``nr_waits`` and ``nr_preempted``. Empty for results written
+        before the scheduler."""
+        cols = ["name", "cpu_seconds", "runqueue_wait_seconds", "max_wait_ms", "nr_waits",
+                "nr_preempted"]
+        threads = self._data.get("sched", {}).get("threads", [])
+        return pd.DataFrame(threads, columns=cols)
+
+    @property
     def lru_gen(self) -> pd.DataFrame | None:
         """Multi-gen LRU runs only (``policy.lru = "mglru"``), else None: one row per memcg
         and generation, oldest first, as ``/sys/kernel/debug/lru_gen`` lists them:

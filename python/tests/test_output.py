@@ -114,3 +114,10 @@ def test_cli_plot_and_report_to_stdout(result: refault.Result, tmp_path: Path) -
                            check=True, cwd=tmp_path)
         assert p.stdout.startswith(b"\x89PNG") or b"<html" in p.stdout
     assert not (tmp_path / "-").exists()
+
+
+def test_sched_lists_every_thread_with_its_cpu_time(result: refault.Result) -> None:
+    df = result.sched
+    assert list(df["name"])[-3:] == ["kswapd0", "flusher", "kcompactd0"]
+    assert (df["cpu_seconds"] >= 0).all() and (df["runqueue_wait_seconds"] >= 0).all()
+    assert df["cpu_seconds"].sum() > 0

@@ -5,7 +5,9 @@
 //! # Where we differ from the kernel (v6.18)
 //! - The zonelist is Normal then DMA32, no lowmem_reserve, no per-CPU page lists, no
 //!   highatomic reserve, no `__GFP_HIGH` watermark reduction, no capture of a compacted block.
-//! - User pages (GFP_HIGHUSER_MOVABLE) of order 0 take the full slow path below. Large
+//! - User pages (GFP_HIGHUSER_MOVABLE) of order 0 take the full slow path below; order-0
+//!   readahead pages (`readahead_gfp_mask()`, `__GFP_NORETRY`) fail after one round of direct
+//!   reclaim instead of retrying or invoking OOM, and readahead ends its window there. Large
 //!   page-cache folios are allocated like readahead does, but without direct reclaim or
 //!   compaction (the model's `__GFP_NORETRY` readahead allocation stops after waking kswapd
 //!   and trying the min watermark; the caller falls back to a smaller order).
@@ -78,6 +80,10 @@ impl Gfp {
         noretry: true,
         retry_mayfail: false,
     };
+    /// Readahead's mask (`readahead_gfp_mask()`: the mapping's GFP_HIGHUSER_MOVABLE with
+    /// `__GFP_NORETRY | __GFP_NOWARN`). Order 0: one round of direct reclaim, then the
+    /// allocation fails (no retries, no OOM) and readahead ends its window there.
+    pub const READAHEAD: Gfp = Gfp::READAHEAD_LARGE;
 }
 
 impl Mm {
@@ -230,6 +236,11 @@ impl Mm {
             let progress = self.try_to_free_pages(ctx, order);
             if let Some(p) = self.get_page_from_freelist(order, Wmark::Min, gfp, false) {
                 return Some(p);
+            }
+            if gfp.noretry {
+                // __alloc_pages_slowpath(): "Do not loop if specifically requested" — after
+                // one direct reclaim (and, for order 0, no compaction) it fails without OOM.
+                return None;
             }
             if progress > 0 {
                 no_progress_loops = 0;

@@ -48,11 +48,15 @@
 //! - `balance_dirty_pages()`'s position-ratio control is replaced by the rate matching above.
 //! - Writes go to the device at `dev_base + index` (files laid out contiguously).
 
+use crate::alloc::Gfp;
 use crate::page::pg;
 use crate::types::*;
 use crate::vmstat::Ev;
 use crate::workingset::Shadow;
 use crate::{Ctx, Mm};
+
+/// Readahead's allocation mask (`readahead_gfp_mask()`).
+const RA: Gfp = Gfp::READAHEAD;
 
 pub const CACHE_PRESENT: u64 = 1 << 63;
 
@@ -195,7 +199,7 @@ impl Mm {
         let eof = o.file_pages;
         if o.hint == Hint::Random || self.cfg.readahead_max_pages == 0 {
             // force_page_cache_ra(): exactly the request, order-0 folios.
-            self.ra_read(ctx, obj, index, req.min(eof - index), u64::MAX, 0, true);
+            self.ra_read(ctx, obj, index, req.min(eof - index), u64::MAX, 0, true, RA);
             return;
         }
         let max = self.ra_pages(obj);
@@ -212,7 +216,7 @@ impl Mm {
                 None => {
                     // A standalone random read: just the request (do_page_cache_ra() of
                     // req_count), the readahead state untouched.
-                    self.ra_read(ctx, obj, index, req.min(eof - index), u64::MAX, 0, true);
+                    self.ra_read(ctx, obj, index, req.min(eof - index), u64::MAX, 0, true, RA);
                     return;
                 }
             }
@@ -289,12 +293,16 @@ impl Mm {
         };
         new_order = new_order.min(MAX_PAGE_ORDER);
         self.objects[obj as usize].ra.order = new_order;
-        self.ra_read(ctx, obj, ra.start, size, mark, new_order, false);
+        self.ra_read(ctx, obj, ra.start, size, mark, new_order, false, RA);
     }
 
     /// Allocate and read folios for the missing pages of [start, start + nr), with folio
     /// order up to `order`, marking the folio containing `mark` PG_readahead. Contiguous
-    /// new folios are read with one request.
+    /// new folios are read with one request. Order-0 folios are allocated with `gfp0`:
+    /// readahead's [`RA`] (`readahead_gfp_mask()`, `__GFP_NORETRY`: one direct reclaim
+    /// attempt, then the window ends where the allocation failed, as
+    /// `page_cache_ra_unbounded()` stops), or the full mask when one folio a read or fault
+    /// needs is created (`filemap_create_folio()`, `__filemap_get_folio(FGP_CREAT)`).
     #[allow(clippy::too_many_arguments)]
     fn ra_read(
         &mut self,
@@ -305,6 +313,7 @@ impl Mm {
         mark: u64,
         order: u32,
         exact: bool,
+        gfp0: Gfp,
     ) {
         let end = start + nr;
         let mut index = start;
@@ -332,7 +341,8 @@ impl Mm {
                 o -= 1;
             }
             let pfn = loop {
-                match self.alloc_folio(ctx, o, ctx.memcg) {
+                let gfp = if o == 0 { gfp0 } else { RA };
+                match self.alloc_folio_gfp(ctx, o, ctx.memcg, gfp) {
                     Some(p) => break Some(p),
                     None if o > 0 && !ctx.oom => o -= 1,
                     None => break None,
@@ -411,7 +421,8 @@ impl Mm {
         let eof = o.file_pages;
         let idx = index as u64;
         if o.hint == Hint::Random || self.cfg.readahead_max_pages == 0 {
-            self.ra_read(ctx, obj, idx, 1, u64::MAX, 0, true);
+            // No read-around: filemap_fault() reads the one folio with the fault's mask.
+            self.ra_read(ctx, obj, idx, 1, u64::MAX, 0, true, Gfp::HIGHUSER_MOVABLE);
             return;
         }
         if o.hint == Hint::Sequential {
@@ -430,7 +441,9 @@ impl Mm {
         ra.order = 0;
         self.page_cache_ra_order(ctx, obj);
         if self.cache_lookup(obj, index).is_none() {
-            self.ra_read(ctx, obj, idx, 1, u64::MAX, 0, true);
+            // The read-around failed to allocate it (readahead_gfp_mask(): __GFP_NORETRY):
+            // filemap_fault() allocates it with the fault's mask (__filemap_get_folio()).
+            self.ra_read(ctx, obj, idx, 1, u64::MAX, 0, true, Gfp::HIGHUSER_MOVABLE);
         }
     }
 
@@ -448,6 +461,14 @@ impl Mm {
                 ctx.major = true;
                 self.page_cache_sync_ra(ctx, obj, index, end - index);
                 e = self.objects[obj as usize].ent[index as usize];
+                if e & CACHE_PRESENT == 0 && !ctx.oom {
+                    // Readahead could not allocate it (__GFP_NORETRY): filemap_get_pages()
+                    // creates and reads this one folio with the mapping's full mask
+                    // (filemap_create_folio()).
+                    let gfp = Gfp::HIGHUSER_MOVABLE;
+                    self.ra_read(ctx, obj, index, 1, u64::MAX, 0, true, gfp);
+                    e = self.objects[obj as usize].ent[index as usize];
+                }
                 if e & CACHE_PRESENT == 0 {
                     return;
                 }
@@ -760,6 +781,58 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A machine whose memory is all anon without swap: nothing can be reclaimed.
+    fn full_of_unswappable_anon() -> Mm {
+        let mut cfg = crate::testutil::tiny_config(crate::BalanceKind::RefaultCost, 4096);
+        cfg.swap_areas.clear();
+        let mut mm = Mm::new(cfg);
+        let mut io = crate::InstantIo;
+        for i in 0..8192 {
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            mm.touch(&mut ctx, 0, i, true);
+            if ctx.oom {
+                break;
+            }
+        }
+        mm
+    }
+
+    /// Issue 20 item 2: readahead allocates with readahead_gfp_mask() (__GFP_NORETRY): after
+    /// one round of direct reclaim that frees nothing it fails without invoking OOM, where a
+    /// page fault's GFP_HIGHUSER_MOVABLE allocation loops to OOM.
+    #[test]
+    fn readahead_allocation_gives_up_where_a_fault_would_oom() {
+        let mut mm = full_of_unswappable_anon();
+        let mut io = crate::InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        let stalls = mm.ev.get(Ev::AllocStallNormal);
+        assert_eq!(mm.alloc_pages(&mut ctx, 0, RA), None);
+        assert!(!ctx.oom, "a readahead allocation must not OOM");
+        assert_eq!(
+            mm.ev.get(Ev::AllocStallNormal),
+            stalls + 1,
+            "one round of reclaim"
+        );
+        assert_eq!(mm.alloc_pages(&mut ctx, 0, Gfp::HIGHUSER_MOVABLE), None);
+        assert!(ctx.oom);
+    }
+
+    /// When readahead cannot allocate, read() still creates the folio it needs with the
+    /// mapping's full mask (filemap_create_folio()); here that reaches OOM, which the read
+    /// reports instead of returning short without it.
+    #[test]
+    fn read_creates_the_needed_folio_when_readahead_fails() {
+        let mut mm = full_of_unswappable_anon();
+        let mut io = crate::InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        mm.file_read(&mut ctx, 1, 0, 32);
+        assert!(
+            ctx.oom,
+            "the read's own folio is allocated with the full mask"
+        );
+        assert!(mm.cache_lookup(1, 0).is_none());
+    }
     /// The folio orders of a sequential 32-page-per-read stream with read_ahead_kb = 8192,
     /// as this host's 6.18 kernel allocated them (`mm_filemap_add_to_page_cache`).
     #[test]

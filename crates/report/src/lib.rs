@@ -12,6 +12,7 @@
 //! | `timeseries` | `{t_s: [...], <series>: [...]}` (not used by the text reports) |
 //! | `sim_seconds`, `wall_seconds`, `events` | numbers |
 //! | `reclaim_cpu` | optional object: activity -> seconds |
+//! | `sched` | optional `{cpus, base_slice_ms, threads: [{name, cpu_seconds, runqueue_wait_seconds, max_wait_ms, nr_waits, nr_preempted}]}` |
 //! | `lru_gen` | optional (multi-gen LRU): per memcg generations, tiers, walk statistics |
 //!
 //! Missing keys and values of the wrong type read as missing (`-`), never as errors, so a

@@ -39,6 +39,9 @@ pub fn summary(result: &Value) -> String {
     if let Some(c) = reclaim_cpu_section(result) {
         sections.push(c);
     }
+    if let Some(c) = sched_section(result) {
+        sections.push(c);
+    }
     sections.join("\n")
 }
 
@@ -173,6 +176,45 @@ fn reclaim_cpu_section(result: &Value) -> Option<String> {
     ))
 }
 
+/// Per-thread CPU time and run-queue wait (`sched.threads`), in milliseconds.
+fn sched_section(result: &Value) -> Option<String> {
+    let sched = result.get("sched")?;
+    let threads = sched.get("threads")?.as_array()?;
+    if threads.is_empty() {
+        return None;
+    }
+    let ms = |t: &Value, k: &str| format_value(num(t.get(k)) * 1000.0);
+    let rows: Vec<Vec<String>> = threads
+        .iter()
+        .map(|t| {
+            vec![
+                t["name"].as_str().unwrap_or("-").to_string(),
+                ms(t, "cpu_seconds"),
+                ms(t, "runqueue_wait_seconds"),
+                format_value(num(t.get("max_wait_ms"))),
+                format_json(&t["nr_waits"]),
+                format_json(&t["nr_preempted"]),
+            ]
+        })
+        .collect();
+    let header = [
+        "thread",
+        "cpu_ms",
+        "wait_ms",
+        "max_wait_ms",
+        "waits",
+        "preempted",
+    ];
+    let mut align = vec![Align::Right; header.len()];
+    align[0] = Align::Left;
+    Some(format!(
+        "scheduler ({} cpus, slice {} ms)\n{}",
+        format_json(&sched["cpus"]),
+        format_value(num(sched.get("base_slice_ms"))),
+        render(Some(&header.map(String::from)), &rows, &align, 2)
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,6 +294,24 @@ reclaim cpu (ms)
   kswapd  12.3
 ";
         assert_eq!(summary(&result()), expected);
+    }
+
+    #[test]
+    fn summary_shows_the_schedulers_threads() {
+        let mut r = result();
+        r["sched"] = json!({"cpus": 1, "base_slice_ms": 0.75, "threads": [
+            {"name": "anon", "cpu_seconds": 1.5, "runqueue_wait_seconds": 0.25,
+             "max_wait_ms": 4, "nr_waits": 30, "nr_preempted": 29},
+            {"name": "kswapd0", "cpu_seconds": 0.5, "runqueue_wait_seconds": 0.125,
+             "max_wait_ms": 3.9, "nr_waits": 40, "nr_preempted": 0}]});
+        let text = summary(&r);
+        let tail = "\
+scheduler (1 cpus, slice 0.75 ms)
+  thread   cpu_ms  wait_ms  max_wait_ms  waits  preempted
+  anon       1500      250            4     30         29
+  kswapd0     500      125          3.9     40          0
+";
+        assert!(text.ends_with(tail), "{text}");
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod config;
 pub mod hist;
 pub mod machine;
 pub mod result;
+pub mod sched;
 
 pub use machine::{run, RunOptions, SimError};
 pub use result::SimResult;

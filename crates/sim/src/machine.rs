@@ -2,13 +2,17 @@
 //! (kswapd, the flusher), block devices, and the model.
 //!
 //! # Scheduling
-//! Every thread has a ready time. The scheduler repeatedly takes the thread with the earliest
-//! ready time (ties: lowest thread id, so runs are deterministic), waits for the earliest free
-//! CPU if all are busy, and runs one step: one event of a task, one iteration of kswapd's
-//! balance_pgdat(), or one flusher pass. A step costs CPU time (from the cost table and the
-//! model's reclaim work) and may block the thread until an IO completes. A task keeps running
-//! without a scheduler round trip while its next ready time stays before every other
-//! thread's, which is what makes hit-heavy streams cheap to simulate.
+//! Every thread has a ready time. The loop repeatedly takes the thread with the earliest
+//! ready time (ties: lowest thread id, so runs are deterministic) and runs one step: one
+//! event of a task, one iteration of kswapd's balance_pgdat(), or one flusher pass. A step
+//! costs CPU time (from the cost table and the model's reclaim work) and may block the thread
+//! until an IO completes. Which thread has which CPU is `crate::sched`'s (EEVDF): a woken
+//! thread takes an idle CPU or waits on the run queue; a thread still runnable after a step
+//! keeps its CPU until its slice is found used up (at a tick, or at a wakeup) while another
+//! waits, and a thread that blocks hands its CPU to the first waiting one. Step ends are the
+//! preemption points (`cond_resched()`). A task keeps running without a scheduler round trip
+//! while its next ready time stays before every other thread's and before the end of its
+//! slice when a thread waits, which is what makes hit-heavy streams cheap to simulate.
 //!
 //! Direct reclaim, direct compaction and memcg limit reclaim run inside the allocating task's
 //! step, charging it their CPU time; kswapd runs as its own thread, woken by allocations below
@@ -21,6 +25,7 @@
 use crate::block::{BlockDevice, IoOrigin, ReqOp, Request};
 use crate::hist::Histogram;
 use crate::result::*;
+use crate::sched::Sched;
 use refault_mm::kswapd::KswapdNext;
 use refault_mm::{Ctx, Io, Mm};
 use refault_scenario::Scenario;
@@ -221,7 +226,10 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     let mut kstate = KState::Sleeping;
     let mut kswapd_cpu = 0u64;
     let mut flusher_cpu = 0u64;
-    let mut cpus = vec![0u64; scn.machine.cpus.max(1) as usize];
+    let mut sched = Sched::new(scn.machine.cpus, ready.len());
+    // When a sleeping thread was woken by another thread's step (which may end after the
+    // time the woken thread is made ready at): the time it starts waiting if no CPU is idle.
+    let mut woke_at = vec![0u64; ready.len()];
     let duration = if scn.run.duration_ns == 0 {
         u64::MAX
     } else {
@@ -280,17 +288,25 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         }
         mm.run_completions(now);
         mm.memcg_flush_stats(now);
-        // Wait for a CPU.
-        let (c, free_at) = cpus
-            .iter()
-            .enumerate()
-            .min_by_key(|(i, f)| (**f, *i))
-            .map(|(i, f)| (i, *f))
-            .unwrap();
-        if free_at > now {
-            ready[th as usize] = free_at;
-            continue;
-        }
+        // Get a CPU (crate::sched): a thread on one is at a preemption point; a woken one
+        // takes an idle CPU or waits on the run queue.
+        let c = match sched.cpu_of(th) {
+            Some(c) => {
+                if let Some(next) = sched.preempt_point(c, now) {
+                    ready[next as usize] = now;
+                    continue;
+                }
+                c
+            }
+            None => match sched.wake(th, now, woke_at[th as usize].max(now)) {
+                Some(at) if at == now => sched.cpu_of(th).expect("woken onto a CPU"),
+                Some(at) => {
+                    ready[th as usize] = at;
+                    continue;
+                }
+                None => continue,
+            },
+        };
 
         if th >= kswapd_id {
             kthread_steps += 1;
@@ -347,7 +363,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             let next = mm.kswapd_step(&mut ctx);
             let finish = now + ctx.cpu_ns.max(1);
             kswapd_cpu += ctx.cpu_ns;
-            cpus[c] = finish;
+            sched.ran(c, finish, ctx.cpu_ns);
             let at = match next {
                 KswapdNext::Continue => finish,
                 KswapdNext::Throttle(u) => u.max(finish),
@@ -358,8 +374,17 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 }
             };
             ready[kswapd_id as usize] = at;
-            if mm.kcompactd.wake_pending && ready[kcompactd_id as usize] > finish {
+            if at > finish {
+                if let Some((n, t)) = sched.block(c) {
+                    ready[n as usize] = t;
+                }
+            }
+            if mm.kcompactd.wake_pending
+                && sched.is_sleeping(kcompactd_id)
+                && ready[kcompactd_id as usize] > finish
+            {
                 ready[kcompactd_id as usize] = finish;
+                woke_at[kcompactd_id as usize] = finish;
             }
             continue;
         }
@@ -379,10 +404,13 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             if ctx.cpu_ns > 0 {
                 kcompactd_awake += ctx.cpu_ns;
             }
-            cpus[c] = finish;
+            sched.ran(c, finish, ctx.cpu_ns);
             ready[kcompactd_id as usize] = if mm.kcompactd.wake_pending {
                 finish
             } else {
+                if let Some((n, t)) = sched.block(c) {
+                    ready[n as usize] = t;
+                }
                 finish.saturating_add(kcompactd_timer)
             };
             continue;
@@ -392,7 +420,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             let pass = mm.flusher_run(&mut ctx, expire_ns);
             let finish = now + ctx.cpu_ns.max(1);
             flusher_cpu += ctx.cpu_ns;
-            cpus[c] = finish;
+            sched.ran(c, finish, ctx.cpu_ns);
             let periodic = now
                 .checked_div(writeback_interval)
                 .map_or(u64::MAX, |k| (k + 1) * writeback_interval);
@@ -410,14 +438,25 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                     .max(finish)
             };
             ready[flusher_id as usize] = at;
+            if at > finish {
+                if let Some((n, t)) = sched.block(c) {
+                    ready[n as usize] = t;
+                }
+            }
             continue;
         }
 
         // A task: run events while it stays the earliest thread.
         let ti = th as usize;
         let mut t_now = now;
-        let horizon = horizon.min(duration);
+        // Run until the next other thread's time, or until a waiting thread is due to get
+        // this CPU (the run queue does not change while this task runs alone).
+        let horizon = horizon.min(duration).min(sched.horizon(c));
+        let waiters = sched.has_waiters();
         let mut cpu_end;
+        let mut batch_cpu = 0u64;
+        // Set when the task slept on IO within this batch and woke at that time.
+        let mut woke_in_batch = None;
         loop {
             let task = &mut tasks[ti];
             let Some(op) = task.src.next_op() else {
@@ -489,6 +528,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             }
             let finish = t_now + ctx.cpu_ns;
             task.cpu_ns += ctx.cpu_ns;
+            batch_cpu += ctx.cpu_ns;
             if ctx.major {
                 task.major_faults += 1;
             }
@@ -513,6 +553,10 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             } else {
                 still_events = 0;
             }
+            let slept = next > finish;
+            if slept {
+                woke_in_batch = Some(next);
+            }
             t_now = next;
             // A check observes: it must not run IO completions or anything else early.
             if check_every > 0 && events.is_multiple_of(check_every) {
@@ -525,7 +569,9 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 }
             }
             let wake = mm.kswapd.wake_pending || mm.flusher_wanted || mm.kcompactd.wake_pending;
+            // A task that sleeps gives its CPU to a waiting thread.
             if wake
+                || (slept && waiters)
                 || t_now >= horizon
                 || t_now >= next_sample
                 || t_now >= mm.memcg_stats_flush_due()
@@ -534,21 +580,31 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 break;
             }
         }
-        cpus[c] = cpu_end;
+        sched.ran(c, cpu_end, batch_cpu);
         if !tasks[ti].done {
             ready[ti] = t_now;
+        }
+        if tasks[ti].done || t_now > cpu_end {
+            if let Some((n, t)) = sched.block(c) {
+                ready[n as usize] = t;
+            }
+        } else if let Some(w) = woke_in_batch {
+            // It slept on IO and woke within the batch: a new slice from its wakeup.
+            sched.restart_slice(c, w);
         }
         // Wakeups raised by this step (wakeup_kswapd()).
         if mm.kswapd.wake_pending {
             match kstate {
                 KState::Sleeping => {
                     ready[kswapd_id as usize] = now;
+                    woke_at[kswapd_id as usize] = t_now;
                     kswapd_woke_at = now;
                 }
                 KState::Napping => {
                     mm.ev
                         .add(refault_mm::vmstat::Ev::KswapdLowWmarkHitQuickly, 1);
                     ready[kswapd_id as usize] = now;
+                    woke_at[kswapd_id as usize] = t_now;
                     kswapd_woke_at = now;
                 }
                 KState::Running => {}
@@ -556,11 +612,16 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             kstate = KState::Running;
             mm.kswapd.wake_pending = false;
         }
-        if mm.flusher_wanted && ready[flusher_id as usize] > now {
+        if mm.flusher_wanted && sched.is_sleeping(flusher_id) && ready[flusher_id as usize] > now {
             ready[flusher_id as usize] = now;
+            woke_at[flusher_id as usize] = t_now;
         }
-        if mm.kcompactd.wake_pending && ready[kcompactd_id as usize] > now {
+        if mm.kcompactd.wake_pending
+            && sched.is_sleeping(kcompactd_id)
+            && ready[kcompactd_id as usize] > now
+        {
             ready[kcompactd_id as usize] = now;
+            woke_at[kcompactd_id as usize] = t_now;
         }
         if live_tasks == 0 {
             break;
@@ -719,6 +780,24 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         kcompactd_awake_seconds: kcompactd_awake as f64 / 1e9,
         kswapd_awake_seconds: kswapd_awake as f64 / 1e9,
     };
+    let sched = SchedResult {
+        cpus: scn.machine.cpus.max(1),
+        base_slice_ms: sched.slice_ns as f64 / 1e6,
+        threads: tasks
+            .iter()
+            .map(|t| t.src.name.clone())
+            .chain(["kswapd0".into(), "flusher".into(), "kcompactd0".into()])
+            .zip(sched.stats.iter())
+            .map(|(name, s)| ThreadSchedResult {
+                name,
+                cpu_seconds: s.cpu_ns as f64 / 1e9,
+                runqueue_wait_seconds: s.wait_ns as f64 / 1e9,
+                max_wait_ms: s.max_wait_ns as f64 / 1e6,
+                nr_waits: s.nr_waits,
+                nr_preempted: s.nr_preempted,
+            })
+            .collect(),
+    };
     // The result records the check interval actually used.
     let mut scenario = scn.clone();
     scenario.model.check_interval = check_every;
@@ -728,6 +807,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         tasks: task_results,
         timeseries,
         compaction,
+        sched,
         buddyinfo,
         sim_seconds: end as f64 / 1e9,
         wall_seconds: wall.elapsed().as_secs_f64(),

@@ -30,6 +30,9 @@ pub struct SimResult {
     pub min_free_kbytes: u64,
     /// Compaction work by who did it, and how long kswapd and kcompactd were awake.
     pub compaction: CompactionResult,
+    /// The CPU scheduler (`crate::sched`): each thread's CPU time and run-queue wait over
+    /// the whole run (warm-up included).
+    pub sched: SchedResult,
     /// `/proc/buddyinfo` and `/proc/pagetypeinfo` views with the extfrag indices, sampled
     /// every `run.sample_interval` (and at the end).
     pub buddyinfo: Vec<BuddySample>,
@@ -154,6 +157,32 @@ pub struct TaskResult {
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
+}
+
+/// The scheduler's view of a run.
+#[derive(Serialize, Clone, Debug, Default)]
+pub struct SchedResult {
+    pub cpus: u32,
+    /// `sysctl_sched_base_slice` for that many CPUs.
+    pub base_slice_ms: f64,
+    /// Tasks (by name) then kswapd0, the flusher and kcompactd0.
+    pub threads: Vec<ThreadSchedResult>,
+}
+
+/// One thread's `/proc/PID/schedstat`-like figures.
+#[derive(Serialize, Clone, Debug, Default)]
+pub struct ThreadSchedResult {
+    pub name: String,
+    /// Time on a CPU.
+    pub cpu_seconds: f64,
+    /// Time runnable but waiting for a CPU (`run_delay`).
+    pub runqueue_wait_seconds: f64,
+    /// Longest single wait.
+    pub max_wait_ms: f64,
+    /// Times it had to wait for a CPU.
+    pub nr_waits: u64,
+    /// Times it lost its CPU while still runnable (involuntary switches).
+    pub nr_preempted: u64,
 }
 
 #[derive(Serialize, Clone, Debug, Default)]

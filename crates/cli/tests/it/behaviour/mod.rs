@@ -1,4 +1,5 @@
 mod lru_balance;
 mod memcg;
 mod mglru;
+mod sched;
 mod workingset;

@@ -1,0 +1,352 @@
+//! The CPU scheduler of the simulated machine: which runnable thread (task or kernel thread)
+//! runs on which simulated CPU, and when a running thread gives its CPU up.
+//!
+//! # The idea (EEVDF, v6.6+)
+//! Every thread of the model is a nice-0 `SCHED_NORMAL` thread, as tasks and kswapd are in the
+//! kernel. EEVDF gives each runnable thread a request of one base slice
+//! (`sysctl_sched_base_slice`, 0.75 ms × `1 + ilog2(min(ncpus, 8))`, the
+//! `SCHED_TUNABLESCALING_LOG` factor of `get_update_sysctl_factor()`), and picks the eligible
+//! thread with the earliest virtual deadline. A woken thread goes to an idle CPU if there is
+//! one (`select_idle_sibling()`); else it waits on a run queue. The running thread keeps its
+//! CPU for its whole slice (`RUN_TO_PARITY`: `protect_slice()`), and its deadline is only
+//! found passed when `update_curr()` runs: at a scheduler tick (HZ = 250, Debian's
+//! `CONFIG_HZ_250`) or when a thread wakes up onto its run queue
+//! (`check_preempt_wakeup_fair()` calls `update_curr()` first). Once the deadline has passed,
+//! `update_deadline()` gives it a new one a slice later and asks for a reschedule; the woken
+//! thread, placed at the queue's average vruntime (deadline one slice after it), then has the
+//! earlier (or an equal, and the tree's entry wins ties against `curr`) deadline and runs.
+//! So a woken kswapd waits on a busy CPU at most until the next tick after the running
+//! thread's slice ends: [`resched_at`].
+//!
+//! Kernel code runs with voluntary preemption (Debian's `PREEMPT_DYNAMIC` default): a
+//! reschedule asked for while a thread is in the kernel takes effect at its next
+//! `cond_resched()`. The model's preemption points are the ends of the simulator's steps: one
+//! event of a task (a fault, a read() with its readahead, including the direct reclaim or
+//! compaction it entered: `cond_resched()` in `shrink_lruvec()`/`shrink_node()` between
+//! `SWAP_CLUSTER_MAX` batches, and a direct reclaim reclaims about that much per call), one
+//! iteration of kswapd's per-priority loop in `balance_pgdat()` (its `cond_resched()` between
+//! priorities and in `shrink_node()`), one flusher pass, one kcompactd run.
+//!
+//! # Where we differ from the kernel
+//! - One run queue for the whole machine (perfect load balancing) instead of one per CPU
+//!   with the load balancer moving threads between them.
+//! - Waiting threads are served in the order they became runnable (round robin). EEVDF orders
+//!   them by virtual deadline; for nice-0 threads with equal slices placed at zero lag, that
+//!   is the same order. Lag kept across a sleep (`PLACE_LAG`), eligibility and
+//!   `DELAY_DEQUEUE` are not modelled.
+//! - A step cannot be interrupted: a CPU is busy until the CPU time of the step it runs is
+//!   spent, so a thread woken during a step waits for its end even when the thread running
+//!   it blocks afterwards. One task event is one step even when its allocation retries
+//!   direct reclaim several times (the kernel could be preempted between the rounds).
+//! - v6.1 (CFS) differs: a woken thread that slept long is placed `sched_latency / 2` before
+//!   `min_vruntime` (`GENTLE_FAIR_SLEEPERS`) and preempts at once when that is more than the
+//!   wakeup granularity (1 ms × the same factor) before `curr`; it does not wait for `curr`'s
+//!   slice. The model follows EEVDF only.
+//!
+//! # Kernel references
+//! kernel/sched/fair.c `get_update_sysctl_factor()`, `update_deadline()`, `update_curr()`,
+//! `place_entity()`, `pick_eevdf()`, `protect_slice()`, `check_preempt_wakeup_fair()`,
+//! `task_tick_fair()`; kernel/sched/features.h `RUN_TO_PARITY`.
+
+use serde::Serialize;
+
+/// `sysctl_sched_base_slice` before scaling (`normalized_sysctl_sched_base_slice`).
+pub const BASE_SLICE_NS: u64 = 750_000;
+/// HZ of the kernel the model follows (Debian's `CONFIG_HZ_250`).
+pub const HZ: u64 = 250;
+/// One scheduler tick.
+pub const TICK_NS: u64 = 1_000_000_000 / HZ;
+
+/// `sysctl_sched_base_slice` on a machine with `ncpus` CPUs: the normalized value times
+/// `get_update_sysctl_factor()` under `SCHED_TUNABLESCALING_LOG` (the default),
+/// `1 + ilog2(min(ncpus, 8))`. Never more than 3 ms, less than a tick at HZ = 250.
+pub fn base_slice_ns(ncpus: u32) -> u64 {
+    let cpus = ncpus.clamp(1, 8);
+    BASE_SLICE_NS * (1 + cpus.ilog2() as u64)
+}
+
+/// The first tick at or after `t`.
+fn tick_at_or_after(t: u64) -> u64 {
+    t.div_ceil(TICK_NS) * TICK_NS
+}
+
+/// When a thread that has run without a break since `start`, with slices of `slice` ns, is
+/// told to reschedule because a thread woke up onto its run queue at `arrival`.
+///
+/// Its first deadline is `start + slice`. `update_curr()` runs at every tick and at the
+/// wakeup; each time it finds the deadline passed, `update_deadline()` sets the next one a
+/// slice after that moment and asks for a reschedule. A reschedule asked for before the
+/// wakeup found nobody else to run. So: if the deadline in force at `arrival` has passed, the
+/// wakeup itself reschedules (at `arrival`); else the next tick at or after that deadline
+/// does. Requires `slice <= TICK_NS` (true of [`base_slice_ns`] at HZ = 250): then each tick
+/// after the first renewal renews again.
+pub fn resched_at(start: u64, slice: u64, arrival: u64) -> u64 {
+    debug_assert!(slice <= TICK_NS);
+    let d0 = start + slice;
+    if arrival < d0 {
+        return tick_at_or_after(d0);
+    }
+    // The deadline in force at `arrival`: d0 until the first tick at or after it, then a
+    // slice after the last tick at or before `arrival`.
+    let first = tick_at_or_after(d0);
+    let deadline = if arrival < first {
+        d0
+    } else {
+        arrival / TICK_NS * TICK_NS + slice
+    };
+    if arrival >= deadline {
+        arrival
+    } else {
+        tick_at_or_after(deadline)
+    }
+}
+
+/// No thread.
+pub const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct Cpu {
+    /// When the step running on it ends.
+    free_at: u64,
+    /// The thread that has it (running, continuing without a break, or reserved for a thread
+    /// woken while the CPU's last step was still running); NONE = idle.
+    curr: u32,
+    /// When `curr` got it (the start of its slice).
+    start: u64,
+}
+
+/// Per-thread scheduler statistics (`/proc/PID/schedstat`: time on a CPU, time waiting on a
+/// run queue, and how often it waited).
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct ThreadStats {
+    pub cpu_ns: u64,
+    pub wait_ns: u64,
+    /// Times it became runnable and found no CPU free (`nr_wakeups` that waited, plus
+    /// preemptions).
+    pub nr_waits: u64,
+    /// Times it lost its CPU to a waiting thread while still runnable (involuntary context
+    /// switches, `nr_involuntary_switches`).
+    pub nr_preempted: u64,
+    /// Longest single wait.
+    pub max_wait_ns: u64,
+}
+
+/// The machine's CPUs and run queue.
+pub struct Sched {
+    cpus: Vec<Cpu>,
+    /// Waiting threads in the order they became runnable, with that time.
+    rq: std::collections::VecDeque<(u32, u64)>,
+    /// CPU of each thread, or NONE.
+    on_cpu: Vec<u32>,
+    queued: Vec<bool>,
+    pub stats: Vec<ThreadStats>,
+    pub slice_ns: u64,
+}
+
+impl Sched {
+    pub fn new(ncpus: u32, nthreads: usize) -> Sched {
+        let n = ncpus.max(1);
+        Sched {
+            cpus: vec![
+                Cpu {
+                    free_at: 0,
+                    curr: NONE,
+                    start: 0,
+                };
+                n as usize
+            ],
+            rq: Default::default(),
+            on_cpu: vec![NONE; nthreads],
+            queued: vec![false; nthreads],
+            stats: vec![ThreadStats::default(); nthreads],
+            slice_ns: base_slice_ns(n),
+        }
+    }
+
+    /// The CPU `th` holds, if any.
+    #[inline]
+    pub fn cpu_of(&self, th: u32) -> Option<usize> {
+        let c = self.on_cpu[th as usize];
+        (c != NONE).then_some(c as usize)
+    }
+
+    /// Neither on a CPU nor waiting for one: sleeping (or not started, or finished).
+    #[inline]
+    pub fn is_sleeping(&self, th: u32) -> bool {
+        self.on_cpu[th as usize] == NONE && !self.queued[th as usize]
+    }
+
+    fn record_wait(&mut self, th: u32, ns: u64) {
+        let s = &mut self.stats[th as usize];
+        s.wait_ns += ns;
+        s.max_wait_ns = s.max_wait_ns.max(ns);
+        if ns > 0 {
+            s.nr_waits += 1;
+        }
+    }
+
+    fn give(&mut self, c: usize, th: u32, at: u64) {
+        self.cpus[c].curr = th;
+        self.cpus[c].start = at;
+        self.on_cpu[th as usize] = c as u32;
+    }
+
+    /// `th` becomes runnable at `t` (`try_to_wake_up()`): it takes an idle CPU (the one free
+    /// first; it waits there for the end of a step still running past `t`) and returns when
+    /// it runs, or finds every CPU taken and waits on the run queue from `arrival` (>= `t`:
+    /// the end of the step that woke it, when that ends after `t`) (None).
+    pub fn wake(&mut self, th: u32, t: u64, arrival: u64) -> Option<u64> {
+        debug_assert!(self.is_sleeping(th));
+        let idle = (0..self.cpus.len())
+            .filter(|&c| self.cpus[c].curr == NONE)
+            .min_by_key(|&c| (self.cpus[c].free_at, c));
+        match idle {
+            Some(c) => {
+                let at = self.cpus[c].free_at.max(t);
+                self.record_wait(th, at - t);
+                self.give(c, th, at);
+                Some(at)
+            }
+            None => {
+                self.queued[th as usize] = true;
+                self.rq.push_back((th, arrival));
+                None
+            }
+        }
+    }
+
+    /// Some thread waits for a CPU.
+    #[inline]
+    pub fn has_waiters(&self) -> bool {
+        !self.rq.is_empty()
+    }
+
+    /// The thread on CPU `c` slept and woke at `t` without another thread running there in
+    /// between: its slice starts again at `t` (`place_entity()` gives it a new deadline).
+    pub fn restart_slice(&mut self, c: usize, t: u64) {
+        self.cpus[c].start = t;
+    }
+
+    /// Until when the thread on CPU `c` may run on without passing a preemption point that
+    /// would give the CPU away (u64::MAX while nobody waits).
+    #[inline]
+    pub fn horizon(&self, c: usize) -> u64 {
+        match self.rq.front() {
+            None => u64::MAX,
+            Some(&(_, arrival)) => resched_at(self.cpus[c].start, self.slice_ns, arrival),
+        }
+    }
+
+    /// The thread on CPU `c`, at a preemption point at `t` and still runnable: if a waiting
+    /// thread is due to run, `curr` goes to the back of the run queue and the first waiting
+    /// thread gets the CPU at `t` (returned).
+    pub fn preempt_point(&mut self, c: usize, t: u64) -> Option<u32> {
+        if t < self.horizon(c) {
+            return None;
+        }
+        let curr = self.cpus[c].curr;
+        let (next, since) = self.rq.pop_front().expect("a waiting thread");
+        self.queued[next as usize] = false;
+        self.on_cpu[curr as usize] = NONE;
+        self.stats[curr as usize].nr_preempted += 1;
+        self.queued[curr as usize] = true;
+        self.rq.push_back((curr, t));
+        self.record_wait(next, t - since);
+        self.give(c, next, t);
+        Some(next)
+    }
+
+    /// The thread on CPU `c` ran a step until `end` that cost it `cpu_ns`.
+    #[inline]
+    pub fn ran(&mut self, c: usize, end: u64, cpu_ns: u64) {
+        let th = self.cpus[c].curr;
+        self.stats[th as usize].cpu_ns += cpu_ns;
+        self.cpus[c].free_at = end;
+    }
+
+    /// The thread on CPU `c` blocks (or finishes) when its step ends: the first waiting
+    /// thread, if any, gets the CPU then (returned with that time).
+    pub fn block(&mut self, c: usize) -> Option<(u32, u64)> {
+        let curr = self.cpus[c].curr;
+        self.on_cpu[curr as usize] = NONE;
+        self.cpus[c].curr = NONE;
+        let at = self.cpus[c].free_at;
+        let (next, since) = self.rq.pop_front()?;
+        self.queued[next as usize] = false;
+        self.record_wait(next, at.saturating_sub(since));
+        self.give(c, next, at);
+        Some((next, at))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_slice_scales_with_log2_of_cpus_up_to_eight() {
+        // 0.75 ms × (1 + ilog2(n)), n capped at 8.
+        assert_eq!(base_slice_ns(1), 750_000);
+        assert_eq!(base_slice_ns(2), 1_500_000);
+        assert_eq!(base_slice_ns(3), 1_500_000);
+        assert_eq!(base_slice_ns(4), 2_250_000);
+        assert_eq!(base_slice_ns(7), 2_250_000);
+        assert_eq!(base_slice_ns(8), 3_000_000);
+        assert_eq!(base_slice_ns(64), 3_000_000);
+        assert_eq!(base_slice_ns(0), 750_000);
+    }
+
+    #[test]
+    fn wakeup_before_the_slice_ends_waits_for_the_tick_after_it() {
+        // curr got the CPU at 1 ms; slice 0.75 ms: deadline 1.75 ms, first tick after it 4 ms.
+        assert_eq!(resched_at(1_000_000, 750_000, 1_200_000), 4_000_000);
+        // A slice ending exactly on a tick: that tick.
+        assert_eq!(resched_at(3_250_000, 750_000, 3_500_000), 4_000_000);
+    }
+
+    #[test]
+    fn wakeup_after_the_deadline_preempts_at_once() {
+        // Deadline 1.75 ms passed, no tick since: the wakeup's update_curr() finds it.
+        assert_eq!(resched_at(1_000_000, 750_000, 2_000_000), 2_000_000);
+        // The 4 ms tick renewed the deadline to 4.75 ms; a wakeup at 5 ms is past it.
+        assert_eq!(resched_at(1_000_000, 750_000, 5_000_000), 5_000_000);
+    }
+
+    #[test]
+    fn wakeup_within_a_renewed_slice_waits_for_the_next_tick() {
+        // Renewed at the 8 ms tick to 8.75 ms; a wakeup at 8.5 ms waits for the 12 ms tick.
+        assert_eq!(resched_at(1_000_000, 750_000, 8_500_000), 12_000_000);
+        // Two CPUs (1.5 ms slices): renewed at 4 ms to 5.5 ms; wakeup at 5 ms -> 8 ms tick.
+        assert_eq!(resched_at(0, 1_500_000, 5_000_000), 8_000_000);
+        assert_eq!(resched_at(0, 1_500_000, 5_600_000), 5_600_000);
+    }
+
+    #[test]
+    fn woken_thread_takes_an_idle_cpu_else_waits_its_turn() {
+        let mut s = Sched::new(1, 3);
+        assert_eq!(s.wake(0, 0, 0), Some(0));
+        assert_eq!(s.cpu_of(0), Some(0));
+        s.ran(0, 100_000, 100_000);
+        // Thread 1 wakes at 0.1 ms: no idle CPU.
+        assert_eq!(s.wake(1, 100_000, 100_000), None);
+        assert!(!s.is_sleeping(1));
+        // Thread 0 keeps its slice: 0.75 ms ends at 0.75 ms, found at the 4 ms tick.
+        assert_eq!(s.horizon(0), 4_000_000);
+        assert_eq!(s.preempt_point(0, 3_999_999), None);
+        assert_eq!(s.preempt_point(0, 4_000_000), Some(1));
+        assert_eq!(s.cpu_of(1), Some(0));
+        assert_eq!(s.cpu_of(0), None);
+        assert_eq!(s.stats[1].wait_ns, 3_900_000);
+        assert_eq!(s.stats[0].nr_preempted, 1);
+        // Thread 1 blocks at 4.5 ms: thread 0 gets the CPU back then.
+        s.ran(0, 4_500_000, 500_000);
+        assert_eq!(s.block(0), Some((0, 4_500_000)));
+        assert_eq!(s.stats[0].wait_ns, 500_000);
+        // A wakeup onto the CPU still finishing a blocked thread's step waits for its end.
+        s.ran(0, 5_000_000, 500_000);
+        assert_eq!(s.block(0), None);
+        assert_eq!(s.wake(2, 4_800_000, 4_800_000), Some(5_000_000));
+        assert_eq!(s.stats[2].wait_ns, 200_000);
+        assert_eq!(s.stats[1].cpu_ns, 500_000);
+    }
+}
