@@ -14,7 +14,8 @@
 //! | mm/vmscan.c (classic LRU)                | [`vmscan`], [`kswapd`]       |
 //! | mm/vmscan.c `lru_gen_*` (multi-gen LRU)   | [`mglru`]                    |
 //! | mm/swapfile.c, mm/swap_state.c           | [`swap`]                     |
-//! | mm/filemap.c, mm/readahead.c, mm/page-writeback.c | [`filemap`]         |
+//! | mm/filemap.c, mm/readahead.c             | [`filemap`]                  |
+//! | mm/page-writeback.c (dirty throttling)   | [`writeback`]                |
 //! | mm/memory.c (faults)                     | [`memory`]                   |
 //! | mm/memcontrol.c                          | [`memcontrol`]               |
 //! | mm/vmstat.c                              | [`vmstat`]                   |
@@ -40,6 +41,7 @@ pub mod types;
 pub mod vmscan;
 pub mod vmstat;
 pub mod workingset;
+pub mod writeback;
 pub mod zeroed;
 
 #[cfg(test)]
@@ -172,6 +174,9 @@ pub struct MmConfig {
     pub page_cluster: u32,
     pub dirty_ratio: u64,
     pub dirty_background_ratio: u64,
+    /// `vm.dirty_bytes` / `vm.dirty_background_bytes` (0 = the ratio applies).
+    pub dirty_bytes: u64,
+    pub dirty_background_bytes: u64,
     pub dirty_expire_ns: u64,
     pub laptop_mode: bool,
     pub balance: BalanceKind,
@@ -229,7 +234,13 @@ pub struct Ctx<'a> {
     pub oom: bool,
     /// The operation is done by kswapd.
     pub kswapd: bool,
+    /// The task doing the operation (`current`, for its dirty-throttling state), or
+    /// [`NO_TASK`].
+    pub task: u32,
 }
+
+/// [`Ctx::task`] of an operation done outside any task (tests, kernel threads).
+pub const NO_TASK: u32 = u32::MAX;
 
 impl<'a> Ctx<'a> {
     pub fn new(now: u64, io: &'a mut dyn Io, memcg: u16) -> Self {
@@ -242,6 +253,7 @@ impl<'a> Ctx<'a> {
             major: false,
             oom: false,
             kswapd: false,
+            task: NO_TASK,
         }
     }
     #[inline]
@@ -373,6 +385,11 @@ pub struct Mm {
     pub flusher_wanted: bool,
     /// The filesystem journal (fsync commits).
     pub journal: filemap::Journal,
+    /// The filesystem device's writeback state (`bdi_writeback`) and the global wb domain.
+    pub wb: writeback::Wb,
+    /// Dirty-throttling state per task (slot 0: operations without a task, then task i at
+    /// i + 1).
+    pub task_dirty: Vec<writeback::TaskDirty>,
     pub min_free_kbytes: u64,
     /// Multi-gen LRU: the reclaimer has a page-table walk context
     /// (`current->reclaim_state->mm_walk`), so look-around promotes in batches.
@@ -485,6 +502,8 @@ impl Mm {
             io_buf: Vec::with_capacity(64),
             flusher_wanted: false,
             journal: Default::default(),
+            wb: Default::default(),
+            task_dirty: Vec::new(),
             min_free_kbytes,
             mm_walk_active: false,
             in_lru_fault: false,
@@ -589,6 +608,7 @@ impl Mm {
             .filter(|o| o.kind == ObjKind::File)
             .map(|o| o.nr_resident)
             .sum();
+        let (bg_thresh, thresh) = self.dirty_limits();
         v.extend([
             ("nr_free_pages", self.nr_free()),
             ("nr_inactive_anon", self.node_lru(LruList::InactiveAnon)),
@@ -601,6 +621,8 @@ impl Mm {
             ("nr_file_pages", file + shmem + self.node.nr_swapcached),
             ("nr_dirty", self.node.nr_dirty),
             ("nr_writeback", self.node.nr_writeback),
+            ("nr_dirty_threshold", thresh),
+            ("nr_dirty_background_threshold", bg_thresh),
             ("nr_swapcached", self.node.nr_swapcached),
             (
                 "nr_swap_used",
