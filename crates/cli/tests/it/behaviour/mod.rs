@@ -2,3 +2,4 @@ mod lru_balance;
 mod memcg;
 mod mglru;
 mod workingset;
+mod writeback;
