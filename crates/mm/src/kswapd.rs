@@ -165,10 +165,8 @@ impl Mm {
         }
         self.kswapd.sc = Some(sc);
         if throttle {
-            let until = self
-                .next_completion()
-                .unwrap_or(ctx.now)
-                .min(ctx.now + HZ_NS / 10);
+            // reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK)
+            let until = self.reclaim_throttle_wake(ctx.now);
             return KswapdNext::Throttle(until);
         }
         KswapdNext::Continue

@@ -350,6 +350,11 @@ pub struct NodeState {
     pub nr_kernel_pages: u64,
     /// Cursor of the round-robin memcg walk of direct reclaim (`mem_cgroup_iter` cookie).
     pub memcg_cursor: usize,
+    /// Reclaimers sleeping in `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`: (start, wakeup)
+    /// times; their number is `pgdat->nr_writeback_throttled`.
+    pub wb_throttled: Vec<(u64, u64)>,
+    /// `pgdat->nr_reclaim_start`: NR_THROTTLED_WRITTEN when the first of them started.
+    pub nr_reclaim_start: u64,
 }
 
 /// The whole model of one node.
@@ -573,6 +578,17 @@ impl Mm {
             // A completion whose folio's writeback already ended (a cgroup v1 reclaimer
             // waited for it) is stale: the pfn may carry another writeback by now.
             if self.pages.io_done_ns[pfn as usize] == t {
+                if self
+                    .node
+                    .wb_throttled
+                    .iter()
+                    .any(|&(s, e)| s <= t && t <= e)
+                {
+                    // acct_reclaim_writeback(): NR_THROTTLED_WRITTEN while reclaim is
+                    // throttled on writeback.
+                    let nr = self.pages.nr_pages(pfn);
+                    self.ev.add(vmstat::Ev::NrThrottledWritten, nr);
+                }
                 self.end_writeback(pfn);
             }
         }

@@ -574,6 +574,49 @@ impl Mm {
         self.run_completions(ctx.now + ctx.cpu_ns);
     }
 
+    /// Kernel: `reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK)` and its wakeup by
+    /// `__acct_reclaim_writeback()`: a reclaimer starting to sleep at `now` joins the
+    /// throttled ones (`nr_writeback_throttled`; the first records NR_THROTTLED_WRITTEN in
+    /// `nr_reclaim_start`) and is woken by the writeback completion that brings the pages
+    /// written since then above `SWAP_CLUSTER_MAX * nr_throttled`, or after HZ/10. Returns
+    /// that time, from the pending completions in time order, and records the sleep so the
+    /// completions in between count as NR_THROTTLED_WRITTEN. The number of throttled
+    /// reclaimers is taken when this one starts (the kernel rereads it at each completion).
+    pub(crate) fn reclaim_throttle_wake(&mut self, now: u64) -> u64 {
+        let deadline = now + HZ_NS / 10;
+        self.node.wb_throttled.retain(|&(_, end)| end > now);
+        let written = self.ev.get(Ev::NrThrottledWritten);
+        if self.node.wb_throttled.is_empty() {
+            self.node.nr_reclaim_start = written;
+        }
+        let nr_throttled = self.node.wb_throttled.len() as u64 + 1;
+        let done = written - self.node.nr_reclaim_start;
+        // Woken when the count exceeds the target: at the next completion if it already does.
+        let mut need = (SWAP_CLUSTER_MAX * nr_throttled + 1)
+            .saturating_sub(done)
+            .max(1);
+        let mut due = std::mem::take(&mut self.scratch3);
+        due.clear();
+        due.extend(self.completions.iter().filter_map(|r| {
+            let (t, pfn) = r.0;
+            (t <= deadline && self.pages.io_done_ns[pfn as usize] == t).then_some(pfn)
+        }));
+        due.sort_unstable_by_key(|&pfn| (self.pages.io_done_ns[pfn as usize], pfn));
+        let mut wake = deadline;
+        for &pfn in &due {
+            let nr = self.pages.nr_pages(pfn);
+            if nr >= need {
+                wake = self.pages.io_done_ns[pfn as usize].max(now);
+                break;
+            }
+            need -= nr;
+        }
+        due.clear();
+        self.scratch3 = due;
+        self.node.wb_throttled.push((now, wake));
+        wake
+    }
+
     /// Kernel: `folio_referenced()`: test-and-clear the young bits of every mapping of the
     /// folio; returns the number of mappings that were young. Charges one rmap step per
     /// mapping visited.
@@ -1008,5 +1051,89 @@ mod list_tests {
         mm.file_read(&mut ctx, 1, 0, 1);
         assert_eq!(mm.ev.get(vmstat::Ev::WorkingsetRefaultFile), 1);
         mm.check_invariants().unwrap();
+    }
+}
+
+#[cfg(test)]
+mod throttle_tests {
+    use crate::testutil::*;
+    use crate::types::HZ_NS;
+    use crate::vmstat::Ev;
+    use crate::*;
+
+    /// Puts `nr` dirty pages of file 1 starting at `page` under writeback at `now`; the
+    /// device completes them `delay` later (one request).
+    fn writeback_at(mm: &mut Mm, now: u64, page: u32, nr: u32, delay: u64) {
+        let mut io = DelayIo(delay);
+        let mut ctx = Ctx::new(now, &mut io, 0);
+        mm.file_write(&mut ctx, 1, page, nr);
+        mm.objects[1].wb_index = page as u64;
+        mm.writeback_file(&mut ctx, 1, nr as u64);
+    }
+
+    /// reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK): woken by the completion that brings the
+    /// pages written since the sleep began above SWAP_CLUSTER_MAX (32) per throttled
+    /// reclaimer, not by the first one; after HZ/10 when not enough completes; and the
+    /// pages completed meanwhile count as nr_throttled_written.
+    #[test]
+    fn writeback_throttle_wakes_after_32_pages_per_sleeper() {
+        let mut mm = tiny_mm(BalanceKind::RefaultCost, 4096);
+        // 20 pages complete at 5 ms, 20 at 6 ms, 40 at 7 ms.
+        writeback_at(&mut mm, 0, 0, 20, 5_000_000);
+        writeback_at(&mut mm, 1_000_000, 20, 20, 5_000_000);
+        writeback_at(&mut mm, 2_000_000, 40, 40, 5_000_000);
+        assert_eq!(mm.node.nr_writeback, 80);
+        // The 33rd page completes with the second request.
+        assert_eq!(mm.reclaim_throttle_wake(2_000_000), 6_000_000);
+        // A second reclaimer joining at 3 ms: two sleepers need 65 pages: the third request.
+        assert_eq!(mm.reclaim_throttle_wake(3_000_000), 7_000_000);
+        mm.run_completions(7_000_000);
+        assert_eq!(mm.ev.get(Ev::NrThrottledWritten), 80);
+        // Nothing in flight: the whole HZ/10.
+        assert_eq!(mm.reclaim_throttle_wake(8_000_000), 8_000_000 + HZ_NS / 10);
+        // Too little in flight: also HZ/10 (a sleeper joining after the others woke starts a
+        // new count).
+        writeback_at(&mut mm, 9_000_000, 80, 10, 1_000_000);
+        assert_eq!(
+            mm.reclaim_throttle_wake(200_000_000),
+            200_000_000 + HZ_NS / 10
+        );
+    }
+
+    /// Limit reclaim that meets only folios under writeback sleeps until enough of them are
+    /// written (and then reclaims them, rotated to the inactive tail) instead of rescanning
+    /// them in a loop: the charging task's clock jumps to the completion of the 33rd page.
+    #[test]
+    fn limit_reclaim_meeting_writeback_throttles_instead_of_spinning() {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
+        cfg.memcgs = vec![MemcgCfg {
+            max_pages: Some(64),
+            swappiness: None,
+        }];
+        let mut mm = Mm::new(cfg);
+        // Fill the memcg with 64 dirty file pages and put them under writeback: 32 complete
+        // at 10 ms, 32 at 20 ms.
+        for (i, delay) in [(0u32, 10_000_000u64), (32, 20_000_000)] {
+            let mut io = DelayIo(delay);
+            let mut ctx = Ctx::new(0, &mut io, 1);
+            mm.file_write(&mut ctx, 1, i, 32);
+            mm.objects[1].wb_index = i as u64;
+            mm.writeback_file(&mut ctx, 1, 32);
+        }
+        assert_eq!(mm.memcgs[1].usage, 64);
+        assert_eq!(mm.node.nr_writeback, 64);
+        // One more page: limit reclaim finds every folio under writeback (marks them
+        // PG_reclaim, activates them), frees nothing, and throttles.
+        let mut io = DelayIo(1_000_000);
+        let mut ctx = Ctx::new(1_000_000, &mut io, 1);
+        mm.file_write(&mut ctx, 1, 64, 1);
+        assert_eq!(ctx.now, 20_000_000, "woken at the 33rd written page");
+        assert!(mm.memcgs[1].usage <= 64);
+        assert!(mm.ev.get(Ev::NrThrottledWritten) >= 33);
+        assert!(
+            mm.ev.get(Ev::PgRotated) > 0,
+            "written PG_reclaim folios rotated"
+        );
+        assert!(mm.cache_lookup(1, 64).is_some(), "the write went through");
     }
 }
