@@ -203,6 +203,7 @@ impl Mm {
             // clear_pgdat_congested()
             self.node.pgdat_writeback = false;
             self.node.pgdat_dirty = false;
+            self.node.lruvec_node_congested = false;
         }
         let v = &mut self.lruvecs[0];
         v.refaults = v.workingset_activate;

@@ -355,6 +355,12 @@ pub struct NodeState {
     pub wb_throttled: Vec<(u64, u64)>,
     /// `pgdat->nr_reclaim_start`: NR_THROTTLED_WRITTEN when the first of them started.
     pub nr_reclaim_start: u64,
+    /// LRUVEC_NODE_CONGESTED of the root lruvec: kswapd found every dirty file folio it
+    /// took already queued for writeback and marked for reclaim.
+    pub lruvec_node_congested: bool,
+    /// LRUVEC_CGROUP_CONGESTED of the target lruvec of the limit reclaim in progress
+    /// (cleared when its `do_try_to_free_pages()` ends).
+    pub lruvec_cgroup_congested: bool,
 }
 
 /// The whole model of one node.

@@ -25,8 +25,18 @@
 //! doing the reclaim, and broken down in `Mm::reclaim_cpu`.
 //!
 //! # Where we differ from the kernel (v6.18)
-//! - No `too_many_isolated()` throttling and no `reclaim_throttle()` for direct reclaim
-//!   (there is a single reclaimer at a time in one simulated step).
+//! - No `too_many_isolated()` throttling (VMSCAN_THROTTLE_ISOLATED: there is a single
+//!   reclaimer at a time in one simulated step). The other `reclaim_throttle()` reasons are
+//!   modelled: WRITEBACK (kswapd meeting folios it marked for immediate reclaim, and limit
+//!   reclaim that freed nothing), woken after SWAP_CLUSTER_MAX written pages per sleeper or
+//!   HZ/10; CONGESTED (direct and limit reclaim on a lruvec whose dirty folios were all
+//!   already queued) and NOPROGRESS (direct reclaim with nothing at priority 1), one jiffy,
+//!   skipped by `skip_throttle_noprogress()`. Nothing wakes NOPROGRESS sleepers early (the
+//!   kernel wakes them when another reclaimer reaches 12 % efficiency).
+//! - Limit reclaim that frees nothing sleeps as a WRITEBACK throttle when writeback is in
+//!   flight (the kernel's `try_charge_memcg()` simply retries; its reclaim stalls only on
+//!   the CONGESTED flag): without it the model's single-step reclaimer would rescan the same
+//!   folios with no time passing.
 //! - Folios are never skipped for `reclaim_idx` (all simulated allocations may use every
 //!   zone, so `reclaim_idx` is always the highest zone); `pgskip_*` stays 0.
 //! - No VM_EXEC mappings, mlock or unevictable folios: the VM_EXEC rotation rules never fire.
@@ -327,6 +337,27 @@ impl Mm {
                 self.node.pgdat_dirty = true;
             }
         }
+        // Every dirty folio taken is already queued for writeback with PG_reclaim: the
+        // device is the bottleneck (kswapd, or cgroup reclaim with sane writeback throttling).
+        let sane_cgroup = sc.cgroup_reclaim && !self.cfg.cgroup_v1;
+        if (sc.kswapd || sane_cgroup) && sc.nr.dirty > 0 && sc.nr.dirty == sc.nr.congested {
+            if sane_cgroup {
+                self.node.lruvec_cgroup_congested = true;
+            }
+            if sc.kswapd {
+                self.node.lruvec_node_congested = true;
+            }
+        }
+        // Direct and limit reclaim stall on a congested target lruvec (current_may_throttle():
+        // every task here may).
+        let congested = if sc.cgroup_reclaim {
+            self.node.lruvec_cgroup_congested
+        } else {
+            self.node.lruvec_node_congested
+        };
+        if !sc.kswapd && congested {
+            self.reclaim_throttle_short(ctx);
+        }
         if reclaimed > 0 {
             self.node.kswapd_failures = 0;
         }
@@ -617,6 +648,38 @@ impl Mm {
         wake
     }
 
+    /// Kernel: `skip_throttle_noprogress()`: do not stall a reclaimer that makes no progress
+    /// when kswapd has given up on the node or when write-pending pages (dirty + writeback)
+    /// are at most half of the reclaimable ones (`zone_reclaimable_pages()`: the file LRU,
+    /// plus the anon LRU while swap has room).
+    pub(crate) fn skip_throttle_noprogress(&self) -> bool {
+        if self.node.kswapd_failures >= MAX_RECLAIM_RETRIES {
+            return true;
+        }
+        let mut reclaimable =
+            self.node_lru(LruList::InactiveFile) + self.node_lru(LruList::ActiveFile);
+        if self.nr_swap_free() > 0 {
+            reclaimable +=
+                self.node_lru(LruList::InactiveAnon) + self.node_lru(LruList::ActiveAnon);
+        }
+        let write_pending = self.node.nr_dirty + self.node.nr_writeback;
+        2 * write_pending <= reclaimable
+    }
+
+    /// Kernel: `reclaim_throttle()` for VMSCAN_THROTTLE_CONGESTED and
+    /// VMSCAN_THROTTLE_NOPROGRESS: unless [`Mm::skip_throttle_noprogress`], sleep one jiffy
+    /// (of [`crate::writeback::HZ`]); nothing in the model wakes these sleepers early. The
+    /// reclaimer's clock moves on and the completions due run.
+    pub(crate) fn reclaim_throttle_short(&mut self, ctx: &mut Ctx) {
+        if self.skip_throttle_noprogress() {
+            return;
+        }
+        let until = ctx.now + crate::writeback::JIFFY_NS;
+        ctx.wait(until);
+        ctx.now = until;
+        self.run_completions(until);
+    }
+
     /// Kernel: `folio_referenced()`: test-and-clear the young bits of every mapping of the
     /// folio; returns the number of mappings that were young. Charges one rmap step per
     /// mapping visited.
@@ -730,15 +793,19 @@ impl Mm {
             let file = self.pages.is_file_lru(pfn);
             let anon = !file;
             let f = self.pages.flags[pfn as usize];
+            // folio_check_dirty_writeback(): only file-LRU folios report dirty/writeback to
+            // the statistics (an anon folio under swap-out does not), while the writeback
+            // test below uses the folio flag itself.
             let dirty = file && f & pg::DIRTY != 0;
             let writeback = f & pg::WRITEBACK != 0;
-            if dirty || writeback {
+            let file_writeback = file && writeback;
+            if dirty || file_writeback {
                 stat.nr_dirty += nr;
             }
-            if dirty && !writeback {
+            if dirty && !file_writeback {
                 stat.nr_unqueued_dirty += nr;
             }
-            if writeback && f & pg::RECLAIM != 0 {
+            if file_writeback && f & pg::RECLAIM != 0 {
                 stat.nr_congested += nr;
             }
             if writeback {
@@ -901,6 +968,16 @@ impl Mm {
             loop {
                 sc.nr_scanned = 0;
                 self.shrink_node(ctx, sc);
+                // consider_reclaim_throttle(): direct reclaim that reclaimed nothing by
+                // priority 1 stalls (NOPROGRESS); kswapd and limit reclaim do not.
+                if sc.nr_reclaimed <= sc.nr_scanned >> 3
+                    && !sc.kswapd
+                    && !sc.cgroup_reclaim
+                    && sc.priority == 1
+                    && sc.nr_reclaimed == 0
+                {
+                    self.reclaim_throttle_short(ctx);
+                }
                 if sc.nr_reclaimed >= sc.nr_to_reclaim {
                     break;
                 }
@@ -913,6 +990,9 @@ impl Mm {
                 }
             }
             self.snapshot_refaults(sc.target);
+            if sc.cgroup_reclaim {
+                self.node.lruvec_cgroup_congested = false;
+            }
             if sc.nr_reclaimed > 0 {
                 return sc.nr_reclaimed;
             }
@@ -1098,6 +1178,26 @@ mod throttle_tests {
             mm.reclaim_throttle_wake(200_000_000),
             200_000_000 + HZ_NS / 10
         );
+    }
+
+    /// VMSCAN_THROTTLE_CONGESTED / NOPROGRESS: one jiffy, skipped when little is
+    /// write-pending (at most half the reclaimable pages) or kswapd has given up.
+    #[test]
+    fn congested_and_noprogress_stalls_are_one_jiffy() {
+        let mut mm = tiny_mm(BalanceKind::RefaultCost, 4096);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(5_000, &mut io, 0);
+        mm.reclaim_throttle_short(&mut ctx);
+        assert_eq!(ctx.now, 5_000, "nothing write-pending: no stall");
+        // 80 file pages, all under writeback: 2 * 80 > 80 reclaimable.
+        writeback_at(&mut mm, 0, 0, 80, 50_000_000);
+        assert!(!mm.skip_throttle_noprogress());
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(5_000, &mut io, 0);
+        mm.reclaim_throttle_short(&mut ctx);
+        assert_eq!((ctx.now, ctx.wait_until), (1_005_000, 1_005_000));
+        mm.node.kswapd_failures = MAX_RECLAIM_RETRIES;
+        assert!(mm.skip_throttle_noprogress());
     }
 
     /// Limit reclaim that meets only folios under writeback sleeps until enough of them are
