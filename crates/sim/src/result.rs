@@ -310,7 +310,7 @@ pub struct ZoneResult {
 }
 
 /// Series sampled over time: memory composition (pages) and cumulative counters.
-const GAUGES: [&str; 9] = [
+const GAUGES: [&str; 11] = [
     "nr_free_pages",
     "nr_inactive_anon",
     "nr_active_anon",
@@ -318,6 +318,8 @@ const GAUGES: [&str; 9] = [
     "nr_active_file",
     "nr_dirty",
     "nr_writeback",
+    "nr_dirty_threshold",
+    "nr_dirty_background_threshold",
     "nr_swapcached",
     "nr_swap_used",
 ];
