@@ -212,7 +212,43 @@ def overview(result: ResultLike) -> Figure:
     return fig
 
 
-KINDS = {"overview": overview, "memory": memory, "rates": rates, "swap": swap}
+DIRTY_SERIES = (
+    ("nr_dirty", "dirty", "-"),
+    ("nr_writeback", "writeback", "-"),
+    ("nr_dirty_threshold", "dirty limit", "--"),
+    ("nr_dirty_background_threshold", "background threshold", ":"),
+)
+
+
+def dirty(result: ResultLike, ax: Axes | None = None) -> Figure:
+    """Dirty and writeback pages (MiB) with the dirty limits over time; below it (unless
+    ``ax`` is given), the share of each sample interval every task spent paused by dirty
+    throttling (``balance_dirty_pages()``)."""
+    r = _result(result)
+    ts = r.timeseries
+    throttle = [c for c in ts.columns if c.startswith("task.") and c.endswith(".dirty_throttle_s")]
+    fig, axes = _axes(ax, 1 if ax is not None or not throttle else 2)
+    a = axes[0]
+    for c, label, ls in DIRTY_SERIES:
+        if c in ts:
+            a.plot(ts.index, _mib(ts[c]), label=label, ls=ls, lw=1.2)
+    a.set_title(f"{r.name}: dirty pages")
+    a.set_ylabel("MiB")
+    a.set_xlim(ts.index.min(), ts.index.max())
+    a.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
+    if len(axes) > 1:
+        b = axes[1]
+        for c in throttle:
+            b.plot(ts.index, rate(ts, c), label=c[len("task."):-len(".dirty_throttle_s")], lw=1.2)
+        b.set_title("time paused by dirty throttling")
+        b.set_ylabel("share of time")
+        b.set_xlim(ts.index.min(), ts.index.max())
+        b.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
+    axes[-1].set_xlabel("simulated time (s)")
+    return fig
+
+
+KINDS = {"overview": overview, "memory": memory, "rates": rates, "swap": swap, "dirty": dirty}
 
 
 def draw(result: ResultLike, kind: str = "overview", **kwargs: Any) -> Figure:

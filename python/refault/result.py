@@ -179,8 +179,9 @@ class Result:
     def plot(self, kind: str = "overview", path: str | os.PathLike[str] | None = None,
              **kwargs: Any) -> Figure:
         """Draw the result; ``kind`` is ``overview`` (all panels), ``memory`` (composition
-        over time, per cgroup too), ``rates`` (refault and scan rates) or ``swap`` (swap-in
-        and swap-out rates). With ``path``, the figure is also saved there (PNG, SVG or PDF by
+        over time, per cgroup too), ``rates`` (refault and scan rates), ``swap`` (swap-in
+        and swap-out rates) or ``dirty`` (dirty and writeback pages, the dirty limits and
+        the time tasks spent throttled). With ``path``, the figure is also saved there (PNG, SVG or PDF by
         extension). Extra arguments go to the function in :mod:`refault.plot`."""
         from . import plot
 

@@ -24,7 +24,7 @@ def result(small: Path) -> refault.Result:
     return refault.run(small)
 
 
-@pytest.mark.parametrize("kind", ["overview", "memory", "rates", "swap"])
+@pytest.mark.parametrize("kind", ["overview", "memory", "rates", "swap", "dirty"])
 def test_result_plots_write_pngs(result: refault.Result, tmp_path: Path, kind: str) -> None:
     out = tmp_path / f"{kind}.png"
     fig = result.plot(kind, out)

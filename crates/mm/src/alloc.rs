@@ -242,11 +242,12 @@ impl Mm {
                 // one direct reclaim (and, for order 0, no compaction) it fails without OOM.
                 return None;
             }
+            // No sleep here (v5.16+): a reclaimer without progress stalls inside
+            // do_try_to_free_pages() (consider_reclaim_throttle()).
             if progress > 0 {
                 no_progress_loops = 0;
             } else {
                 no_progress_loops += 1;
-                self.reclaim_throttle_writeback(ctx);
             }
             if no_progress_loops > MAX_RECLAIM_RETRIES || !self.reclaim_could_reach_min() {
                 self.ev.add(Ev::OomKill, 1);

@@ -30,12 +30,11 @@
 //! ra_pages centred on the fault, unless the hint is random.
 //!
 //! # Dirty pages and writeback (mm/page-writeback.c, fs/fs-writeback.c)
-//! write() dirties folios without marking them accessed (FGP_WRITEBEGIN has no FGP_ACCESSED).
-//! Thresholds come from `vm.dirty_ratio`/`vm.dirty_background_ratio` of the dirtyable memory
-//! (free + file LRU). Above the background threshold the flusher writes back; above the
-//! midpoint between the two (`freerun`) the writer is throttled: it waits for writeback of as
-//! many pages as it dirtied (rate-matching the device, as `balance_dirty_pages()` aims to).
-//! The flusher also writes inodes dirty for longer than `vm.dirty_expire_centisecs`.
+//! write() dirties folios without marking them accessed (FGP_WRITEBEGIN has no FGP_ACCESSED),
+//! then `balance_dirty_pages_ratelimited()` may pause the writer ([`crate::writeback`]: the
+//! dirty limits and the kernel's position-ratio throttling). Above the background threshold
+//! the flusher writes back (`wb_over_bg_thresh()`); it also writes inodes dirty for longer
+//! than `vm.dirty_expire_centisecs`.
 //! fsync() writes the file's dirty pages and waits for a journal commit; concurrent fsyncs
 //! share commits (jbd2 group commit).
 //!
@@ -45,7 +44,6 @@
 //!   readahead then finds their history in the page cache. mmap `mmap_miss` accounting is
 //!   not modelled.
 //! - write() allocates order-0 folios.
-//! - `balance_dirty_pages()`'s position-ratio control is replaced by the rate matching above.
 //! - Writes go to the device at `dev_base + index` (files laid out contiguously).
 
 use crate::alloc::Gfp;
@@ -505,6 +503,8 @@ impl Mm {
         self.pages.set(pfn, pg::DIRTY);
         self.node.nr_dirty += nr;
         self.ev.add(Ev::NrDirtied, nr);
+        // folio_account_dirtied(): WB_DIRTIED.
+        self.wb.stat_dirtied += nr;
         let idx = self.pages.index[pfn as usize] as u64;
         let o = &mut self.objects[obj as usize];
         if o.nr_dirty == 0 {
@@ -546,34 +546,8 @@ impl Mm {
         }
         let o = &mut self.objects[obj as usize];
         o.file_pages = o.file_pages.max(end);
-        self.balance_dirty_pages(ctx, obj, dirtied);
-    }
-
-    /// (background threshold, hard threshold) in pages (`domain_dirty_limits()`).
-    pub fn dirty_limits(&self) -> (u64, u64) {
-        let dirtyable = self.nr_free()
-            + self.node_lru(LruList::InactiveFile)
-            + self.node_lru(LruList::ActiveFile)
-            + 1;
-        let thresh = dirtyable * self.cfg.dirty_ratio / 100;
-        let mut bg = dirtyable * self.cfg.dirty_background_ratio / 100;
-        if bg >= thresh {
-            bg = thresh / 2;
-        }
-        (bg, thresh)
-    }
-
-    /// Kernel: `balance_dirty_pages()`, approximated (see the module doc).
-    fn balance_dirty_pages(&mut self, ctx: &mut Ctx, obj: u32, dirtied: u64) {
-        let (bg, thresh) = self.dirty_limits();
-        let dirty = self.node.nr_dirty + self.node.nr_writeback;
-        if self.node.nr_dirty > bg {
-            self.flusher_wanted = true;
-        }
-        let freerun = (bg + thresh) / 2;
-        if dirty > freerun && dirtied > 0 {
-            let done = self.writeback_file(ctx, obj, dirtied.max(SWAP_CLUSTER_MAX));
-            ctx.wait(done);
+        if dirtied > 0 {
+            self.balance_dirty_pages_ratelimited(ctx, dirtied);
         }
     }
 
@@ -584,6 +558,7 @@ impl Mm {
         if self.objects[obj as usize].nr_dirty == 0 {
             return 0;
         }
+        self.wb_writepages_tick(ctx.now + ctx.cpu_ns);
         let dev = self.cfg.fs_dev;
         let (lo, hi) = {
             let r = &self.objects[obj as usize].ra;
@@ -642,6 +617,7 @@ impl Mm {
                 self.pages.set(pfn, pg::WRITEBACK);
                 self.node.nr_dirty -= nr;
                 self.node.nr_writeback += nr;
+                self.wb_writeback_start(nr);
                 self.objects[obj as usize].nr_dirty -= nr;
                 run_pfns.push(pfn);
                 run_len += nr;
@@ -751,7 +727,6 @@ impl Mm {
     /// the background threshold (or reclaim asked for it), and expired inodes (kupdate).
     /// Says whether more work remains and how many pages the pass wrote.
     pub fn flusher_run(&mut self, ctx: &mut Ctx, expire_ns: u64) -> FlusherPass {
-        let (bg, _) = self.dirty_limits();
         let vmscan = std::mem::replace(&mut self.flusher_wanted, false);
         let mut budget = MAX_WRITEBACK_PAGES * 4;
         let mut written = 0;
@@ -764,7 +739,7 @@ impl Mm {
                 continue;
             }
             let expired = o.dirtied_when > 0 && o.dirtied_when + expire_ns <= ctx.now;
-            if vmscan || expired || self.node.nr_dirty > bg {
+            if vmscan || expired || self.wb_over_bg_thresh() {
                 let before = self.objects[obj as usize].nr_dirty;
                 self.writeback_file(ctx, obj, MAX_WRITEBACK_PAGES.min(budget));
                 written += before.saturating_sub(self.objects[obj as usize].nr_dirty);
@@ -772,7 +747,7 @@ impl Mm {
             }
         }
         FlusherPass {
-            more: self.node.nr_dirty > bg,
+            more: self.wb_over_bg_thresh(),
             written,
         }
     }

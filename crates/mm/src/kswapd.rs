@@ -179,10 +179,8 @@ impl Mm {
         }
         self.kswapd.sc = Some(sc);
         if throttle {
-            let until = self
-                .next_completion()
-                .unwrap_or(ctx.now)
-                .min(ctx.now + HZ_NS / 10);
+            // reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK)
+            let until = self.reclaim_throttle_wake(ctx.now);
             return KswapdNext::Throttle(until);
         }
         KswapdNext::Continue
@@ -219,6 +217,7 @@ impl Mm {
             // clear_pgdat_congested()
             self.node.pgdat_writeback = false;
             self.node.pgdat_dirty = false;
+            self.node.lruvec_node_congested = false;
         }
         let v = &mut self.lruvecs[0];
         v.refaults = v.workingset_activate;

@@ -14,7 +14,8 @@
 //! | mm/vmscan.c (classic LRU)                | [`vmscan`], [`kswapd`]       |
 //! | mm/vmscan.c `lru_gen_*` (multi-gen LRU)   | [`mglru`]                    |
 //! | mm/swapfile.c, mm/swap_state.c           | [`swap`]                     |
-//! | mm/filemap.c, mm/readahead.c, mm/page-writeback.c | [`filemap`]         |
+//! | mm/filemap.c, mm/readahead.c             | [`filemap`]                  |
+//! | mm/page-writeback.c (dirty throttling)   | [`writeback`]                |
 //! | mm/memory.c (faults)                     | [`memory`]                   |
 //! | mm/memcontrol.c                          | [`memcontrol`]               |
 //! | mm/vmstat.c                              | [`vmstat`]                   |
@@ -40,6 +41,7 @@ pub mod types;
 pub mod vmscan;
 pub mod vmstat;
 pub mod workingset;
+pub mod writeback;
 pub mod zeroed;
 
 #[cfg(test)]
@@ -174,6 +176,9 @@ pub struct MmConfig {
     pub page_cluster: u32,
     pub dirty_ratio: u64,
     pub dirty_background_ratio: u64,
+    /// `vm.dirty_bytes` / `vm.dirty_background_bytes` (0 = the ratio applies).
+    pub dirty_bytes: u64,
+    pub dirty_background_bytes: u64,
     pub dirty_expire_ns: u64,
     pub laptop_mode: bool,
     pub balance: BalanceKind,
@@ -236,7 +241,13 @@ pub struct Ctx<'a> {
     pub kswapd: bool,
     /// The simulated CPU the thread runs on (selects the per-CPU memcg charge stock).
     pub cpu: u16,
+    /// The task doing the operation (`current`, for its dirty-throttling state), or
+    /// [`NO_TASK`].
+    pub task: u32,
 }
+
+/// [`Ctx::task`] of an operation done outside any task (tests, kernel threads).
+pub const NO_TASK: u32 = u32::MAX;
 
 impl<'a> Ctx<'a> {
     pub fn new(now: u64, io: &'a mut dyn Io, memcg: u16) -> Self {
@@ -250,6 +261,7 @@ impl<'a> Ctx<'a> {
             oom: false,
             kswapd: false,
             cpu: 0,
+            task: NO_TASK,
         }
     }
     #[inline]
@@ -357,6 +369,17 @@ pub struct NodeState {
     pub nr_page_table_pages: u64,
     /// Cursor of the round-robin memcg walk of direct reclaim (`mem_cgroup_iter` cookie).
     pub memcg_cursor: usize,
+    /// Reclaimers sleeping in `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`: (start, wakeup)
+    /// times; their number is `pgdat->nr_writeback_throttled`.
+    pub wb_throttled: Vec<(u64, u64)>,
+    /// `pgdat->nr_reclaim_start`: NR_THROTTLED_WRITTEN when the first of them started.
+    pub nr_reclaim_start: u64,
+    /// LRUVEC_NODE_CONGESTED of the root lruvec: kswapd found every dirty file folio it
+    /// took already queued for writeback and marked for reclaim.
+    pub lruvec_node_congested: bool,
+    /// LRUVEC_CGROUP_CONGESTED of the target lruvec of the limit reclaim in progress
+    /// (cleared when its `do_try_to_free_pages()` ends).
+    pub lruvec_cgroup_congested: bool,
 }
 
 /// The whole model of one node.
@@ -392,6 +415,11 @@ pub struct Mm {
     pub flusher_wanted: bool,
     /// The filesystem journal (fsync commits).
     pub journal: filemap::Journal,
+    /// The filesystem device's writeback state (`bdi_writeback`) and the global wb domain.
+    pub wb: writeback::Wb,
+    /// Dirty-throttling state per task (slot 0: operations without a task, then task i at
+    /// i + 1).
+    pub task_dirty: Vec<writeback::TaskDirty>,
     pub min_free_kbytes: u64,
     /// Multi-gen LRU: the reclaimer has a page-table walk context
     /// (`current->reclaim_state->mm_walk`), so look-around promotes in batches.
@@ -511,6 +539,8 @@ impl Mm {
             io_buf: Vec::with_capacity(64),
             flusher_wanted: false,
             journal: Default::default(),
+            wb: Default::default(),
+            task_dirty: Vec::new(),
             min_free_kbytes,
             mm_walk_active: false,
             in_lru_fault: false,
@@ -581,6 +611,17 @@ impl Mm {
             // A completion whose folio's writeback already ended (a cgroup v1 reclaimer
             // waited for it) is stale: the pfn may carry another writeback by now.
             if self.pages.io_done_ns[pfn as usize] == t {
+                if self
+                    .node
+                    .wb_throttled
+                    .iter()
+                    .any(|&(s, e)| s <= t && t <= e)
+                {
+                    // acct_reclaim_writeback(): NR_THROTTLED_WRITTEN while reclaim is
+                    // throttled on writeback.
+                    let nr = self.pages.nr_pages(pfn);
+                    self.ev.add(vmstat::Ev::NrThrottledWritten, nr);
+                }
                 self.end_writeback(pfn);
             }
         }
@@ -616,6 +657,7 @@ impl Mm {
             .filter(|o| o.kind == ObjKind::File)
             .map(|o| o.nr_resident)
             .sum();
+        let (bg_thresh, thresh) = self.dirty_limits();
         v.extend([
             ("nr_free_pages", self.nr_free()),
             ("nr_inactive_anon", self.node_lru(LruList::InactiveAnon)),
@@ -628,6 +670,8 @@ impl Mm {
             ("nr_file_pages", file + shmem + self.node.nr_swapcached),
             ("nr_dirty", self.node.nr_dirty),
             ("nr_writeback", self.node.nr_writeback),
+            ("nr_dirty_threshold", thresh),
+            ("nr_dirty_background_threshold", bg_thresh),
             ("nr_swapcached", self.node.nr_swapcached),
             ("nr_page_table_pages", self.node.nr_page_table_pages),
             (

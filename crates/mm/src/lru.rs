@@ -142,6 +142,10 @@ impl Mm {
         let nr = self.pages.nr_pages(pfn);
         self.node.nr_writeback -= nr;
         self.ev.add(crate::vmstat::Ev::NrWritten, nr);
+        if !self.pages.test(pfn, pg::SWAPCACHE) {
+            // A page-cache folio of the filesystem device: WB_WRITEBACK, WB_WRITTEN.
+            self.wb_writeback_end(nr);
+        }
         if self.pages.test_clear(pfn, pg::RECLAIM) {
             let f = self.pages.flags[pfn as usize];
             if f & pg::LRU != 0 && f & (pg::DIRTY | pg::UNEVICTABLE) == 0 {

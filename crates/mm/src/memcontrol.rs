@@ -403,11 +403,16 @@ impl Mm {
     }
 
     /// Kernel: `reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK)`: a reclaimer that could not
-    /// make progress because folios are under writeback sleeps until writeback completes
-    /// (at most HZ/10). The caller's clock moves to that time and the completions run.
+    /// make progress because folios are under writeback sleeps until writeback of
+    /// `SWAP_CLUSTER_MAX` pages per throttled reclaimer has completed, at most HZ/10
+    /// ([`Mm::reclaim_throttle_wake`]). The caller's clock moves to that time and the
+    /// completions run. With no writeback in flight it does not sleep: the kernel's throttles
+    /// of a reclaimer without progress (`consider_reclaim_throttle()`) skip the sleep when
+    /// few pages are write-pending (`skip_throttle_noprogress()`), and nothing in the model
+    /// could change while it slept.
     pub(crate) fn reclaim_throttle_writeback(&mut self, ctx: &mut Ctx) {
-        if let Some(t) = self.next_completion() {
-            let until = t.min(ctx.now + HZ_NS / 10).max(ctx.now);
+        if self.next_completion().is_some() {
+            let until = self.reclaim_throttle_wake(ctx.now);
             ctx.wait(until);
             ctx.now = until;
             self.run_completions(until);

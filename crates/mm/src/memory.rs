@@ -159,7 +159,7 @@ impl Mm {
             ctx.cpu_ns += self.cfg.costs.touch_ns;
             if write {
                 if let Some(pfn) = self.cache_lookup(obj, index) {
-                    self.mark_dirty(ctx.now, obj, pfn);
+                    self.fault_dirty_shared_page(ctx, obj, pfn);
                 }
             }
             return;
@@ -206,7 +206,18 @@ impl Mm {
         ctx.wait(t);
         self.objects[obj as usize].mapped[index as usize] = 3;
         if write {
-            self.mark_dirty(ctx.now, obj, pfn);
+            self.fault_dirty_shared_page(ctx, obj, pfn);
         }
+    }
+
+    /// Kernel: `fault_dirty_shared_page()`: a store through a shared file mapping dirties the
+    /// folio; if that made it dirty, the task balances (`balance_dirty_pages_ratelimited()`).
+    fn fault_dirty_shared_page(&mut self, ctx: &mut Ctx, obj: u32, pfn: Pfn) {
+        if self.pages.test(pfn, pg::DIRTY) {
+            return;
+        }
+        self.mark_dirty(ctx.now, obj, pfn);
+        let nr = self.pages.nr_pages(pfn);
+        self.balance_dirty_pages_ratelimited(ctx, nr);
     }
 }

@@ -398,13 +398,20 @@ impl Mm {
         }
         ctx.cpu_ns += c;
         self.reclaim_cpu.io_ns += c;
+        let file = !self.pages.test(pfn, pg::SWAPCACHE);
         if synchronous || done <= ctx.now {
             self.ev.add(Ev::NrWritten, nr);
+            if file {
+                self.wb.stat_written += nr;
+            }
             return true;
         }
         self.pages.set(pfn, pg::WRITEBACK | pg::RECLAIM);
         self.pages.io_done_ns[i] = done;
         self.node.nr_writeback += nr;
+        if file {
+            self.wb_writeback_start(nr);
+        }
         self.completions.push(std::cmp::Reverse((done, pfn)));
         false
     }

@@ -16,6 +16,8 @@ pub fn tiny_config(balance: BalanceKind, pages: u64) -> MmConfig {
         page_cluster: 3,
         dirty_ratio: 20,
         dirty_background_ratio: 10,
+        dirty_bytes: 0,
+        dirty_background_bytes: 0,
         dirty_expire_ns: 30_000_000_000,
         laptop_mode: false,
         balance,

@@ -25,8 +25,18 @@
 //! doing the reclaim, and broken down in `Mm::reclaim_cpu`.
 //!
 //! # Where we differ from the kernel (v6.18)
-//! - No `too_many_isolated()` throttling and no `reclaim_throttle()` for direct reclaim
-//!   (there is a single reclaimer at a time in one simulated step).
+//! - No `too_many_isolated()` throttling (VMSCAN_THROTTLE_ISOLATED: there is a single
+//!   reclaimer at a time in one simulated step). The other `reclaim_throttle()` reasons are
+//!   modelled: WRITEBACK (kswapd meeting folios it marked for immediate reclaim, and limit
+//!   reclaim that freed nothing), woken after SWAP_CLUSTER_MAX written pages per sleeper or
+//!   HZ/10; CONGESTED (direct and limit reclaim on a lruvec whose dirty folios were all
+//!   already queued) and NOPROGRESS (direct reclaim with nothing at priority 1), one jiffy,
+//!   skipped by `skip_throttle_noprogress()`. Nothing wakes NOPROGRESS sleepers early (the
+//!   kernel wakes them when another reclaimer reaches 12 % efficiency).
+//! - Limit reclaim that frees nothing sleeps as a WRITEBACK throttle when writeback is in
+//!   flight (the kernel's `try_charge_memcg()` simply retries; its reclaim stalls only on
+//!   the CONGESTED flag): without it the model's single-step reclaimer would rescan the same
+//!   folios with no time passing.
 //! - Folios are never skipped for `reclaim_idx` (all simulated allocations may use every
 //!   zone, so `reclaim_idx` is always the highest zone); `pgskip_*` stays 0.
 //! - No VM_EXEC mappings, mlock or unevictable folios: the VM_EXEC rotation rules never fire.
@@ -427,6 +437,27 @@ impl Mm {
                 self.node.pgdat_dirty = true;
             }
         }
+        // Every dirty folio taken is already queued for writeback with PG_reclaim: the
+        // device is the bottleneck (kswapd, or cgroup reclaim with sane writeback throttling).
+        let sane_cgroup = sc.cgroup_reclaim && !self.cfg.cgroup_v1;
+        if (sc.kswapd || sane_cgroup) && sc.nr.dirty > 0 && sc.nr.dirty == sc.nr.congested {
+            if sane_cgroup {
+                self.node.lruvec_cgroup_congested = true;
+            }
+            if sc.kswapd {
+                self.node.lruvec_node_congested = true;
+            }
+        }
+        // Direct and limit reclaim stall on a congested target lruvec (current_may_throttle():
+        // every task here may).
+        let congested = if sc.cgroup_reclaim {
+            self.node.lruvec_cgroup_congested
+        } else {
+            self.node.lruvec_node_congested
+        };
+        if !sc.kswapd && congested {
+            self.reclaim_throttle_short(ctx);
+        }
         if reclaimed > 0 {
             self.node.kswapd_failures = 0;
         } else if sc.cache_trim_mode {
@@ -636,6 +667,81 @@ impl Mm {
         self.run_completions(ctx.now + ctx.cpu_ns);
     }
 
+    /// Kernel: `reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK)` and its wakeup by
+    /// `__acct_reclaim_writeback()`: a reclaimer starting to sleep at `now` joins the
+    /// throttled ones (`nr_writeback_throttled`; the first records NR_THROTTLED_WRITTEN in
+    /// `nr_reclaim_start`) and is woken by the writeback completion that brings the pages
+    /// written since then above `SWAP_CLUSTER_MAX * nr_throttled`, or after HZ/10. Returns
+    /// that time, from the pending completions in time order, and records the sleep so the
+    /// completions in between count as NR_THROTTLED_WRITTEN. The number of throttled
+    /// reclaimers is taken when this one starts (the kernel rereads it at each completion).
+    pub(crate) fn reclaim_throttle_wake(&mut self, now: u64) -> u64 {
+        let deadline = now + HZ_NS / 10;
+        self.node.wb_throttled.retain(|&(_, end)| end > now);
+        let written = self.ev.get(Ev::NrThrottledWritten);
+        if self.node.wb_throttled.is_empty() {
+            self.node.nr_reclaim_start = written;
+        }
+        let nr_throttled = self.node.wb_throttled.len() as u64 + 1;
+        let done = written - self.node.nr_reclaim_start;
+        // Woken when the count exceeds the target: at the next completion if it already does.
+        let mut need = (SWAP_CLUSTER_MAX * nr_throttled + 1)
+            .saturating_sub(done)
+            .max(1);
+        let mut due = std::mem::take(&mut self.scratch3);
+        due.clear();
+        due.extend(self.completions.iter().filter_map(|r| {
+            let (t, pfn) = r.0;
+            (t <= deadline && self.pages.io_done_ns[pfn as usize] == t).then_some(pfn)
+        }));
+        due.sort_unstable_by_key(|&pfn| (self.pages.io_done_ns[pfn as usize], pfn));
+        let mut wake = deadline;
+        for &pfn in &due {
+            let nr = self.pages.nr_pages(pfn);
+            if nr >= need {
+                wake = self.pages.io_done_ns[pfn as usize].max(now);
+                break;
+            }
+            need -= nr;
+        }
+        due.clear();
+        self.scratch3 = due;
+        self.node.wb_throttled.push((now, wake));
+        wake
+    }
+
+    /// Kernel: `skip_throttle_noprogress()`: do not stall a reclaimer that makes no progress
+    /// when kswapd has given up on the node or when write-pending pages (dirty + writeback)
+    /// are at most half of the reclaimable ones (`zone_reclaimable_pages()`: the file LRU,
+    /// plus the anon LRU while swap has room).
+    pub(crate) fn skip_throttle_noprogress(&self) -> bool {
+        if self.node.kswapd_failures >= MAX_RECLAIM_RETRIES {
+            return true;
+        }
+        let mut reclaimable =
+            self.node_lru(LruList::InactiveFile) + self.node_lru(LruList::ActiveFile);
+        if self.nr_swap_free() > 0 {
+            reclaimable +=
+                self.node_lru(LruList::InactiveAnon) + self.node_lru(LruList::ActiveAnon);
+        }
+        let write_pending = self.node.nr_dirty + self.node.nr_writeback;
+        2 * write_pending <= reclaimable
+    }
+
+    /// Kernel: `reclaim_throttle()` for VMSCAN_THROTTLE_CONGESTED and
+    /// VMSCAN_THROTTLE_NOPROGRESS: unless [`Mm::skip_throttle_noprogress`], sleep one jiffy
+    /// (of [`crate::writeback::HZ`]); nothing in the model wakes these sleepers early. The
+    /// reclaimer's clock moves on and the completions due run.
+    pub(crate) fn reclaim_throttle_short(&mut self, ctx: &mut Ctx) {
+        if self.skip_throttle_noprogress() {
+            return;
+        }
+        let until = ctx.now + crate::writeback::JIFFY_NS;
+        ctx.wait(until);
+        ctx.now = until;
+        self.run_completions(until);
+    }
+
     /// Kernel: `folio_referenced()`: test-and-clear the young bits of every mapping of the
     /// folio; returns the number of mappings that were young. Charges one rmap step per
     /// mapping visited.
@@ -749,15 +855,19 @@ impl Mm {
             let file = self.pages.is_file_lru(pfn);
             let anon = !file;
             let f = self.pages.flags[pfn as usize];
+            // folio_check_dirty_writeback(): only file-LRU folios report dirty/writeback to
+            // the statistics (an anon folio under swap-out does not), while the writeback
+            // test below uses the folio flag itself.
             let dirty = file && f & pg::DIRTY != 0;
             let writeback = f & pg::WRITEBACK != 0;
-            if dirty || writeback {
+            let file_writeback = file && writeback;
+            if dirty || file_writeback {
                 stat.nr_dirty += nr;
             }
-            if dirty && !writeback {
+            if dirty && !file_writeback {
                 stat.nr_unqueued_dirty += nr;
             }
-            if writeback && f & pg::RECLAIM != 0 {
+            if file_writeback && f & pg::RECLAIM != 0 {
                 stat.nr_congested += nr;
             }
             if writeback {
@@ -920,6 +1030,16 @@ impl Mm {
             loop {
                 sc.nr_scanned = 0;
                 self.shrink_node(ctx, sc);
+                // consider_reclaim_throttle(): direct reclaim that reclaimed nothing by
+                // priority 1 stalls (NOPROGRESS); kswapd and limit reclaim do not.
+                if sc.nr_reclaimed <= sc.nr_scanned >> 3
+                    && !sc.kswapd
+                    && !sc.cgroup_reclaim
+                    && sc.priority == 1
+                    && sc.nr_reclaimed == 0
+                {
+                    self.reclaim_throttle_short(ctx);
+                }
                 if sc.nr_reclaimed >= sc.nr_to_reclaim {
                     break;
                 }
@@ -932,6 +1052,9 @@ impl Mm {
                 }
             }
             self.snapshot_refaults(sc.target);
+            if sc.cgroup_reclaim {
+                self.node.lruvec_cgroup_congested = false;
+            }
             if sc.nr_reclaimed > 0 {
                 return sc.nr_reclaimed;
             }
@@ -1192,5 +1315,110 @@ mod kernel_rules {
             assert_eq!(n, steps, "cache_trim_mode_failed {trim_failed}");
             assert_eq!(mm.node.kswapd_failures, 1);
         }
+    }
+}
+
+#[cfg(test)]
+mod throttle_tests {
+    use crate::testutil::*;
+    use crate::types::HZ_NS;
+    use crate::vmstat::Ev;
+    use crate::*;
+
+    /// Puts `nr` dirty pages of file 1 starting at `page` under writeback at `now`; the
+    /// device completes them `delay` later (one request).
+    fn writeback_at(mm: &mut Mm, now: u64, page: u32, nr: u32, delay: u64) {
+        let mut io = DelayIo(delay);
+        let mut ctx = Ctx::new(now, &mut io, 0);
+        mm.file_write(&mut ctx, 1, page, nr);
+        mm.objects[1].wb_index = page as u64;
+        mm.writeback_file(&mut ctx, 1, nr as u64);
+    }
+
+    /// reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK): woken by the completion that brings the
+    /// pages written since the sleep began above SWAP_CLUSTER_MAX (32) per throttled
+    /// reclaimer, not by the first one; after HZ/10 when not enough completes; and the
+    /// pages completed meanwhile count as nr_throttled_written.
+    #[test]
+    fn writeback_throttle_wakes_after_32_pages_per_sleeper() {
+        let mut mm = tiny_mm(BalanceKind::RefaultCost, 4096);
+        // 20 pages complete at 5 ms, 20 at 6 ms, 40 at 7 ms.
+        writeback_at(&mut mm, 0, 0, 20, 5_000_000);
+        writeback_at(&mut mm, 1_000_000, 20, 20, 5_000_000);
+        writeback_at(&mut mm, 2_000_000, 40, 40, 5_000_000);
+        assert_eq!(mm.node.nr_writeback, 80);
+        // The 33rd page completes with the second request.
+        assert_eq!(mm.reclaim_throttle_wake(2_000_000), 6_000_000);
+        // A second reclaimer joining at 3 ms: two sleepers need 65 pages: the third request.
+        assert_eq!(mm.reclaim_throttle_wake(3_000_000), 7_000_000);
+        mm.run_completions(7_000_000);
+        assert_eq!(mm.ev.get(Ev::NrThrottledWritten), 80);
+        // Nothing in flight: the whole HZ/10.
+        assert_eq!(mm.reclaim_throttle_wake(8_000_000), 8_000_000 + HZ_NS / 10);
+        // Too little in flight: also HZ/10 (a sleeper joining after the others woke starts a
+        // new count).
+        writeback_at(&mut mm, 9_000_000, 80, 10, 1_000_000);
+        assert_eq!(
+            mm.reclaim_throttle_wake(200_000_000),
+            200_000_000 + HZ_NS / 10
+        );
+    }
+
+    /// VMSCAN_THROTTLE_CONGESTED / NOPROGRESS: one jiffy, skipped when little is
+    /// write-pending (at most half the reclaimable pages) or kswapd has given up.
+    #[test]
+    fn congested_and_noprogress_stalls_are_one_jiffy() {
+        let mut mm = tiny_mm(BalanceKind::RefaultCost, 4096);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(5_000, &mut io, 0);
+        mm.reclaim_throttle_short(&mut ctx);
+        assert_eq!(ctx.now, 5_000, "nothing write-pending: no stall");
+        // 80 file pages, all under writeback: 2 * 80 > 80 reclaimable.
+        writeback_at(&mut mm, 0, 0, 80, 50_000_000);
+        assert!(!mm.skip_throttle_noprogress());
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(5_000, &mut io, 0);
+        mm.reclaim_throttle_short(&mut ctx);
+        assert_eq!((ctx.now, ctx.wait_until), (1_005_000, 1_005_000));
+        mm.node.kswapd_failures = MAX_RECLAIM_RETRIES;
+        assert!(mm.skip_throttle_noprogress());
+    }
+
+    /// Limit reclaim that meets only folios under writeback sleeps until enough of them are
+    /// written (and then reclaims them, rotated to the inactive tail) instead of rescanning
+    /// them in a loop: the charging task's clock jumps to the completion of the 33rd page.
+    #[test]
+    fn limit_reclaim_meeting_writeback_throttles_instead_of_spinning() {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
+        cfg.memcgs = vec![MemcgCfg {
+            max_pages: Some(64),
+            swappiness: None,
+            swap_max_pages: None,
+        }];
+        let mut mm = Mm::new(cfg);
+        // Fill the memcg with 64 dirty file pages and put them under writeback: 32 complete
+        // at 10 ms, 32 at 20 ms.
+        for (i, delay) in [(0u32, 10_000_000u64), (32, 20_000_000)] {
+            let mut io = DelayIo(delay);
+            let mut ctx = Ctx::new(0, &mut io, 1);
+            mm.file_write(&mut ctx, 1, i, 32);
+            mm.objects[1].wb_index = i as u64;
+            mm.writeback_file(&mut ctx, 1, 32);
+        }
+        assert_eq!(mm.memcgs[1].usage, 64);
+        assert_eq!(mm.node.nr_writeback, 64);
+        // One more page: limit reclaim finds every folio under writeback (marks them
+        // PG_reclaim, activates them), frees nothing, and throttles.
+        let mut io = DelayIo(1_000_000);
+        let mut ctx = Ctx::new(1_000_000, &mut io, 1);
+        mm.file_write(&mut ctx, 1, 64, 1);
+        assert_eq!(ctx.now, 20_000_000, "woken at the 33rd written page");
+        assert!(mm.memcgs[1].usage <= 64);
+        assert!(mm.ev.get(Ev::NrThrottledWritten) >= 33);
+        assert!(
+            mm.ev.get(Ev::PgRotated) > 0,
+            "written PG_reclaim folios rotated"
+        );
+        assert!(mm.cache_lookup(1, 64).is_some(), "the write went through");
     }
 }

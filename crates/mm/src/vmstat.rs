@@ -57,6 +57,7 @@ vm_events! {
     NrVmscanImmediateReclaim => "nr_vmscan_immediate_reclaim",
     NrDirtied => "nr_dirtied",
     NrWritten => "nr_written",
+    NrThrottledWritten => "nr_throttled_written",
     SwapRa => "swap_ra",
     SwapRaHit => "swap_ra_hit",
     OomKill => "oom_kill",

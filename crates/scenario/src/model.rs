@@ -96,6 +96,10 @@ pub struct Sysctl {
     pub dirty_ratio: u32,
     /// vm.dirty_background_ratio, default 10.
     pub dirty_background_ratio: u32,
+    /// vm.dirty_bytes, default 0 (the ratio applies).
+    pub dirty_bytes: u64,
+    /// vm.dirty_background_bytes, default 0 (the ratio applies).
+    pub dirty_background_bytes: u64,
     /// vm.dirty_expire_centisecs, default 3000.
     pub dirty_expire_centisecs: u32,
     /// vm.dirty_writeback_centisecs, default 500.

@@ -12,6 +12,9 @@ use crate::model::Sysctl;
 
 /// Largest value of an `int` sysctl (the kernel's `INT_MAX`).
 const INT_MAX: i64 = i32::MAX as i64;
+/// Largest `vm.dirty_bytes` the kernel accepts: the limit in pages must fit in 32 bits
+/// (`dirty_bytes_handler()`).
+const DIRTY_BYTES_MAX: i64 = (u32::MAX as i64) * 4096;
 
 /// Default of a sysctl.
 #[derive(Clone, Copy, Debug)]
@@ -173,6 +176,27 @@ pub static SYSCTLS: &[SysctlDef] = &[
         set: |s, v| s.dirty_background_ratio = v as u32,
     },
     SysctlDef {
+        name: "vm.dirty_bytes",
+        default: SysctlDefault::Value(0),
+        min: 0,
+        max: DIRTY_BYTES_MAX,
+        unit: "bytes",
+        doc: "The dirty limit as an amount instead of vm.dirty_ratio, which it replaces when \
+              non-zero (rounded up to pages). 0: vm.dirty_ratio applies. (The kernel keeps \
+              one of the two: writing either zeroes the other.)",
+        set: |s, v| s.dirty_bytes = v as u64,
+    },
+    SysctlDef {
+        name: "vm.dirty_background_bytes",
+        default: SysctlDefault::Value(0),
+        min: 0,
+        max: DIRTY_BYTES_MAX,
+        unit: "bytes",
+        doc: "The background writeback threshold as an amount instead of \
+              vm.dirty_background_ratio, which it replaces when non-zero. 0: the ratio applies.",
+        set: |s, v| s.dirty_background_bytes = v as u64,
+    },
+    SysctlDef {
         name: "vm.dirty_expire_centisecs",
         default: SysctlDefault::Value(3000),
         min: 0,
@@ -239,6 +263,8 @@ pub fn defaults(memory_pages: u64) -> Sysctl {
         page_cluster: 0,
         dirty_ratio: 0,
         dirty_background_ratio: 0,
+        dirty_bytes: 0,
+        dirty_background_bytes: 0,
         dirty_expire_centisecs: 0,
         dirty_writeback_centisecs: 0,
         vfs_cache_pressure: 0,
@@ -418,6 +444,10 @@ mod tests {
         check_definition("vm.dirty_background_ratio", Some(10), |s| {
             s.dirty_background_ratio as i64
         });
+        check_definition("vm.dirty_bytes", Some(0), |s| s.dirty_bytes as i64);
+        check_definition("vm.dirty_background_bytes", Some(0), |s| {
+            s.dirty_background_bytes as i64
+        });
         check_definition("vm.dirty_expire_centisecs", Some(3000), |s| {
             s.dirty_expire_centisecs as i64
         });
@@ -452,6 +482,8 @@ mod tests {
             "vm.page-cluster",
             "vm.dirty_ratio",
             "vm.dirty_background_ratio",
+            "vm.dirty_bytes",
+            "vm.dirty_background_bytes",
             "vm.dirty_expire_centisecs",
             "vm.dirty_writeback_centisecs",
             "vm.vfs_cache_pressure",

@@ -220,6 +220,8 @@ fn default_sysctl() -> Sysctl {
         page_cluster: 3,
         dirty_ratio: 20,
         dirty_background_ratio: 10,
+        dirty_bytes: 0,
+        dirty_background_bytes: 0,
         dirty_expire_centisecs: 3000,
         dirty_writeback_centisecs: 500,
         vfs_cache_pressure: 100,

@@ -33,6 +33,8 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
         page_cluster: s.sysctl.page_cluster,
         dirty_ratio: s.sysctl.dirty_ratio as u64,
         dirty_background_ratio: s.sysctl.dirty_background_ratio as u64,
+        dirty_bytes: s.sysctl.dirty_bytes,
+        dirty_background_bytes: s.sysctl.dirty_background_bytes,
         dirty_expire_ns: s.sysctl.dirty_expire_centisecs as u64 * 10_000_000,
         laptop_mode: s.sysctl.laptop_mode,
         balance: match s.policy.balance {

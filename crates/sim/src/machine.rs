@@ -473,6 +473,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             }
             let mut ctx = Ctx::new(t_now, &mut io, task.memcg);
             ctx.cpu = c as u16;
+            ctx.task = th;
             match op {
                 Op::Touch { obj, page, write } => mm.touch(&mut ctx, obj, page, write),
                 Op::Read { obj, page, nr } => mm.file_read(&mut ctx, obj, page, nr),
@@ -690,7 +691,8 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     let measured_from = if warmup > 0 { warmup } else { 0 };
     let task_results = tasks
         .iter()
-        .map(|t| {
+        .enumerate()
+        .map(|(i, t)| {
             let start = t.src.start_ns.max(measured_from);
             let stop = if t.done { t.finished_at } else { end };
             let secs = stop.saturating_sub(start) as f64 / 1e9;
@@ -706,6 +708,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 oom_killed: t.oom_killed,
                 kalloc_attempts: t.kalloc_attempts,
                 kalloc_success: t.kalloc_success,
+                dirty_throttle_seconds: mm.task_throttle_ns(i as u32) as f64 / 1e9,
             }
         })
         .collect();

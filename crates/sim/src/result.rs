@@ -153,6 +153,9 @@ pub struct TaskResult {
     pub kalloc_attempts: u64,
     #[serde(skip_serializing_if = "is_zero")]
     pub kalloc_success: u64,
+    /// Time the task spent paused by dirty throttling (`balance_dirty_pages()`), seconds,
+    /// over the whole run.
+    pub dirty_throttle_seconds: f64,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -351,7 +354,7 @@ pub struct ZoneResult {
 }
 
 /// Series sampled over time: memory composition (pages) and cumulative counters.
-const GAUGES: [&str; 9] = [
+const GAUGES: [&str; 11] = [
     "nr_free_pages",
     "nr_inactive_anon",
     "nr_active_anon",
@@ -359,6 +362,8 @@ const GAUGES: [&str; 9] = [
     "nr_active_file",
     "nr_dirty",
     "nr_writeback",
+    "nr_dirty_threshold",
+    "nr_dirty_background_threshold",
     "nr_swapcached",
     "nr_swap_used",
 ];
@@ -480,8 +485,13 @@ impl Sampler {
             push(format!("cgroup.{name}.nr_inactive_file"), lv.nr[2] as f64);
             push(format!("cgroup.{name}.nr_active_file"), lv.nr[3] as f64);
         }
-        for (name, ops) in self.task_names.iter().zip(task_ops) {
+        for (i, (name, ops)) in self.task_names.iter().zip(task_ops).enumerate() {
             push(format!("task.{name}.ops"), *ops as f64);
+            // Cumulative time paused by balance_dirty_pages().
+            push(
+                format!("task.{name}.dirty_throttle_s"),
+                mm.task_throttle_ns(i as u32) as f64 / 1e9,
+            );
         }
     }
 

@@ -839,6 +839,17 @@ fn apply_machine_settings(scn: &Scenario) -> Result<(), String> {
         "dirty_background_ratio",
         sc.dirty_background_ratio.to_string(),
     )?;
+    // Writing a bytes form zeroes the ratio (and the reverse): write them only when set,
+    // after the ratios.
+    if sc.dirty_bytes > 0 {
+        w("dirty_bytes", sc.dirty_bytes.to_string())?;
+    }
+    if sc.dirty_background_bytes > 0 {
+        w(
+            "dirty_background_bytes",
+            sc.dirty_background_bytes.to_string(),
+        )?;
+    }
     w(
         "dirty_expire_centisecs",
         sc.dirty_expire_centisecs.to_string(),

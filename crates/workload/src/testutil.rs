@@ -89,6 +89,8 @@ pub(crate) fn scenario(objects: Vec<ObjectSpec>, tasks: Vec<TaskSpec>) -> Scenar
             page_cluster: 3,
             dirty_ratio: 20,
             dirty_background_ratio: 10,
+            dirty_bytes: 0,
+            dirty_background_bytes: 0,
             dirty_expire_centisecs: 3000,
             dirty_writeback_centisecs: 500,
             vfs_cache_pressure: 100,

@@ -3,3 +3,4 @@ mod memcg;
 mod mglru;
 mod sched;
 mod workingset;
+mod writeback;
