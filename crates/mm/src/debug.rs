@@ -306,13 +306,19 @@ impl Mm {
                 self.node.nr_kernel_pages
             ));
         }
-        for (m, c) in charged.iter().enumerate() {
+        for (m, c) in charged.iter_mut().enumerate() {
+            // Slab objects are charged by bytes, in whole pages (crate::slab).
+            *c += self.slab.memcg_pages[m];
             if *c != self.memcgs[m].usage {
                 return bad(format!(
                     "memcg {m}: usage {} but {c} pages charged",
                     self.memcgs[m].usage
                 ));
             }
+        }
+        // Slab pages belong to exactly one slab; dentries pin inodes.
+        if let Err(e) = self.check_slab().and_then(|_| self.check_fs()) {
+            return bad(e);
         }
         // 4. Mapping entries point at folios that point back.
         for (oi, obj) in self.objects.iter().enumerate() {

@@ -17,6 +17,9 @@
 //! | mm/filemap.c, mm/readahead.c, mm/page-writeback.c | [`filemap`]         |
 //! | mm/memory.c (faults)                     | [`memory`]                   |
 //! | mm/memcontrol.c                          | [`memcontrol`]               |
+//! | mm/slub.c                                | [`slab`]                     |
+//! | mm/shrinker.c, fs/super.c (sb shrinker)  | [`shrinker`]                 |
+//! | fs/dcache.c, fs/inode.c                  | [`fs`]                       |
 //! | mm/vmstat.c                              | [`vmstat`]                   |
 //! | VM_BUG_ON & co.                          | [`debug`]                    |
 
@@ -25,6 +28,7 @@ pub mod balance;
 pub mod compaction;
 pub mod debug;
 pub mod filemap;
+pub mod fs;
 pub mod kcompactd;
 pub mod kswapd;
 pub mod list;
@@ -35,6 +39,8 @@ pub mod memory;
 pub mod mglru;
 pub mod mmzone;
 pub mod page;
+pub mod shrinker;
+pub mod slab;
 pub mod swap;
 pub mod types;
 pub mod vmscan;
@@ -188,6 +194,8 @@ pub struct MmConfig {
     pub max_file_folio_order: u32,
     /// cgroup v1 memcg semantics (per-memcg swappiness, writeback waits in limit reclaim).
     pub cgroup_v1: bool,
+    /// Created files, `vm.vfs_cache_pressure` and the slab-reclaim policy ([`fs`]).
+    pub fs: fs::FsCfg,
     /// Period of the memcg statistics flusher (`flush_memcg_stats_dwork`, FLUSH_TIME = 2 s),
     /// in ns: reclaim heuristics and refault detection read the lruvec statistics as of the
     /// last flush (see [`memcontrol`]). 0 = they read exact, current counts.
@@ -384,6 +392,12 @@ pub struct Mm {
     pub(crate) oom_pending: bool,
     /// When the periodic memcg statistics flush is next due (u64::MAX when off).
     pub memcg_stats_next_flush: u64,
+    /// Slab caches ([`slab`]).
+    pub slab: slab::SlabState,
+    /// Dentries and inodes of created files ([`fs`]).
+    pub fs: fs::FsState,
+    /// The superblock shrinker's deferred work ([`shrinker`]).
+    pub shrinker: shrinker::SuperShrinker,
 }
 
 impl Mm {
@@ -462,7 +476,13 @@ impl Mm {
             BalanceKind::Legacy => Box::new(balance::Legacy),
         };
         let nr_memcgs = memcgs.len();
+        let fs = fs::FsState::new(&cfg.fs.dirs, &cfg.objects, nr_memcgs);
         Mm {
+            slab: slab::SlabState::new(nr_memcgs),
+            fs,
+            shrinker: shrinker::SuperShrinker {
+                nr_deferred: vec![0; nr_memcgs],
+            },
             pages,
             zones,
             lruvecs: vec![Lruvec::default(); nr_memcgs],
@@ -602,6 +622,8 @@ impl Mm {
             ("nr_dirty", self.node.nr_dirty),
             ("nr_writeback", self.node.nr_writeback),
             ("nr_swapcached", self.node.nr_swapcached),
+            ("nr_slab_reclaimable", self.slab.node_pages().0),
+            ("nr_slab_unreclaimable", self.slab.node_pages().1),
             (
                 "nr_swap_used",
                 self.total_swap_pages() - self.nr_swap_free(),

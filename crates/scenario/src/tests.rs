@@ -306,6 +306,7 @@ fn full_example_resolves_to_exact_values() {
             swap_readahead: SwapReadaheadKind::Cluster,
             lru_gen_min_ttl_ms: 1000,
             kswapd_compaction: KswapdCompactionKind::Kcompactd,
+            boosted_reclaim_skips_slab: false,
         },
         devices: vec![
             DeviceSpec {
@@ -550,6 +551,7 @@ fn minimal_scenario_gets_every_default() {
             swap_readahead: SwapReadaheadKind::Vma,
             lru_gen_min_ttl_ms: 0,
             kswapd_compaction: KswapdCompactionKind::Kcompactd,
+            boosted_reclaim_skips_slab: false,
         },
         // No device at all: a default sata-ssd "disk" holds the files.
         devices: vec![sata_ssd("disk")],

@@ -13,9 +13,12 @@
 //!                                                  stores with probability write_fraction)
 //!                                     touch-write: ppo × Touch{write}
 //!                                     read/write:  one Read/Write{nr = ppo}
+//!                                     create:      one Create{nr = ppo, fsync} (the
+//!                                                  next file of the directory)
 //!           Think{ns} …               if think_ns > 0, in chunks of at most u32::MAX ns
 //!           OpEnd )
-//!   Fsync{obj}                        if the phase asks for it
+//!   Fsync{obj}                        if the phase asks for it (not create phases,
+//!                                     whose files are fsynced one by one)
 //! ```
 //!
 //! Where the operations land is `pattern.rs`'s job: sequential walks from `start` to `end`
@@ -76,10 +79,10 @@ impl Phase {
     fn events(&self) -> u128 {
         let ops = u128::from(self.ops);
         let accesses = match self.access {
-            Access::Read | Access::Write => ops,
+            Access::Read | Access::Write | Access::Create => ops,
             Access::Touch | Access::TouchWrite => self.touches(),
         };
-        1 + accesses + ops * u128::from(1 + think_events(self.think_ns)) + u128::from(self.fsync)
+        1 + accesses + ops * u128::from(1 + think_events(self.think_ns)) + u128::from(self.fsync && self.access != Access::Create)
     }
 
     /// Touch events of the phase's operations (touch access).
@@ -196,6 +199,7 @@ fn resolve_phase(
     let field = |name: &str| format!("phases[{i}].{name}");
     let (kinds, expected): (&[ObjectKind], _) = match p.access {
         Access::Read | Access::Write => (&[ObjectKind::File], "a file for read()/write()"),
+        Access::Create => (&[ObjectKind::File], "a file object (the directory) to create files in"),
         Access::Touch | Access::TouchWrite => (&[], ""),
     };
     let obj = check::object(objects, p.object, &|| field("object"), kinds, expected)?;
@@ -313,6 +317,12 @@ fn issue(ph: &Phase, rng: &mut Rng, cursor: &mut u64, seq: &mut OpSeq<1>) {
             page,
             nr,
         }),
+        Access::Create => seq.push(Op::Create {
+            obj: ph.obj,
+            page,
+            nr,
+            fsync: ph.fsync,
+        }),
     }
     seq.finish(ph.think_ns);
 }
@@ -366,7 +376,7 @@ impl EventSource for PhaseSource {
                     let ph = &self.phases[self.idx];
                     self.idx += 1;
                     self.step = Step::Enter;
-                    if ph.fsync {
+                    if ph.fsync && ph.access != Access::Create {
                         return Some(Op::Fsync { obj: ph.obj });
                     }
                 }
