@@ -464,8 +464,7 @@ impl Mm {
             let pfn = e as u32;
             let n = self.pages.nr_pages(pfn);
             let first = self.pages.index[pfn as usize] as u64;
-            let busy = self.pages.flags[pfn as usize]
-                & (pg::DIRTY | pg::WRITEBACK | pg::ISOLATED)
+            let busy = self.pages.flags[pfn as usize] & (pg::DIRTY | pg::WRITEBACK | pg::ISOLATED)
                 != 0
                 || !self.pages.test(pfn, pg::LRU)
                 || self.folio_mapped(pfn)

@@ -79,7 +79,10 @@ pub fn do_shrink_slab(
         let nr_to_scan = batch.min(total_scan);
         match scan_objects(nr_to_scan) {
             ScanResult::Stop => break,
-            ScanResult::Done { scanned: s, freed: f } => {
+            ScanResult::Done {
+                scanned: s,
+                freed: f,
+            } => {
                 freed += f;
                 total_scan -= s.min(total_scan);
                 scanned += s;
@@ -222,9 +225,10 @@ impl Mm {
                 let nr = self.pages.nr_pages(pfn) as usize;
                 let first = self.pages.index[pfn as usize] as usize;
                 let f = self.pages.flags[pfn as usize];
-                let busy = f & (crate::page::pg::DIRTY
-                    | crate::page::pg::WRITEBACK
-                    | crate::page::pg::ISOLATED)
+                let busy = f
+                    & (crate::page::pg::DIRTY
+                        | crate::page::pg::WRITEBACK
+                        | crate::page::pg::ISOLATED)
                     != 0
                     || f & crate::page::pg::LRU == 0
                     || self.folio_mapped(pfn);

@@ -1638,7 +1638,10 @@ fn check_zero_cost_loops(tasks: &[TaskSpec], objects: &[ObjectSpec], cx: &Ctx) -
         match &t.workload {
             Workload::Phases { phases, .. } => {
                 for p in phases {
-                    if matches!(p.access, Access::Write | Access::TouchWrite | Access::Create) {
+                    if matches!(
+                        p.access,
+                        Access::Write | Access::TouchWrite | Access::Create
+                    ) {
                         written[p.object] = true;
                     }
                 }

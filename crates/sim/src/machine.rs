@@ -684,6 +684,8 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 active_anon: lv.nr[1],
                 inactive_file: lv.nr[2],
                 active_file: lv.nr[3],
+                slab_reclaimable: mm.slab.memcg_bytes[i + 1][0],
+                slab_unreclaimable: mm.slab.memcg_bytes[i + 1][1],
             }
         })
         .collect();

@@ -289,6 +289,9 @@ pub struct CgroupResult {
     pub active_anon: u64,
     pub inactive_file: u64,
     pub active_file: u64,
+    /// memory.stat `slab_reclaimable` / `slab_unreclaimable` (bytes of slab objects).
+    pub slab_reclaimable: u64,
+    pub slab_unreclaimable: u64,
 }
 
 #[derive(Serialize, Clone, Debug)]
@@ -307,7 +310,7 @@ pub struct ZoneResult {
 }
 
 /// Series sampled over time: memory composition (pages) and cumulative counters.
-const GAUGES: [&str; 9] = [
+const GAUGES: [&str; 12] = [
     "nr_free_pages",
     "nr_inactive_anon",
     "nr_active_anon",
@@ -317,8 +320,11 @@ const GAUGES: [&str; 9] = [
     "nr_writeback",
     "nr_swapcached",
     "nr_swap_used",
+    "nr_file_pages",
+    "nr_slab_reclaimable",
+    "nr_slab_unreclaimable",
 ];
-const COUNTERS: [&str; 14] = [
+const COUNTERS: [&str; 19] = [
     "pgscan_kswapd",
     "pgscan_direct",
     "pgscan_anon",
@@ -333,6 +339,11 @@ const COUNTERS: [&str; 14] = [
     "pswpin",
     "pswpout",
     "pgmajfault",
+    "pgsteal_kswapd",
+    "slabs_scanned",
+    "kswapd_inodesteal",
+    "pginodesteal",
+    "nr_vmscan_immediate_reclaim",
 ];
 
 pub struct Sampler {
@@ -390,6 +401,10 @@ impl Sampler {
             push(format!("cgroup.{name}.nr_active_anon"), lv.nr[1] as f64);
             push(format!("cgroup.{name}.nr_inactive_file"), lv.nr[2] as f64);
             push(format!("cgroup.{name}.nr_active_file"), lv.nr[3] as f64);
+            push(
+                format!("cgroup.{name}.slab_reclaimable"),
+                mm.slab.memcg_bytes[i + 1][0] as f64,
+            );
         }
         for (name, ops) in self.task_names.iter().zip(task_ops) {
             push(format!("task.{name}.ops"), *ops as f64);

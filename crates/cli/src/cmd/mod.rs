@@ -18,6 +18,7 @@ pub mod compare;
 pub mod python;
 pub mod reproduce;
 pub mod run;
+pub mod slab_boost;
 pub mod trace;
 pub mod twin;
 

@@ -82,7 +82,9 @@ impl Phase {
             Access::Read | Access::Write | Access::Create => ops,
             Access::Touch | Access::TouchWrite => self.touches(),
         };
-        1 + accesses + ops * u128::from(1 + think_events(self.think_ns)) + u128::from(self.fsync && self.access != Access::Create)
+        1 + accesses
+            + ops * u128::from(1 + think_events(self.think_ns))
+            + u128::from(self.fsync && self.access != Access::Create)
     }
 
     /// Touch events of the phase's operations (touch access).
@@ -199,7 +201,10 @@ fn resolve_phase(
     let field = |name: &str| format!("phases[{i}].{name}");
     let (kinds, expected): (&[ObjectKind], _) = match p.access {
         Access::Read | Access::Write => (&[ObjectKind::File], "a file for read()/write()"),
-        Access::Create => (&[ObjectKind::File], "a file object (the directory) to create files in"),
+        Access::Create => (
+            &[ObjectKind::File],
+            "a file object (the directory) to create files in",
+        ),
         Access::Touch | Access::TouchWrite => (&[], ""),
     };
     let obj = check::object(objects, p.object, &|| field("object"), kinds, expected)?;
