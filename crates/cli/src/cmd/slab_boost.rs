@@ -26,6 +26,7 @@ fn load(skip: bool, quick: bool) -> Result<Scenario> {
     )];
     if quick {
         ov.push(("machine.memory".into(), "128M".into()));
+        ov.push(("machine.dma32".into(), "48M".into()));
         ov.push(("object.dir.size".into(), "512M".into()));
     }
     Ok(refault_scenario::parse(

@@ -408,6 +408,34 @@ mod tests {
         PhaseSource::new(phases, repeat, objects, seed, 1).unwrap()
     }
 
+    /// A create phase: one Create per file, in order, with the phase's fsync flag and no
+    /// phase-end Fsync; len_hint counts them.
+    #[test]
+    fn create_phase_creates_files_in_order() {
+        let objs = [file("dir", 12)];
+        let mut p = phase(0, Access::Create, Pattern::Sequential, 4, 12, 4);
+        p.pages_per_op = 2;
+        p.fsync = true;
+        let mut src = source(&[p], 1, &objs, 1);
+        assert_eq!(src.len_hint(), Some(1 + 4 * 2));
+        let ops = collect(&mut src, 100);
+        assert_eq!(ops.len(), 9);
+        let created: Vec<u32> = ops
+            .iter()
+            .filter_map(|o| match *o {
+                Op::Create {
+                    obj: 0,
+                    page,
+                    nr: 2,
+                    fsync: true,
+                } => Some(page),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(created, vec![4, 6, 8, 10]);
+        assert!(!ops.iter().any(|o| matches!(o, Op::Fsync { .. })));
+    }
+
     #[test]
     fn phase_structure_read_phase() {
         let objs = [file("f", 100)];
