@@ -29,10 +29,12 @@
 //! stays cached.
 //!
 //! # Where we differ from the kernel
-//! - v5.3's `inode_lru_isolate()` (the seed's kernel): any inode with page cache is
-//!   invalidated and counted as an inode steal. Since v5.16 (`mapping_shrinkable()`), an
-//!   inode whose only page sits in the xarray head is freed with its page instead (no steal
-//!   is counted); the model keeps the v5.3 rule.
+//! - v5.3's `inode_lru_isolate()` (the seed's kernel): any unused clean inode with page
+//!   cache is invalidated and counted as an inode steal. Since v5.16 ("vfs: keep inodes
+//!   with page cache off the inode shrinker LRU", `mapping_shrinkable()`), inodes with more
+//!   page cache than the xarray head holds stay off the inode LRU until page reclaim empties
+//!   them, and a one-page inode is freed with its page without counting a steal; the model
+//!   keeps the v5.3 rule.
 //! - `LRU_RETRY` after the invalidation is modelled as freeing the inode in the same step if
 //!   its cache emptied, else rotating it to the LRU tail.
 //! - The journal: one log record of [`INODE_LOG_BYTES`] per inode (inode core, directory

@@ -65,11 +65,10 @@ pub fn do_shrink_slab(
         return (0, 0);
     }
     let nr = std::mem::take(deferred);
-    let delta = if seeks > 0 {
-        (freeable >> priority) * 4 / seeks
-    } else {
-        freeable / 2
-    };
+    // seeks == 0: "objects are cheap to recreate", delta = freeable / 2.
+    let delta = ((freeable >> priority) * 4)
+        .checked_div(seeks)
+        .unwrap_or(freeable / 2);
     let mut total_scan = (nr >> priority) + delta;
     total_scan = total_scan.min(2 * freeable);
     let batch = if batch > 0 { batch } else { SHRINK_BATCH };

@@ -207,9 +207,20 @@ impl Mm {
             if !self.try_charge(ctx, memcg, need - have) {
                 return None;
             }
+            // Limit reclaim inside the charge may have freed this memcg's objects (and
+            // uncharged their pages): count what was charged on top of what is left.
             self.slab.memcg_pages[m] += need - have;
         }
         self.slab.memcg_bytes[m][kind] += spec.object_size as u64;
+        let need = self.slab.memcg_bytes[m]
+            .iter()
+            .sum::<u64>()
+            .div_ceil(PAGE_SIZE);
+        let have = self.slab.memcg_pages[m];
+        if have > need {
+            self.uncharge(memcg, have - need);
+            self.slab.memcg_pages[m] = need;
+        }
         let id = match self.slab.caches[cache].slab_with_room() {
             Some(id) => id,
             None => {
