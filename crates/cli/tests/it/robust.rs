@@ -421,6 +421,7 @@ fn short(name: &str) -> &'static [&'static str] {
         "s1-fio" => &["run.duration=100ms", "run.warmup=50ms"],
         "s1-memcached" => &["run.duration=3s", "run.warmup=1s"],
         "thrash-cache" => &["run.duration=4s", "run.warmup=1s"],
+        "s3-slab-boost" => &["run.duration=25s"],
         _ => &[],
     }
 }
