@@ -97,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
                         "--x and --y, lines with --x [--hue].")
     pl.add_argument("input", type=Path, help="result JSON, sweep directory or sweep.csv")
     pl.add_argument("-o", "--out", type=Path, required=True, help="image file (.png, .svg, .pdf)")
-    pl.add_argument("--kind", choices=("overview", "memory", "rates", "swap", "dirty"),
+    pl.add_argument("--kind", choices=("overview", "memory", "rates", "swap", "dirty", "slab"),
                     default="overview", help="for a result: which figure (default overview)")
     pl.add_argument("--x", help="for a sweep: the parameter across")
     pl.add_argument("--y", help="for a sweep: the parameter down (heatmap)")

@@ -40,6 +40,8 @@ MEMORY_LAYERS = (
     ("nr_active_anon", "anon active", "#c62828"),
     ("nr_inactive_file", "file inactive", "#9ecae1"),
     ("nr_active_file", "file active", "#1f5fa8"),
+    ("nr_slab_reclaimable", "slab reclaimable", "#8bc34a"),
+    ("nr_slab_unreclaimable", "slab unreclaimable", "#33691e"),
 )
 
 ResultLike = Result | str | os.PathLike[str]
@@ -195,6 +197,40 @@ def swap(result: ResultLike, ax: Axes | None = None) -> Figure:
     return fig
 
 
+SHRINKER_SERIES = ("slabs_scanned", "kswapd_inodesteal", "pginodesteal")
+
+
+def slab(result: ResultLike, ax: Axes | None = None) -> Figure:
+    """Reclaimable slab against the page cache (MiB) with their ratio (right axis), and the
+    shrinkers' work: objects scanned and page cache stolen with inodes (per second); with
+    ``ax``, only the first panel."""
+    r = _result(result)
+    ts = r.timeseries
+    fig, axes = _axes(ax, 1 if ax is not None else 2)
+    a = axes[0]
+    if "nr_slab_reclaimable" in ts and "nr_file_pages" in ts:
+        a.plot(ts.index, _mib(ts["nr_slab_reclaimable"]), color="#8bc34a", label="slab reclaimable")
+        a.plot(ts.index, _mib(ts["nr_file_pages"]), color="#1f5fa8", label="page cache")
+        if "nr_dirty" in ts:
+            a.plot(ts.index, _mib(ts["nr_dirty"]), color="#9ecae1", ls="--", label="dirty")
+        b = a.twinx()
+        ratio = ts["nr_slab_reclaimable"] / ts["nr_file_pages"].where(ts["nr_file_pages"] > 0)
+        b.plot(ts.index, ratio, color="black", lw=1, ls=":", label="slab / page cache")
+        b.set_ylabel("slab / page cache")
+        b.set_ylim(bottom=0)
+        handles, labels = a.get_legend_handles_labels()
+        h2, l2 = b.get_legend_handles_labels()
+        a.legend(handles + h2, labels + l2, loc="upper left", bbox_to_anchor=(1.08, 1.0),
+                 fontsize="small", frameon=False)
+    a.set_title(f"{r.name}: slab and page cache")
+    a.set_ylabel("MiB")
+    a.set_xlim(ts.index.min(), ts.index.max())
+    if len(axes) > 1:
+        _lines(axes[1], ts, SHRINKER_SERIES, f"{r.name}: shrinkers", "per second")
+    axes[-1].set_xlabel("simulated time (s)")
+    return fig
+
+
 def overview(result: ResultLike) -> Figure:
     """Memory (and each cgroup), refaults, scanning and swap, stacked in one figure."""
     r = _result(result)
@@ -248,7 +284,7 @@ def dirty(result: ResultLike, ax: Axes | None = None) -> Figure:
     return fig
 
 
-KINDS = {"overview": overview, "memory": memory, "rates": rates, "swap": swap, "dirty": dirty}
+KINDS = {"overview": overview, "memory": memory, "rates": rates, "swap": swap, "dirty": dirty, "slab": slab}
 
 
 def draw(result: ResultLike, kind: str = "overview", **kwargs: Any) -> Figure:

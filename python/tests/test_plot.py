@@ -24,7 +24,7 @@ def result(small: Path) -> refault.Result:
     return refault.run(small)
 
 
-@pytest.mark.parametrize("kind", ["overview", "memory", "rates", "swap", "dirty"])
+@pytest.mark.parametrize("kind", ["overview", "memory", "rates", "swap", "dirty", "slab"])
 def test_result_plots_write_pngs(result: refault.Result, tmp_path: Path, kind: str) -> None:
     out = tmp_path / f"{kind}.png"
     fig = result.plot(kind, out)
@@ -73,3 +73,14 @@ def test_result_renders_in_a_notebook(small: Path) -> None:
     assert f"{r.vmstat['pswpout']:,}" in page
     png = re.search(r'src="data:image/png;base64,([^"]+)"', page)
     assert png and base64.b64decode(png.group(1)).startswith(b"\x89PNG")
+
+
+def test_slab_plot_of_a_file_creation_stream(tmp_path: Path) -> None:
+    scn = Path(__file__).resolve().parents[2] / "scenarios" / "s3-slab-boost.toml"
+    r = refault.run(scn, {"machine.memory": "64M", "machine.dma32": "24M",
+                          "object.dir.size": "128M"})
+    assert r.timeseries["nr_slab_reclaimable"].max() > 0
+    fig = plot.slab(r)
+    assert len(fig.axes) == 3  # two panels and the ratio's twin axis
+    plot.save(fig, tmp_path / "slab.png")
+    assert _is_png(tmp_path / "slab.png")

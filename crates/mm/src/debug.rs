@@ -319,8 +319,10 @@ impl Mm {
                 self.node.nr_page_table_pages
             ));
         }
-        for (m, c) in charged.iter().enumerate() {
-            // The page counter includes the charge the per-CPU stocks hold.
+        for (m, c) in charged.iter_mut().enumerate() {
+            // Slab objects are charged by bytes, in whole pages (crate::slab); the page
+            // counter includes the charge the per-CPU stocks hold.
+            *c += self.slab.memcg_pages[m];
             let stocked = self.memcg_stocked(m);
             if *c + stocked != self.memcgs[m].usage {
                 return bad(format!(
@@ -328,6 +330,10 @@ impl Mm {
                     self.memcgs[m].usage
                 ));
             }
+        }
+        // Slab pages belong to exactly one slab; dentries pin inodes.
+        if let Err(e) = self.check_slab().and_then(|_| self.check_fs()) {
+            return bad(e);
         }
         // 4. Mapping entries point at folios that point back.
         for (oi, obj) in self.objects.iter().enumerate() {

@@ -665,6 +665,9 @@ impl Mm {
         ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
         self.ev.add(Ev::PgpgOut, nr * 4);
         for &p in pfns.iter() {
+            // A created file's inode is written with its data (crate::fs).
+            let (o, i) = (self.pages.obj[p as usize], self.pages.index[p as usize]);
+            self.fs_data_written(ctx, o, i as u64);
             if done <= ctx.now {
                 self.end_writeback(p);
             } else {

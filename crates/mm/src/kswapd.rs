@@ -18,6 +18,9 @@
 //!   swap and without raising the priority below DEF_PRIORITY - 2, stops on a pass without
 //!   progress, and drops the boost (restarting as normal reclaim) if the node is imbalanced;
 //!   at the end the boosts it saw are subtracted and kcompactd is woken for pageblock order.
+//! - `policy.boosted_reclaim_skips_slab = true` restores v5.0–v5.2's special case: boosted
+//!   reclaim does not shrink slab (`may_shrinkslab`), removed in v5.3 by "mm, vmscan: do not
+//!   special-case slab reclaim when watermarks are boosted".
 //! - When kswapd goes to sleep (`kswapd_try_to_sleep()`) it clears the skip bits a direct
 //!   compactor asked to flush and wakes kcompactd with the order it was woken for. Under
 //!   `policy.kswapd_compaction = "kswapd"` it instead follows v4.4's balance_pgdat(): a zone
@@ -108,7 +111,10 @@ impl Mm {
         if boost > 0 {
             sc.may_writepage = false;
             sc.may_swap = false;
+            // v5.0–v5.2: sc.may_shrinkslab = !nr_boost_reclaim.
+            sc.may_shrinkslab = !self.cfg.fs.boosted_reclaim_skips_slab;
         } else {
+            sc.may_shrinkslab = true;
             sc.may_swap = true;
             if sc.priority >= DEF_PRIORITY - 2 {
                 sc.may_writepage = !self.cfg.laptop_mode;

@@ -18,6 +18,9 @@
 //! | mm/page-writeback.c (dirty throttling)   | [`writeback`]                |
 //! | mm/memory.c (faults)                     | [`memory`]                   |
 //! | mm/memcontrol.c                          | [`memcontrol`]               |
+//! | mm/slub.c                                | [`slab`]                     |
+//! | mm/shrinker.c, fs/super.c (sb shrinker)  | [`shrinker`]                 |
+//! | fs/dcache.c, fs/inode.c                  | [`fs`]                       |
 //! | mm/vmstat.c                              | [`vmstat`]                   |
 //! | VM_BUG_ON & co.                          | [`debug`]                    |
 
@@ -26,6 +29,7 @@ pub mod balance;
 pub mod compaction;
 pub mod debug;
 pub mod filemap;
+pub mod fs;
 pub mod kcompactd;
 pub mod kswapd;
 pub mod list;
@@ -36,6 +40,8 @@ pub mod memory;
 pub mod mglru;
 pub mod mmzone;
 pub mod page;
+pub mod shrinker;
+pub mod slab;
 pub mod swap;
 pub mod types;
 pub mod vmscan;
@@ -195,6 +201,8 @@ pub struct MmConfig {
     pub max_file_folio_order: u32,
     /// cgroup v1 memcg semantics (per-memcg swappiness, writeback waits in limit reclaim).
     pub cgroup_v1: bool,
+    /// Created files, `vm.vfs_cache_pressure` and the slab-reclaim policy ([`fs`]).
+    pub fs: fs::FsCfg,
     /// Period of the memcg statistics flusher (`flush_memcg_stats_dwork`, FLUSH_TIME = 2 s),
     /// in ns: reclaim heuristics and refault detection read the lruvec statistics as of the
     /// last flush (see [`memcontrol`]). 0 = they read exact, current counts.
@@ -433,6 +441,12 @@ pub struct Mm {
     pub memcg_stats_next_flush: u64,
     /// Per-CPU memcg charge stocks (`memcg_stock_pcp`), grown to the highest CPU seen.
     pub memcg_stock: Vec<memcontrol::MemcgStock>,
+    /// Slab caches ([`slab`]).
+    pub slab: slab::SlabState,
+    /// Dentries and inodes of created files ([`fs`]).
+    pub fs: fs::FsState,
+    /// The superblock shrinker's deferred work ([`shrinker`]).
+    pub shrinker: shrinker::SuperShrinker,
 }
 
 impl Mm {
@@ -516,7 +530,13 @@ impl Mm {
             BalanceKind::Legacy => Box::new(balance::Legacy),
         };
         let nr_memcgs = memcgs.len();
+        let fs = fs::FsState::new(&cfg.fs.dirs, &cfg.objects, nr_memcgs);
         Mm {
+            slab: slab::SlabState::new(nr_memcgs),
+            fs,
+            shrinker: shrinker::SuperShrinker {
+                nr_deferred: vec![0; nr_memcgs],
+            },
             pages,
             zones,
             lruvecs: vec![Lruvec::default(); nr_memcgs],
@@ -674,6 +694,8 @@ impl Mm {
             ("nr_dirty_background_threshold", bg_thresh),
             ("nr_swapcached", self.node.nr_swapcached),
             ("nr_page_table_pages", self.node.nr_page_table_pages),
+            ("nr_slab_reclaimable", self.slab.node_pages().0),
+            ("nr_slab_unreclaimable", self.slab.node_pages().1),
             (
                 "nr_swap_used",
                 self.total_swap_pages() - self.nr_swap_free(),

@@ -1376,6 +1376,7 @@ impl Mm {
             self.mm_walk_active = false;
             self.try_to_shrink_lruvec(ctx, sc.target, sc);
             self.mm_walk_active = false;
+            self.shrink_slab_for(sc.target, sc);
             return sc.nr_reclaimed - before;
         }
         if !sc.may_writepage || !sc.may_unmap {
@@ -1390,6 +1391,8 @@ impl Mm {
         for k in 0..n {
             let lv = (start + k) % n;
             self.try_to_shrink_lruvec(ctx, lv, sc);
+            // shrink_one(): the memcg's shrinkers after its lruvec.
+            self.shrink_slab_for(lv, sc);
             if self.should_abort_scan(sc) {
                 self.node.memcg_cursor = lv + 1;
                 break;

@@ -48,6 +48,7 @@ pub fn tiny_config(balance: BalanceKind, pages: u64) -> MmConfig {
         readahead_max_pages: 32,
         max_file_folio_order: 9,
         cgroup_v1: false,
+        fs: Default::default(),
         memcg_stats_flush_ns: 0,
         memcg_stats_first_flush_ns: 0,
         kernel: KernelVersion::default(),

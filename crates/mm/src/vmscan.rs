@@ -42,7 +42,8 @@
 //! - No VM_EXEC mappings, mlock or unevictable folios: the VM_EXEC rotation rules never fire.
 //! - `folio_referenced()` ignores mappings without recency (`vma_has_recency()`), with the
 //!   object's madvise hint standing for the VMA flags; FMODE_NOREUSE is not modelled.
-//! - No slab shrinking yet (`shrink_slab`), no memory.low/min protection.
+//! - `shrink_slab()` runs after each memcg's `shrink_lruvec()` ([`crate::shrinker`]); no
+//!   memory.low/min protection.
 //! - Dirty file folios reached by direct reclaim are activated with PG_reclaim and the flusher
 //!   is woken, as the kernel does; kswapd writes them itself only on the second encounter
 //!   with PGDAT_DIRTY set.
@@ -85,6 +86,9 @@ pub struct ScanControl {
     pub may_unmap: bool,
     /// May swap anon pages.
     pub may_swap: bool,
+    /// May run the shrinkers (`shrink_slab()`). Always true but for v5.0–v5.2 boosted
+    /// kswapd reclaim (`may_shrinkslab`, `policy.boosted_reclaim_skips_slab`).
+    pub may_shrinkslab: bool,
     /// May deactivate active pages: bit 0 anon, bit 1 file.
     pub may_deactivate: u8,
     pub force_deactivate: bool,
@@ -279,6 +283,7 @@ impl ScanControl {
             may_writepage: true,
             may_unmap: true,
             may_swap: true,
+            may_shrinkslab: true,
             may_deactivate: 0,
             force_deactivate: false,
             skipped_deactivate: false,
@@ -410,6 +415,7 @@ impl Mm {
         self.prepare_scan_control(sc);
         if sc.cgroup_reclaim {
             self.shrink_lruvec(ctx, sc.target, sc);
+            self.shrink_slab_for(sc.target, sc);
         } else {
             // shrink_node_memcgs(): kswapd walks every memcg; direct reclaim resumes the
             // shared round-robin walk and stops once it has reclaimed enough.
@@ -422,6 +428,7 @@ impl Mm {
             for k in 0..n {
                 let lv = (start + k) % n;
                 self.shrink_lruvec(ctx, lv, sc);
+                self.shrink_slab_for(lv, sc);
                 if !sc.kswapd && sc.nr_reclaimed >= sc.nr_to_reclaim {
                     self.node.memcg_cursor = lv + 1;
                     break;

@@ -73,6 +73,11 @@ vm_events! {
     KcompactdWake => "compact_daemon_wake",
     KcompactdMigrateScanned => "compact_daemon_migrate_scanned",
     KcompactdFreeScanned => "compact_daemon_free_scanned",
+    SlabsScanned => "slabs_scanned",
+    KswapdInodesteal => "kswapd_inodesteal",
+    PgInodesteal => "pginodesteal",
+    DropPagecache => "drop_pagecache",
+    DropSlab => "drop_slab",
     // Not in /proc/vmstat: the `mm_page_alloc_extfrag` tracepoint (one fallback to another
     // migratetype's free list) counted.
     ExtfragFallback => "mm_page_alloc_extfrag",

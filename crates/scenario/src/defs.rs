@@ -205,6 +205,14 @@ static POLICY: SectionDef = section(
             compact_pgdat() itself after a pass that reclaimed more than it attempted; no \
             kcompactd)."
         ),
+        k!(
+            "boosted_reclaim_skips_slab",
+            Value("false"),
+            "v5.0–v5.2 behaviour: kswapd reclaiming for a boosted watermark does not shrink \
+            slab caches (may_shrinkslab). false: slab is shrunk under boost too (v5.3 and \
+            later, \"mm, vmscan: do not special-case slab reclaim when watermarks are \
+            boosted\")."
+        ),
     ],
 );
 
@@ -466,7 +474,10 @@ static PHASE: SectionDef = SectionDef {
                 "access",
                 Required("\"read\""),
                 "\"touch\" / \"touch-write\" (page-table access through a mapping: anon, shmem or \
-            mmap of a file), \"read\" / \"write\" (read()/write() on a file). Required."
+            mmap of a file), \"read\" / \"write\" (read()/write() on a file), \"create\" (the \
+            file object is a directory of files of pages_per_op pages each: every operation \
+            creates the next file, writes it, fsyncs it if fsync = true, and closes it: a \
+            dentry, an inode and pages_per_op dirty pages). Required."
             ),
             k!(
                 "object",
@@ -516,7 +527,7 @@ static PHASE: SectionDef = SectionDef {
                 "pages_per_op",
                 Value("1"),
                 "Consecutive pages per operation (one read() of several pages, or touches of \
-            consecutive pages)."
+            consecutive pages); for access = \"create\", the size of each file."
             ),
             k!(
                 "write_fraction",
@@ -534,7 +545,8 @@ static PHASE: SectionDef = SectionDef {
             k!(
                 "fsync",
                 Value("false"),
-                "fsync the file at the end of the phase (files only)."
+                "fsync the file at the end of the phase (files only); for access = \"create\", \
+            fsync every file before closing it."
             ),
         ],
     )

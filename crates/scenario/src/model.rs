@@ -150,6 +150,9 @@ pub struct PolicySpec {
     pub lru_gen_min_ttl_ms: u64,
     /// policy.kswapd_compaction.
     pub kswapd_compaction: KswapdCompactionKind,
+    /// policy.boosted_reclaim_skips_slab (v5.0–v5.2 `may_shrinkslab`).
+    #[serde(default)]
+    pub boosted_reclaim_skips_slab: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -318,6 +321,9 @@ pub enum Access {
     Read,
     /// write() through a file descriptor.
     Write,
+    /// Create files in a directory (a file object cut into files of `pages_per_op` pages):
+    /// open(O_CREAT), write the file, optionally fsync, close; never read again.
+    Create,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -56,6 +56,7 @@ pub(crate) struct RawPolicy {
     pub lru: Option<LruKind>,
     pub balance: Option<BalanceKind>,
     pub kswapd_compaction: Option<KswapdCompactionKind>,
+    pub boosted_reclaim_skips_slab: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -154,6 +154,7 @@ pub(crate) fn resolve(raw: RawScenario, cx: &Ctx, seed: Option<u64>) -> Result<S
     let mut traces = resolve_trace_sources(&raw.task, &mut objects, cx)?;
     let tasks = resolve_tasks(raw.task, &cgroups, &objects, &run, &mut traces, cx)?;
     check_zero_cost_loops(&tasks, &objects, cx)?;
+    check_create_dirs(&tasks, &objects, cx)?;
     let (costs, model) = resolve_model(&raw.model, cx)?;
 
     Ok(Scenario {
@@ -593,6 +594,9 @@ fn resolve_policy(
         kswapd_compaction: policy
             .kswapd_compaction
             .unwrap_or_else(|| defs::default("policy", "kswapd_compaction")),
+        boosted_reclaim_skips_slab: policy
+            .boosted_reclaim_skips_slab
+            .unwrap_or_else(|| defs::default("policy", "boosted_reclaim_skips_slab")),
     })
 }
 
@@ -727,6 +731,7 @@ fn access_name(access: Access) -> &'static str {
         Access::TouchWrite => "touch-write",
         Access::Read => "read",
         Access::Write => "write",
+        Access::Create => "create",
     }
 }
 
@@ -1237,6 +1242,16 @@ fn resolve_mix_phase(
             ..RawPhase::default()
         };
         let ps = resolve_phase_at(raw, &prefix, j, task, objects, cx)?;
+        if ps.access == Access::Create {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &mat("access"),
+                format!(
+                    "{who}: mix[{m}].access = \"create\": file creation is a phase of its own \
+                     (sequential, one file size per directory), not a mix entry"
+                ),
+            ));
+        }
         default_ops = default_ops
             .saturating_add((ps.end_page - ps.start_page).div_ceil(u64::from(ps.pages_per_op)));
         mix.push(MixSpec {
@@ -1295,7 +1310,7 @@ fn resolve_phase_at(
     let who = format!("{task} phase `{name}`");
     let access = cx.required(p.access, &at("access"), &format!("{who}: access"))?;
     let allowed: &[ObjectKind] = match access {
-        Access::Read | Access::Write => &[ObjectKind::File],
+        Access::Read | Access::Write | Access::Create => &[ObjectKind::File],
         Access::Touch | Access::TouchWrite => {
             &[ObjectKind::Anon, ObjectKind::Shmem, ObjectKind::File]
         }
@@ -1472,6 +1487,28 @@ fn resolve_phase_at(
                 kind_name(obj.kind)
             ),
         ));
+    }
+    if access == Access::Create {
+        if pattern_name != PatternName::Sequential {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &at("pattern"),
+                format!(
+                    "{who}: access = \"create\" creates the files in order; pattern must be \
+                     \"sequential\""
+                ),
+            ));
+        }
+        if start_page % u64::from(pages_per_op) != 0 {
+            return Err(cx.err(
+                ErrorKind::Impossible,
+                &at("range"),
+                format!(
+                    "{who}: access = \"create\" cuts the object into files of pages_per_op = \
+                     {pages_per_op} pages; the range must start at a file boundary"
+                ),
+            ));
+        }
     }
     let advice = p.advice.unwrap_or(match pattern_name {
         PatternName::Sequential => Advice::Normal,
@@ -1764,6 +1801,37 @@ fn resolve_trace_sources(
     Ok(out)
 }
 
+/// Every `create` phase on one object must cut it into files of the same size.
+fn check_create_dirs(tasks: &[TaskSpec], objects: &[ObjectSpec], cx: &Ctx) -> Result<()> {
+    let mut size: Vec<Option<u32>> = vec![None; objects.len()];
+    for (i, t) in tasks.iter().enumerate() {
+        let Workload::Phases { phases, .. } = &t.workload else {
+            continue;
+        };
+        for (j, p) in phases.iter().enumerate() {
+            if p.access != Access::Create {
+                continue;
+            }
+            match size[p.object] {
+                None => size[p.object] = Some(p.pages_per_op),
+                Some(s) if s != p.pages_per_op => {
+                    return Err(cx.err(
+                        ErrorKind::Impossible,
+                        &path!["task", i, "phase", j, "pages_per_op"],
+                        format!(
+                            "task `{}` phase `{}`: object `{}` is a directory of {s}-page files \
+                             (another create phase), not {}-page files",
+                            t.name, p.name, objects[p.object].name, p.pages_per_op
+                        ),
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A task that loops forever (`repeat = 0`) over phases that only read() files which never
 /// hold data (`exists = false` and no task writes them), with no think time, would consume
 /// events at one simulated instant for ever: every read() ends at end of file at no cost.
@@ -1774,7 +1842,10 @@ fn check_zero_cost_loops(tasks: &[TaskSpec], objects: &[ObjectSpec], cx: &Ctx) -
         match &t.workload {
             Workload::Phases { phases, .. } => {
                 for p in phases {
-                    if matches!(p.access, Access::Write | Access::TouchWrite) {
+                    if matches!(
+                        p.access,
+                        Access::Write | Access::TouchWrite | Access::Create
+                    ) {
                         written[p.object] = true;
                     }
                 }

@@ -309,6 +309,7 @@ fn full_example_resolves_to_exact_values() {
             swap_readahead: SwapReadaheadKind::Cluster,
             lru_gen_min_ttl_ms: 1000,
             kswapd_compaction: KswapdCompactionKind::Kcompactd,
+            boosted_reclaim_skips_slab: false,
         },
         devices: vec![
             DeviceSpec {
@@ -557,6 +558,7 @@ fn minimal_scenario_gets_every_default() {
             swap_readahead: SwapReadaheadKind::Vma,
             lru_gen_min_ttl_ms: 0,
             kswapd_compaction: KswapdCompactionKind::Kcompactd,
+            boosted_reclaim_skips_slab: false,
         },
         // No device at all: a default sata-ssd "disk" holds the files.
         devices: vec![sata_ssd("disk")],
@@ -1001,6 +1003,67 @@ fn access_must_fit_the_object() {
         .0,
         ErrorKind::InvalidValue
     );
+}
+
+/// `access = "create"`: a file object cut into files of pages_per_op pages, created in
+/// order; anon objects, other patterns, unaligned ranges and two file sizes for one
+/// directory are refused with the key named.
+#[test]
+fn create_phases_need_a_file_directory_in_order() {
+    let scn = ok(&format!(
+        "{OBJECTS}access = \"create\"\nobject = \"db\"\npages_per_op = 2\nfsync = true\n"
+    ));
+    let p = match &scn.tasks[0].workload {
+        Workload::Phases { phases, .. } => phases[0].clone(),
+        _ => unreachable!(),
+    };
+    assert_eq!(
+        (p.access, p.pages_per_op, p.ops, p.fsync),
+        (Access::Create, 2, 131072, true)
+    );
+    assert!(!scn.policy.boosted_reclaim_skips_slab);
+    let with = ok_with(MINIMAL, &["policy.boosted_reclaim_skips_slab=true"]);
+    assert!(with.policy.boosted_reclaim_skips_slab);
+    assert_eq!(
+        err(
+            &format!("{OBJECTS}access = \"create\"\nobject = \"heap\"\n"),
+            &[]
+        )
+        .0,
+        ErrorKind::InvalidValue
+    );
+    assert_eq!(
+        err(
+            &format!("{OBJECTS}access = \"create\"\nobject = \"db\"\npattern = \"random\"\n"),
+            &[]
+        ),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml:16:11: task `t` phase `phase0`: access = \"create\" creates the files in \
+             order; pattern must be \"sequential\""
+                .into()
+        )
+    );
+    assert_eq!(
+        err(
+            &format!(
+                "{OBJECTS}access = \"create\"\nobject = \"db\"\npages_per_op = 4\n\
+                 range = [\"8K\", \"1M\"]\n"
+            ),
+            &[]
+        )
+        .0,
+        ErrorKind::Impossible
+    );
+    let (kind, msg) = err(
+        &format!(
+            "{OBJECTS}access = \"create\"\nobject = \"db\"\npages_per_op = 1\n\
+             [[task.phase]]\naccess = \"create\"\nobject = \"db\"\npages_per_op = 2\n"
+        ),
+        &[],
+    );
+    assert_eq!(kind, ErrorKind::Impossible);
+    assert!(msg.contains("directory of 1-page files"), "{msg}");
 }
 
 #[test]

@@ -87,6 +87,7 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
         readahead_max_pages: s.model.readahead_max_pages,
         max_file_folio_order: s.model.max_file_folio_order,
         cgroup_v1: s.model.cgroup_version == 1,
+        fs: fs_config(s),
         memcg_stats_flush_ns: s.model.memcg_stats_flush_ns,
         memcg_stats_first_flush_ns: s.model.memcg_stats_first_flush_ns,
         kernel: refault_mm::workingset::KernelVersion::parse(&s.model.kernel).unwrap_or_default(),
@@ -104,5 +105,29 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
             compact_scan_per_page_ns: s.costs.compact_scan_per_page_ns,
             migrate_per_page_ns: s.costs.migrate_per_page_ns,
         },
+    }
+}
+
+/// The directories of the `create` phases (their object and file size), `vm.vfs_cache_pressure`
+/// and the slab-reclaim policy.
+fn fs_config(s: &sc::Scenario) -> fs::FsCfg {
+    let mut dirs: Vec<fs::DirCfg> = Vec::new();
+    for t in &s.tasks {
+        if let sc::Workload::Phases { phases, .. } = &t.workload {
+            for p in phases {
+                if p.access == sc::Access::Create && !dirs.iter().any(|d| d.obj == p.object as u32)
+                {
+                    dirs.push(fs::DirCfg {
+                        obj: p.object as u32,
+                        file_pages: p.pages_per_op,
+                    });
+                }
+            }
+        }
+    }
+    fs::FsCfg {
+        dirs,
+        vfs_cache_pressure: s.sysctl.vfs_cache_pressure as u64,
+        boosted_reclaim_skips_slab: s.policy.boosted_reclaim_skips_slab,
     }
 }

@@ -479,6 +479,12 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 Op::Read { obj, page, nr } => mm.file_read(&mut ctx, obj, page, nr),
                 Op::Write { obj, page, nr } => mm.file_write(&mut ctx, obj, page, nr),
                 Op::Fsync { obj } => mm.fsync(&mut ctx, obj),
+                Op::Create {
+                    obj,
+                    page,
+                    nr,
+                    fsync,
+                } => mm.fs_create(&mut ctx, obj, page, nr, fsync),
                 Op::Advise { obj, hint } => mm.set_hint(
                     obj,
                     match hint {
@@ -762,6 +768,8 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 active_anon: lv.nr[1],
                 inactive_file: lv.nr[2],
                 active_file: lv.nr[3],
+                slab_reclaimable: mm.slab.memcg_bytes[i + 1][0],
+                slab_unreclaimable: mm.slab.memcg_bytes[i + 1][1],
             }
         })
         .collect();
@@ -872,7 +880,10 @@ fn task_state(scn: &Scenario, task: &Task, op: Op) -> String {
         _ => String::new(),
     };
     let what = match op {
-        Op::Touch { obj, page, .. } | Op::Read { obj, page, .. } | Op::Write { obj, page, .. } => {
+        Op::Touch { obj, page, .. }
+        | Op::Read { obj, page, .. }
+        | Op::Write { obj, page, .. }
+        | Op::Create { obj, page, .. } => {
             format!(
                 "{op:?} of object `{}` page {page}",
                 scn.objects[obj as usize].name

@@ -336,6 +336,9 @@ pub struct CgroupResult {
     pub active_anon: u64,
     pub inactive_file: u64,
     pub active_file: u64,
+    /// memory.stat `slab_reclaimable` / `slab_unreclaimable` (bytes of slab objects).
+    pub slab_reclaimable: u64,
+    pub slab_unreclaimable: u64,
 }
 
 #[derive(Serialize, Clone, Debug)]
@@ -354,7 +357,7 @@ pub struct ZoneResult {
 }
 
 /// Series sampled over time: memory composition (pages) and cumulative counters.
-const GAUGES: [&str; 11] = [
+const GAUGES: [&str; 14] = [
     "nr_free_pages",
     "nr_inactive_anon",
     "nr_active_anon",
@@ -366,8 +369,11 @@ const GAUGES: [&str; 11] = [
     "nr_dirty_background_threshold",
     "nr_swapcached",
     "nr_swap_used",
+    "nr_file_pages",
+    "nr_slab_reclaimable",
+    "nr_slab_unreclaimable",
 ];
-const COUNTERS: [&str; 14] = [
+const COUNTERS: [&str; 19] = [
     "pgscan_kswapd",
     "pgscan_direct",
     "pgscan_anon",
@@ -382,6 +388,11 @@ const COUNTERS: [&str; 14] = [
     "pswpin",
     "pswpout",
     "pgmajfault",
+    "pgsteal_kswapd",
+    "slabs_scanned",
+    "kswapd_inodesteal",
+    "pginodesteal",
+    "nr_vmscan_immediate_reclaim",
 ];
 
 /// The first interval of an adaptive series (`run.sample_interval = "auto"` on a run
@@ -484,6 +495,10 @@ impl Sampler {
             push(format!("cgroup.{name}.nr_active_anon"), lv.nr[1] as f64);
             push(format!("cgroup.{name}.nr_inactive_file"), lv.nr[2] as f64);
             push(format!("cgroup.{name}.nr_active_file"), lv.nr[3] as f64);
+            push(
+                format!("cgroup.{name}.slab_reclaimable"),
+                mm.slab.memcg_bytes[i + 1][0] as f64,
+            );
         }
         for (i, (name, ops)) in self.task_names.iter().zip(task_ops).enumerate() {
             push(format!("task.{name}.ops"), *ops as f64);

@@ -305,6 +305,18 @@ fn setup_inner(
             t.name
         ));
     }
+    if let Some(t) = scn.tasks.iter().find(|t| match &t.workload {
+        refault_scenario::Workload::Phases { phases, .. } => phases
+            .iter()
+            .any(|p| p.access == refault_scenario::Access::Create),
+        _ => false,
+    }) {
+        return Err(format!(
+            "task `{}` has an access = \"create\" phase: the twin has no executor for file \
+             creation yet, so it cannot run this scenario",
+            t.name
+        ));
+    }
     if scn.policy.lru == refault_scenario::LruKind::Mglru && !host.lru_gen {
         return Err(format!(
             "the scenario asks for the multi-gen LRU, but this kernel ({}) has no CONFIG_LRU_GEN (/sys/kernel/mm/lru_gen missing)",

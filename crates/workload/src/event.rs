@@ -31,6 +31,15 @@ pub enum Op {
     Write { obj: ObjId, page: u32, nr: u32 },
     /// fsync() of file `obj`.
     Fsync { obj: ObjId },
+    /// Create the file at pages [page, page + nr) of directory `obj` (a file object cut into
+    /// files of `nr` pages): open(O_CREAT), write its `nr` pages, fsync it if `fsync`,
+    /// close it.
+    Create {
+        obj: ObjId,
+        page: u32,
+        nr: u32,
+        fsync: bool,
+    },
     /// Access hint for `obj` from now on.
     Advise { obj: ObjId, hint: Hint },
     /// CPU work in user space between memory events.

@@ -102,6 +102,7 @@ pub(crate) fn scenario(objects: Vec<ObjectSpec>, tasks: Vec<TaskSpec>) -> Scenar
             swap_readahead: SwapReadaheadKind::Vma,
             lru_gen_min_ttl_ms: 0,
             kswapd_compaction: KswapdCompactionKind::Kcompactd,
+            boosted_reclaim_skips_slab: false,
         },
         devices: vec![],
         fs_device: 0,

@@ -19,6 +19,7 @@ pub mod mmtests;
 pub mod python;
 pub mod reproduce;
 pub mod run;
+pub mod slab_boost;
 pub mod trace;
 pub mod twin;
 

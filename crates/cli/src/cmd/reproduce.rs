@@ -18,6 +18,8 @@
 //! `"kcompactd"`, first with its GFP_NOWAIT order-9 allocations (they only wake kswapd), then
 //! with every `gfp = "nowait"` of the file turned into `"kernel"` (direct reclaim and
 //! compaction allowed). `--quick` runs the same (the four runs take seconds).
+//!
+//! `slab-boost` (seed S3, 003_029a7d6da878a50b.txt): see [`super::slab_boost`].
 
 use anyhow::{bail, Result};
 use refault_report::SeedRow;
@@ -30,7 +32,8 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Which result: lru-balance (S0), mglru (S1), swap-readahead (S2) or kcompactd (S4).
+    /// Which result: lru-balance (S0), mglru (S1), swap-readahead (S2), slab-boost (S3) or
+    /// kcompactd (S4).
     pub name: String,
     /// Shorter runs (same scenarios, shorter duration): under a minute.
     #[arg(long)]
@@ -611,7 +614,7 @@ pub fn linpack_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
     ]
 }
 
-fn render(title: &str, rows: &[Expect], labels: (&str, &str)) -> String {
+pub(crate) fn render(title: &str, rows: &[Expect], labels: (&str, &str)) -> String {
     let seed_rows: Vec<SeedRow> = rows.iter().map(|e| e.row.clone()).collect();
     let table = refault_report::render_seed_table(title, labels, &seed_rows);
     let mut out = String::new();
@@ -654,6 +657,9 @@ type Reproduction = (
 
 pub fn main(a: Args) -> Result<()> {
     super::check_out(a.out.as_deref())?;
+    if a.name == "slab-boost" {
+        return super::slab_boost::main(a);
+    }
     let (specs, labels, titles, rows): Reproduction = match a.name.as_str() {
         "lru-balance" => (
             [
@@ -721,7 +727,7 @@ pub fn main(a: Args) -> Result<()> {
         }
         other => bail!(
             "unknown reproduction `{other}`: available: lru-balance (seed S0), mglru (seed S1), \
-             swap-readahead (seed S2), kcompactd (seed S4)"
+             swap-readahead (seed S2), slab-boost (seed S3), kcompactd (seed S4)"
         ),
     };
     let scns = specs

@@ -167,8 +167,8 @@ fn info(a: InfoArgs) -> Result<()> {
     Ok(())
 }
 
-/// The trace record of a generated op; None for kernel allocations (the kalloc workload),
-/// which the trace format (user-space events) has no record for.
+/// The trace record of a generated op; None for kernel allocations (the kalloc workload) and
+/// file creation (`create` phases), which the trace format has no record for.
 fn map_op(op: refault_workload::Op) -> Option<refault_trace::Op> {
     use refault_trace::Op as T;
     use refault_workload::Op as W;
@@ -186,7 +186,7 @@ fn map_op(op: refault_workload::Op) -> Option<refault_trace::Op> {
         W::Think { ns } => T::Think { ns },
         W::OpEnd => T::OpEnd,
         W::Phase { idx } => T::Phase { idx },
-        W::KernelAlloc { .. } | W::KernelFree { .. } => return None,
+        W::KernelAlloc { .. } | W::KernelFree { .. } | W::Create { .. } => return None,
     })
 }
 
@@ -244,7 +244,8 @@ fn record_scenario(a: RecordScenarioArgs) -> Result<()> {
             let Some(op) = s.next_op() else { break };
             let Some(op) = map_op(op) else {
                 bail!(
-                    "task {}: a kernel allocation cannot be written to a trace",
+                    "task {}: a kernel allocation or a file creation (create phase) cannot be \
+                     written to a trace",
                     s.name
                 );
             };

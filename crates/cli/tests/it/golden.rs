@@ -85,3 +85,19 @@ fn golden_s4_highalloc_kswapd_compaction_seed_1() {
         1,
     );
 }
+
+/// A small file-creation stream (seed S3's scenario at a quarter size): slab caches,
+/// shrinkers, inode steals and writeback of created inodes.
+#[test]
+fn golden_s3_slab_boost_small_seed_1() {
+    check_with(
+        "s3-slab-boost",
+        "-small",
+        &[
+            ("machine.memory", "128M"),
+            ("machine.dma32", "48M"),
+            ("object.dir.size", "512M"),
+        ],
+        1,
+    );
+}

@@ -1,0 +1,349 @@
+//! Shrinkers (mm/shrinker.c, before v6.7 in mm/vmscan.c): `shrink_slab()` called by reclaim
+//! for every memcg it visits, `do_shrink_slab()`'s scan-count arithmetic, the superblock
+//! shrinker (`super_cache_count()` / `super_cache_scan()`) that frees dentries and inodes, and
+//! `vm.drop_caches`.
+//!
+//! # The idea
+//! Slab objects are not on the LRU lists, so reclaim cannot age them with the pages; instead
+//! every pass of `shrink_node()` asks each shrinker to scan a share of its objects matching
+//! the pressure on the LRU: `(freeable >> priority) * 4 / seeks`. Small requests are not
+//! lost: work below one batch is carried over in `nr_deferred` and drained by later calls
+//! (at `nr_deferred >> priority` per call), so a cache is scanned in batches of
+//! `batch_size` objects, at most twice its size per call.
+//!
+//! # In this model
+//! One shrinker: the superblock's (memcg- and NUMA-aware, `seeks = DEFAULT_SEEKS`,
+//! `batch = 1024`), with one `nr_deferred` per memcg. `shrink_slab(memcg)` for the root memcg
+//! asks it about the root's lists; for a child memcg (`shrink_slab_memcg()`) about the
+//! child's. The pages freed (empty slabs and inode page cache invalidated by
+//! `prune_icache_sb()`) are returned through `reclaim_state` and added to
+//! `sc.nr_reclaimed` for global reclaim only (`flush_reclaim_state()`, v6.4+).
+//!
+//! # Where we differ from the kernel (v6.18)
+//! - The workingset shadow-node shrinker and filesystem-private caches are not modelled.
+//! - `shrink_slab_memcg()`'s shrinker bitmap is implied: a memcg with empty lists counts 0
+//!   (SHRINK_EMPTY) and is skipped.
+//!
+//! # Kernel references
+//! mm/shrinker.c `shrink_slab()`, `shrink_slab_memcg()`, `do_shrink_slab()`;
+//! fs/super.c `super_cache_count()`, `super_cache_scan()`; include/linux/dcache.h
+//! `vfs_pressure_ratio()`; fs/drop_caches.c `drop_caches_sysctl_handler()`;
+//! mm/vmscan.c `drop_slab()`, `flush_reclaim_state()`.
+
+use crate::vmstat::Ev;
+use crate::Mm;
+
+/// `DEFAULT_SEEKS`.
+pub const DEFAULT_SEEKS: u64 = 2;
+/// `SHRINK_BATCH`: the default `batch_size`.
+pub const SHRINK_BATCH: u64 = 128;
+/// The superblock shrinker's `batch` (`s->s_shrink->batch = 1024`).
+pub const SUPER_BATCH: u64 = 1024;
+
+/// What one `scan_objects()` call did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanResult {
+    /// (objects scanned, objects freed).
+    Done { scanned: u64, freed: u64 },
+    /// `SHRINK_STOP`.
+    Stop,
+}
+
+/// Kernel: `do_shrink_slab()`'s arithmetic around a `scan_objects` callback (see
+/// KERNEL-MODEL.md §8.3). `freeable` is `count_objects()`'s answer, `deferred` the shrinker's
+/// `nr_deferred` slot (taken and given back with the unscanned work). Returns (objects freed,
+/// objects scanned).
+pub fn do_shrink_slab(
+    freeable: u64,
+    deferred: &mut u64,
+    priority: i32,
+    seeks: u64,
+    batch: u64,
+    mut scan_objects: impl FnMut(u64) -> ScanResult,
+) -> (u64, u64) {
+    if freeable == 0 {
+        return (0, 0);
+    }
+    let nr = std::mem::take(deferred);
+    // seeks == 0: "objects are cheap to recreate", delta = freeable / 2.
+    let delta = ((freeable >> priority) * 4)
+        .checked_div(seeks)
+        .unwrap_or(freeable / 2);
+    let mut total_scan = (nr >> priority) + delta;
+    total_scan = total_scan.min(2 * freeable);
+    let batch = if batch > 0 { batch } else { SHRINK_BATCH };
+    let mut scanned = 0u64;
+    let mut freed = 0u64;
+    while total_scan >= batch || total_scan >= freeable {
+        let nr_to_scan = batch.min(total_scan);
+        match scan_objects(nr_to_scan) {
+            ScanResult::Stop => break,
+            ScanResult::Done {
+                scanned: s,
+                freed: f,
+            } => {
+                freed += f;
+                total_scan -= s.min(total_scan);
+                scanned += s;
+                if s == 0 {
+                    break;
+                }
+            }
+        }
+    }
+    let next = (nr + delta).saturating_sub(scanned).min(2 * freeable);
+    *deferred += next;
+    (freed, scanned)
+}
+
+/// Kernel: `vfs_pressure_ratio()`.
+pub fn vfs_pressure_ratio(v: u64, pressure: u64) -> u64 {
+    v * pressure / 100
+}
+
+/// Kernel: `super_cache_scan()`'s split of `nr_to_scan` between dentries and inodes in
+/// proportion to their LRU counts: returns the walk budgets (dentries + 1, inodes + 1) passed
+/// to `prune_dcache_sb()` and `prune_icache_sb()`.
+pub fn super_cache_split(nr_to_scan: u64, dentries: u64, inodes: u64) -> (u64, u64) {
+    let total = dentries + inodes + 1;
+    (
+        nr_to_scan * dentries / total + 1,
+        nr_to_scan * inodes / total + 1,
+    )
+}
+
+/// The superblock shrinker's state.
+#[derive(Clone, Debug, Default)]
+pub struct SuperShrinker {
+    /// `nr_deferred` per memcg.
+    pub nr_deferred: Vec<u64>,
+}
+
+impl Mm {
+    /// Kernel: `super_cache_count()` for memcg `memcg`.
+    pub fn super_cache_count(&self, memcg: usize) -> u64 {
+        let total = self.fs.dentry_lru.count(memcg) + self.fs.inode_lru.count(memcg);
+        vfs_pressure_ratio(total, self.cfg.fs.vfs_cache_pressure)
+    }
+
+    /// Kernel: `super_cache_scan()`: split `nr_to_scan` between the dentry and inode LRUs
+    /// of `memcg` and prune both (dentries first: freeing them unpins inodes).
+    fn super_cache_scan(&mut self, memcg: usize, nr_to_scan: u64, kswapd: bool) -> (u64, u64) {
+        let d = self.fs.dentry_lru.count(memcg);
+        let i = self.fs.inode_lru.count(memcg);
+        let (dentries, inodes) = super_cache_split(nr_to_scan, d, i);
+        let (_, fd) = self.prune_dcache_sb(memcg, dentries);
+        let (_, fi) = self.prune_icache_sb(memcg, inodes, kswapd);
+        (nr_to_scan, fd + fi)
+    }
+
+    /// Kernel: `shrink_slab(gfp, nid, memcg, priority)`: run every shrinker for `memcg` (the
+    /// root memcg: the global lists; a child: `shrink_slab_memcg()`, memcg-aware shrinkers
+    /// only). Returns the objects freed; the pages freed accumulate in `slab.reclaimed`.
+    pub fn shrink_slab(&mut self, memcg: usize, priority: i32, kswapd: bool) -> u64 {
+        if self.fs.state.is_empty() {
+            return 0;
+        }
+        let freeable = self.super_cache_count(memcg);
+        if freeable == 0 {
+            return 0;
+        }
+        let mut deferred = self.shrinker.nr_deferred[memcg];
+        let mut scanned_total = 0;
+        let (freed, _) = do_shrink_slab(
+            freeable,
+            &mut deferred,
+            priority,
+            DEFAULT_SEEKS,
+            SUPER_BATCH,
+            |n| {
+                let (s, f) = self.super_cache_scan(memcg, n, kswapd);
+                scanned_total += s;
+                ScanResult::Done {
+                    scanned: s,
+                    freed: f,
+                }
+            },
+        );
+        self.shrinker.nr_deferred[memcg] = deferred;
+        self.ev.add(Ev::SlabsScanned, scanned_total);
+        freed
+    }
+
+    /// The `shrink_slab()` call of `shrink_node_memcgs()` / `shrink_one()` for lruvec `lv`,
+    /// followed by `flush_reclaim_state()`: pages the shrinkers freed count as reclaimed for
+    /// global reclaim only. Skipped when `sc.may_shrinkslab` is false (v5.0–v5.2 boosted
+    /// kswapd reclaim).
+    pub(crate) fn shrink_slab_for(&mut self, lv: usize, sc: &mut crate::vmscan::ScanControl) {
+        if !sc.may_shrinkslab {
+            return;
+        }
+        self.shrink_slab(lv, sc.priority, sc.kswapd);
+        let pages = std::mem::take(&mut self.slab.reclaimed);
+        if !sc.cgroup_reclaim {
+            sc.nr_reclaimed += pages;
+        }
+    }
+
+    /// Kernel: `drop_slab()`: per memcg, shrink at priority 0 while the last round freed more
+    /// than `1 << shift` (shift starting at 0, growing each round) objects.
+    pub fn drop_slab(&mut self) {
+        let mut shift = 0u32;
+        loop {
+            let mut freed = 0u64;
+            for m in 0..self.lruvecs.len() {
+                freed += self.shrink_slab(m, 0, false);
+            }
+            self.slab.reclaimed = 0;
+            if (freed >> shift) <= 1 {
+                break;
+            }
+            shift += 1;
+            if shift >= 63 {
+                break;
+            }
+        }
+    }
+
+    /// Kernel: `drop_pagecache_sb()` → `invalidate_mapping_pages()` over every file: free
+    /// every clean, unmapped page-cache folio not under writeback.
+    pub fn drop_pagecache(&mut self) {
+        for obj in 0..self.objects.len() {
+            if self.objects[obj].kind != crate::ObjKind::File {
+                continue;
+            }
+            let n = self.objects[obj].ent.len();
+            let mut k = 0usize;
+            while k < n {
+                let e = self.objects[obj].ent[k];
+                if e & crate::filemap::CACHE_PRESENT == 0 {
+                    k += 1;
+                    continue;
+                }
+                let pfn = e as u32;
+                let nr = self.pages.nr_pages(pfn) as usize;
+                let first = self.pages.index[pfn as usize] as usize;
+                let f = self.pages.flags[pfn as usize];
+                let busy = f
+                    & (crate::page::pg::DIRTY
+                        | crate::page::pg::WRITEBACK
+                        | crate::page::pg::ISOLATED)
+                    != 0
+                    || f & crate::page::pg::LRU == 0
+                    || self.folio_mapped(pfn);
+                if !busy {
+                    self.invalidate_folio(pfn);
+                }
+                k = first + nr;
+            }
+        }
+    }
+
+    /// `echo N > /proc/sys/vm/drop_caches`: 1 drops the page cache, 2 reclaimable slab
+    /// (dentries and inodes), 3 both (the page cache first).
+    pub fn drop_caches(&mut self, mode: u32) {
+        if mode & 1 != 0 {
+            self.drop_pagecache();
+            self.ev.add(Ev::DropPagecache, 1);
+        }
+        if mode & 2 != 0 {
+            self.drop_slab();
+            self.ev.add(Ev::DropSlab, 1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scan callback that scans what it is asked and records the batches.
+    fn run(freeable: u64, deferred: &mut u64, prio: i32, batch: u64) -> (u64, Vec<u64>) {
+        let mut batches = Vec::new();
+        let (_, scanned) = do_shrink_slab(freeable, deferred, prio, DEFAULT_SEEKS, batch, |n| {
+            batches.push(n);
+            ScanResult::Done {
+                scanned: n,
+                freed: 0,
+            }
+        });
+        (scanned, batches)
+    }
+
+    /// KERNEL-MODEL.md §8.3 worked example: 10 000 objects at priority 12 give delta
+    /// (10000 >> 12) * 4 / 2 = 4 < batch: nothing scanned, 4 deferred.
+    #[test]
+    fn light_pressure_is_deferred() {
+        let mut d = 0;
+        let (scanned, b) = run(10_000, &mut d, 12, 128);
+        assert_eq!((scanned, b.len(), d), (0, 0, 4));
+        // Deferred work only drains at nr >> priority: 4 >> 12 = 0, so a second call at
+        // priority 12 adds another 4.
+        let (scanned, _) = run(10_000, &mut d, 12, 128);
+        assert_eq!((scanned, d), (0, 8));
+    }
+
+    /// Priority 6: delta = (10000 >> 6) * 4 / 2 = 156 * 2 = 312; with 8 deferred
+    /// total_scan = (8 >> 6) + 312 = 312: two batches of 128 (256 scanned), and
+    /// next_deferred = 8 + 312 - 256 = 64.
+    #[test]
+    fn medium_priority_scans_in_batches_and_defers_the_rest() {
+        let mut d = 8;
+        let (scanned, b) = run(10_000, &mut d, 6, 128);
+        assert_eq!(b, vec![128, 128]);
+        assert_eq!((scanned, d), (256, 64));
+        // Carry-over at priority 2: delta = 2500 * 2 = 5000, total = (64 >> 2) + 5000 =
+        // 5016 → 39 batches of 128 (4992); deferred = 64 + 5000 - 4992 = 72.
+        let (scanned, b) = run(10_000, &mut d, 2, 128);
+        assert_eq!(b.len(), 39);
+        assert_eq!((scanned, d), (4992, 72));
+    }
+
+    /// Priority 0: delta = 2 * freeable, and total_scan is capped at 2 * freeable however
+    /// much was deferred (here 300 objects, batch 128: four batches, the last 88 are below
+    /// both the batch and the cache size); deferred is capped at 2 * freeable.
+    #[test]
+    fn priority_zero_walks_the_cache_up_to_twice() {
+        let mut d = 1_000_000;
+        let (scanned, b) = run(300, &mut d, 0, 128);
+        assert_eq!(b, vec![128, 128, 128, 128]);
+        assert_eq!(scanned, 512);
+        // next = min(1_000_000 + 600 - 512, 600) = 600.
+        assert_eq!(d, 600);
+    }
+
+    /// A cache smaller than a batch is scanned once total_scan reaches its size.
+    #[test]
+    fn small_cache_scanned_whole() {
+        let mut d = 0;
+        // freeable 50, priority 4: delta = (50 >> 4) * 2 = 6 < 50: deferred.
+        let (scanned, _) = run(50, &mut d, 4, 128);
+        assert_eq!((scanned, d), (0, 6));
+        // priority 0: total = 6 + 100 = 106 → capped at 100 → one call of 100 (>= freeable
+        // 50 and < batch), then 0 left.
+        let (scanned, b) = run(50, &mut d, 0, 128);
+        assert_eq!(b, vec![100]);
+        assert_eq!((scanned, d), (100, 6));
+    }
+
+    /// SHRINK_STOP keeps the whole delta deferred.
+    #[test]
+    fn stop_defers_everything() {
+        let mut d = 0;
+        let (freed, scanned) = do_shrink_slab(4096, &mut d, 0, 2, 1024, |_| ScanResult::Stop);
+        assert_eq!((freed, scanned, d), (0, 0, 8192));
+    }
+
+    /// super_cache_scan's proportional split: 1024 to scan over 3000 dentries and 1000
+    /// inodes: 1024 * 3000 / 4001 = 767 (+1), 1024 * 1000 / 4001 = 255 (+1).
+    #[test]
+    fn super_shrinker_split() {
+        assert_eq!(super_cache_split(1024, 3000, 1000), (768, 256));
+        assert_eq!(super_cache_split(1024, 0, 500), (1, 1022));
+        assert_eq!(super_cache_split(10, 0, 0), (1, 1));
+        // vfs_cache_pressure scales the count: 0 hides the caches, 1000 multiplies by 10.
+        assert_eq!(vfs_pressure_ratio(4000, 0), 0);
+        assert_eq!(vfs_pressure_ratio(4000, 100), 4000);
+        assert_eq!(vfs_pressure_ratio(4000, 1000), 40_000);
+    }
+}
