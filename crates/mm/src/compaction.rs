@@ -50,6 +50,14 @@ use crate::types::*;
 use crate::vmstat::Ev;
 use crate::{Ctx, Mm, ObjKind};
 
+/// Kernel: `skip_isolation_on_order()`: the migrate scanner leaves a folio of at least the
+/// target order alone (unless compacting for `compact_memory`, order -1: a free block of the
+/// target order would already have served), and never moves a folio of pageblock order or
+/// more (a THP, an order-9 page-cache folio).
+pub fn skip_isolation_on_order(order: u32, target_order: i32) -> bool {
+    (target_order >= 0 && order as i32 >= target_order) || order >= PAGEBLOCK_ORDER
+}
+
 /// Kernel: `COMPACT_CLUSTER_MAX` (= SWAP_CLUSTER_MAX).
 pub const COMPACT_CLUSTER_MAX: usize = 32;
 /// Kernel: `COMPACT_MAX_DEFER_SHIFT`.
@@ -485,7 +493,8 @@ impl Mm {
             }
             let nr = 1u64 << o;
             cc.migrate_scanned += nr;
-            let movable = f & pg::LRU != 0
+            let movable = !skip_isolation_on_order(o, cc.order)
+                && f & pg::LRU != 0
                 && f & (pg::WRITEBACK | pg::LOCKED | pg::ISOLATED) == 0
                 && self.pages.obj[i] != NIL;
             if movable {

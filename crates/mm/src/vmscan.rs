@@ -597,7 +597,7 @@ impl Mm {
         }
         let obj = &mut self.objects[o.obj as usize];
         let (young, mapped) = match obj.kind {
-            ObjKind::Anon | ObjKind::Shmem => {
+            ObjKind::Anon | ObjKind::Shmem if nr == 1 => {
                 let e = &mut obj.ent[o.index as usize];
                 if crate::memory::pte_present(*e) && crate::memory::pte_pfn(*e) == pfn {
                     let y = *e & crate::memory::PTE_YOUNG != 0;
@@ -606,6 +606,33 @@ impl Mm {
                 } else {
                     (false, false)
                 }
+            }
+            ObjKind::Anon | ObjKind::Shmem => {
+                // A THP: its PMD's young bit is the OR of the 512 entries' (see
+                // crate::memory); a PTE-mapped one (mapped again from the swap cache) counts
+                // each young PTE, as folio_referenced_one() does per PTE.
+                let mut young = 0u32;
+                let mut mapped = false;
+                for k in 0..nr as u32 {
+                    let e = &mut obj.ent[(o.index + k) as usize];
+                    if crate::memory::pte_present(*e) && crate::memory::pte_pfn(*e) == pfn + k {
+                        mapped = true;
+                        young += (*e & crate::memory::PTE_YOUNG != 0) as u32;
+                        *e &= !crate::memory::PTE_YOUNG;
+                    }
+                }
+                if mapped {
+                    self.charge_rmap_step(ctx);
+                }
+                if self.pages.test(pfn, pg::PMD_MAPPED) {
+                    // pmdp_clear_flush_young_notify(): one entry, no look-around.
+                    return young.min(1);
+                }
+                if young > 0 && self.cfg.lru == crate::LruKind::Mglru {
+                    let lv = self.pages.memcg[pfn as usize] as usize;
+                    self.lru_gen_look_around(ctx, lv, o.obj, o.index as u64);
+                }
+                return young;
             }
             ObjKind::File => {
                 if obj.mapped.is_empty() {
@@ -680,10 +707,14 @@ impl Mm {
     ) -> (u64, ReclaimStat) {
         let mut stat = ReclaimStat::default();
         let mut reclaimed = 0;
-        let list = std::mem::take(&mut self.scratch);
+        let mut list = std::mem::take(&mut self.scratch);
         self.scratch2.clear();
-        for &pfn in &list {
-            let nr = self.pages.nr_pages(pfn);
+        // A THP split below appends its tail pages to the list (split_folio_to_list()).
+        let mut next = 0;
+        while next < list.len() {
+            let pfn = list[next];
+            next += 1;
+            let mut nr = self.pages.nr_pages(pfn);
             let file = self.pages.is_file_lru(pfn);
             let anon = !file;
             let f = self.pages.flags[pfn as usize];
@@ -734,8 +765,19 @@ impl Mm {
                 && !self.pages.test(pfn, pg::SWAPCACHE)
                 && (!sc.may_swap || !self.add_to_swap(pfn))
             {
-                self.activate_locked(pfn, &mut stat);
-                continue;
+                if !sc.may_swap || nr == 1 {
+                    self.activate_locked(pfn, &mut stat);
+                    continue;
+                }
+                // No free swap cluster for the THP: split it and swap out base pages
+                // (thp_swpout_fallback); the tails are reclaimed later in this same list.
+                self.split_huge_page_to_list(pfn, &mut list);
+                nr = 1;
+                self.ev.add(Ev::ThpSwpoutFallback, 1);
+                if !self.add_to_swap(pfn) {
+                    self.activate_locked(pfn, &mut stat);
+                    continue;
+                }
             }
             // try_to_unmap(): PTEs become swap entries (anon) or are cleared (file).
             if self.folio_mapped(pfn) {
@@ -782,6 +824,38 @@ impl Mm {
         let activated = stat.nr_activate[0] + stat.nr_activate[1];
         self.ev.add(Ev::PgActivate, activated);
         (reclaimed, stat)
+    }
+
+    /// Kernel: `split_folio_to_list()` of an isolated anonymous THP that reclaim holds
+    /// (`__folio_split()` to order 0): the PMD, if any, is split into PTEs (`thp_split_pmd`;
+    /// the entries already point at their subpages), and the 511 tails become order-0 folios
+    /// with the head's flags, owner and memcg, appended to `list` still isolated
+    /// (`thp_split_page`). NR_ISOLATED_ANON and the memcg charge are unchanged.
+    pub(crate) fn split_huge_page_to_list(&mut self, pfn: Pfn, list: &mut Vec<u32>) {
+        let i = pfn as usize;
+        let nr = self.pages.nr_pages(pfn) as u32;
+        debug_assert!(nr > 1 && self.pages.test(pfn, pg::ISOLATED | pg::SWAPBACKED));
+        debug_assert!(!self
+            .pages
+            .test(pfn, pg::SWAPCACHE | pg::WRITEBACK | pg::LOCKED));
+        if self.pages.test_clear(pfn, pg::PMD_MAPPED) {
+            self.ev.add(Ev::ThpSplitPmd, 1);
+            self.node.nr_anon_thps -= 1;
+        }
+        let flags = self.pages.flags[i];
+        let (obj, index, memcg) = (self.pages.obj[i], self.pages.index[i], self.pages.memcg[i]);
+        self.pages.order[i] = 0;
+        for k in 1..nr {
+            let t = (pfn + k) as usize;
+            self.pages.flags[t] = flags;
+            self.pages.order[t] = 0;
+            self.pages.obj[t] = obj;
+            self.pages.index[t] = index + k;
+            self.pages.memcg[t] = memcg;
+            self.pages.io_done_ns[t] = 0;
+            list.push(pfn + k);
+        }
+        self.ev.add(Ev::ThpSplitPage, 1);
     }
 
     /// The `activate_locked:` label of `shrink_folio_list()`.
