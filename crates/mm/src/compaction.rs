@@ -1009,6 +1009,25 @@ mod behaviour {
         mm.check_invariants().unwrap();
     }
 
+    /// kswapd going to sleep resets the skip bits a whole-zone direct compaction asked to
+    /// flush, under both policies (the pre-v4.5 kswapd_try_to_sleep() does it too).
+    #[test]
+    fn kswapd_going_to_sleep_flushes_skip_bits_under_both_policies() {
+        for policy in [KswapdCompaction::Kcompactd, KswapdCompaction::Kswapd] {
+            let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
+            cfg.kswapd_compaction = policy;
+            let mut mm = Mm::new(cfg);
+            mm.zones[0].set_pageblock_skip(0, true);
+            mm.zones[0].compact.blockskip_flush = true;
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            assert!(mm.pgdat_balanced(0));
+            assert_eq!(mm.kswapd_step(&mut ctx), KswapdNext::Done);
+            assert!(!mm.zones[0].pageblock_skip(0), "{policy:?}");
+            assert!(!mm.zones[0].compact.blockskip_flush, "{policy:?}");
+        }
+    }
+
     #[test]
     fn kswapd_reclaims_for_the_boost_without_swapping() {
         // Big enough that kswapd's priority-12 pass scans something (size >> 12).
