@@ -282,6 +282,23 @@ impl Mm {
         true
     }
 
+    /// Kernel (v6.18): `compaction_suitable(zone, order, watermark, ...)` with the caller's
+    /// watermark: order-0 free pages above `watermark + compact_gap(order)`, and for costly
+    /// orders a fragmentation index above `vm.extfrag_threshold`.
+    pub fn compaction_suitable_at(&self, zi: usize, order: u32, watermark: u64) -> bool {
+        let z = &self.zones[zi];
+        if !z.watermark_ok(0, watermark + compact_gap(order)) {
+            return false;
+        }
+        if order > PAGE_ALLOC_COSTLY_ORDER {
+            let fi = z.contig_page_info(order).fragmentation_index(order);
+            if fi >= 0 && fi <= self.cfg.extfrag_threshold as i64 {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Kernel: `compaction_suit_allocation_order()`.
     pub fn compaction_suit_allocation_order(
         &self,

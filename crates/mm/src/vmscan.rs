@@ -289,12 +289,55 @@ impl Mm {
         scan_targets(case, fraction, sizes, sc.priority)
     }
 
-    /// Kernel: `shrink_node()` (classic LRU): one pass over the lruvecs under the target.
-    /// Returns the pages reclaimed in this pass.
+    /// Kernel: `shrink_node()` (classic LRU): passes over the lruvecs under the target,
+    /// repeated while `should_continue_reclaim()` says a costly high-order request still
+    /// needs reclaim for compaction. Returns the pages reclaimed.
     pub fn shrink_node(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) -> u64 {
         if self.cfg.lru == crate::LruKind::Mglru {
             return self.lru_gen_shrink_node(ctx, sc);
         }
+        let start = sc.nr_reclaimed;
+        loop {
+            let pass = self.shrink_node_pass(ctx, sc);
+            if !self.should_continue_reclaim(sc, pass) {
+                return sc.nr_reclaimed - start;
+            }
+        }
+    }
+
+    /// Kernel: `should_continue_reclaim()` (v6.18): in reclaim/compaction mode (order > 0,
+    /// and costly or below DEF_PRIORITY - 2), keep reclaiming while the last pass reclaimed
+    /// something, no zone could already satisfy the allocation at the min watermark, none is
+    /// suitable for compaction (order-0 free above min + `compact_gap()`, fragmentation
+    /// index), and the inactive lists hold more than `compact_gap()`.
+    pub(crate) fn should_continue_reclaim(&self, sc: &ScanControl, nr_reclaimed: u64) -> bool {
+        let order = sc.order;
+        if order == 0 || (order <= PAGE_ALLOC_COSTLY_ORDER && sc.priority >= DEF_PRIORITY - 2) {
+            return false;
+        }
+        if nr_reclaimed == 0 {
+            return false;
+        }
+        for zi in 0..self.zones.len() {
+            let z = &self.zones[zi];
+            let min = z.wmark_pages(crate::mmzone::Wmark::Min);
+            if z.watermark_ok(order, min + (1 << order) - 1) {
+                return false;
+            }
+            if self.compaction_suitable_at(zi, order, min) {
+                return false;
+            }
+        }
+        let mut inactive = self.node_lru(LruList::InactiveFile);
+        if self.nr_swap_free() > 0 {
+            inactive += self.node_lru(LruList::InactiveAnon);
+        }
+        inactive > crate::compaction::compact_gap(order)
+    }
+
+    /// One pass of `shrink_node()` over the lruvecs under the target. Returns the pages
+    /// reclaimed in this pass.
+    fn shrink_node_pass(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) -> u64 {
         let before = sc.nr_reclaimed;
         sc.nr = PassStats::default();
         self.prepare_scan_control(sc);
@@ -1046,6 +1089,54 @@ mod list_tests {
     use crate::testutil::*;
     use crate::vmscan::ScanControl;
     use crate::*;
+
+    /// should_continue_reclaim() outcomes on a 4096-page machine whose memory is page cache.
+    #[test]
+    fn should_continue_reclaim_for_costly_orders() {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
+        cfg.readahead_max_pages = 0;
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for p in 0..4000 {
+            mm.file_read(&mut ctx, 1, p, 1);
+        }
+        let free = mm.nr_free();
+        let min = mm.zones[0].wmark_pages(crate::mmzone::Wmark::Min);
+        assert!(free < min + 1024, "free {free}, min {min}");
+        assert!(mm.node_lru(LruList::InactiveFile) > 1024);
+        let mut sc = ScanControl::new(32, 0);
+        // Order 0, or nothing reclaimed: stop.
+        assert!(!mm.should_continue_reclaim(&sc, 32));
+        sc.order = 9;
+        assert!(!mm.should_continue_reclaim(&sc, 0));
+        // Costly order, progress, compaction not yet suitable, 4000 inactive > 1024: go on.
+        assert!(mm.should_continue_reclaim(&sc, 32));
+        // Order 3 is not costly: not in reclaim/compaction mode at DEF_PRIORITY; below
+        // DEF_PRIORITY - 2 it is, but free > min + compact_gap(3) = min + 16 makes compaction
+        // suitable (no fragmentation-index test below costly orders): stop.
+        sc.order = 3;
+        assert!(!mm.should_continue_reclaim(&sc, 32));
+        sc.priority = DEF_PRIORITY - 3;
+        assert!(free > min + 16);
+        assert!(!mm.should_continue_reclaim(&sc, 32));
+        // Reclaim until compaction would go ahead: then it stops.
+        // (Priority 1: the pages were read once, so the first pass only marks them.)
+        sc.order = 9;
+        sc.priority = 1;
+        sc.nr_to_reclaim = 32;
+        let got = mm.shrink_node(&mut ctx, &mut sc);
+        let free = mm.nr_free();
+        assert!(got > 32, "one call reclaimed {got}");
+        // It stopped because an order-9 block is free (pages freed in pfn order merge) or
+        // compaction became suitable.
+        assert!(
+            mm.zones[0].watermark_ok(9, min + 511) || free > min + 1024,
+            "stopped at free {free}"
+        );
+        assert!(!mm.should_continue_reclaim(&sc, 32));
+        mm.check_invariants().unwrap();
+    }
 
     /// List-state walk-through of the classic LRU on a tiny machine (file pages, read()).
     #[test]

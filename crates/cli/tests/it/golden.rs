@@ -85,3 +85,10 @@ fn golden_s4_highalloc_kswapd_compaction_seed_1() {
         1,
     );
 }
+
+/// Transparent huge pages on anonymous faults: THP faults with and without direct
+/// compaction, fallbacks, THP swap-out to zram.
+#[test]
+fn golden_thp_seed_1() {
+    check("thp", 1);
+}
