@@ -30,7 +30,9 @@
 //!   of a freed block (`compaction_capture()`), no lock contention or `need_resched()` aborts.
 //! - Folios under writeback or with a read in flight are not isolated (sync-light migration
 //!   would not wait for them; the model never uses MIGRATE_SYNC).
-//! - Only LRU folios are movable (no `movable_ops` pages such as zsmalloc or balloon).
+//! - Only LRU folios are movable (no `movable_ops` pages such as zsmalloc or balloon); as
+//!   in the kernel, a folio of at least the target order or of pageblock order (a THP, an
+//!   order-9 page-cache folio) is left in place (`skip_isolation_on_order()`).
 //!
 //! # Kernel references
 //! mm/compaction.c `compact_zone()`, `isolate_migratepages()`,
