@@ -30,7 +30,9 @@
 //!   of a freed block (`compaction_capture()`), no lock contention or `need_resched()` aborts.
 //! - Folios under writeback or with a read in flight are not isolated (sync-light migration
 //!   would not wait for them; the model never uses MIGRATE_SYNC).
-//! - Only LRU folios are movable (no `movable_ops` pages such as zsmalloc or balloon).
+//! - Only LRU folios are movable (no `movable_ops` pages such as zsmalloc or balloon); as
+//!   in the kernel, a folio of at least the target order or of pageblock order (a THP, an
+//!   order-9 page-cache folio) is left in place (`skip_isolation_on_order()`).
 //!
 //! # Kernel references
 //! mm/compaction.c `compact_zone()`, `isolate_migratepages()`,
@@ -49,6 +51,14 @@ use crate::swap::SLOT_CACHE;
 use crate::types::*;
 use crate::vmstat::Ev;
 use crate::{Ctx, Mm, ObjKind};
+
+/// Kernel: `skip_isolation_on_order()`: the migrate scanner leaves a folio of at least the
+/// target order alone (unless compacting for `compact_memory`, order -1: a free block of the
+/// target order would already have served), and never moves a folio of pageblock order or
+/// more (a THP, an order-9 page-cache folio).
+pub fn skip_isolation_on_order(order: u32, target_order: i32) -> bool {
+    (target_order >= 0 && order as i32 >= target_order) || order >= PAGEBLOCK_ORDER
+}
 
 /// Kernel: `COMPACT_CLUSTER_MAX` (= SWAP_CLUSTER_MAX).
 pub const COMPACT_CLUSTER_MAX: usize = 32;
@@ -274,6 +284,23 @@ impl Mm {
         true
     }
 
+    /// Kernel (v6.18): `compaction_suitable(zone, order, watermark, ...)` with the caller's
+    /// watermark: order-0 free pages above `watermark + compact_gap(order)`, and for costly
+    /// orders a fragmentation index above `vm.extfrag_threshold`.
+    pub fn compaction_suitable_at(&self, zi: usize, order: u32, watermark: u64) -> bool {
+        let z = &self.zones[zi];
+        if !z.watermark_ok(0, watermark + compact_gap(order)) {
+            return false;
+        }
+        if order > PAGE_ALLOC_COSTLY_ORDER {
+            let fi = z.contig_page_info(order).fragmentation_index(order);
+            if fi >= 0 && fi <= self.cfg.extfrag_threshold as i64 {
+                return false;
+            }
+        }
+        true
+    }
+
     /// Kernel: `compaction_suit_allocation_order()`.
     pub fn compaction_suit_allocation_order(
         &self,
@@ -485,7 +512,8 @@ impl Mm {
             }
             let nr = 1u64 << o;
             cc.migrate_scanned += nr;
-            let movable = f & pg::LRU != 0
+            let movable = !skip_isolation_on_order(o, cc.order)
+                && f & pg::LRU != 0
                 && f & (pg::WRITEBACK | pg::LOCKED | pg::ISOLATED) == 0
                 && self.pages.obj[i] != NIL;
             if movable {
@@ -1003,6 +1031,25 @@ mod behaviour {
             .count();
         assert!(mixed >= 2, "{mixed} mixed pageblocks");
         mm.check_invariants().unwrap();
+    }
+
+    /// kswapd going to sleep resets the skip bits a whole-zone direct compaction asked to
+    /// flush, under both policies (the pre-v4.5 kswapd_try_to_sleep() does it too).
+    #[test]
+    fn kswapd_going_to_sleep_flushes_skip_bits_under_both_policies() {
+        for policy in [KswapdCompaction::Kcompactd, KswapdCompaction::Kswapd] {
+            let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
+            cfg.kswapd_compaction = policy;
+            let mut mm = Mm::new(cfg);
+            mm.zones[0].set_pageblock_skip(0, true);
+            mm.zones[0].compact.blockskip_flush = true;
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            assert!(mm.pgdat_balanced(0));
+            assert_eq!(mm.kswapd_step(&mut ctx), KswapdNext::Done);
+            assert!(!mm.zones[0].pageblock_skip(0), "{policy:?}");
+            assert!(!mm.zones[0].compact.blockskip_flush, "{policy:?}");
+        }
     }
 
     #[test]

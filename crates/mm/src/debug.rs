@@ -239,6 +239,7 @@ impl Mm {
         let mut charged = vec![0u64; self.memcgs.len()];
         let mut kernel = 0u64;
         let mut pgtables = 0u64;
+        let mut pmd_mapped = 0u64;
         let mut p = 0usize;
         while p < n {
             if owner[p] == 1 {
@@ -281,6 +282,9 @@ impl Mm {
                 *o = 2;
             }
             charged[self.pages.memcg[p] as usize] += nr as u64;
+            if self.pages.test(pfn, pg::PMD_MAPPED) {
+                pmd_mapped += 1;
+            }
             // Back-pointer from its mapping.
             let o = self.pages.owner(pfn);
             let obj = &self.objects[o.obj as usize];
@@ -306,6 +310,12 @@ impl Mm {
                 ));
             }
             p += nr;
+        }
+        if pmd_mapped != self.node.nr_anon_thps {
+            return bad(format!(
+                "{pmd_mapped} PMD-mapped THPs but nr_anon_thps = {}",
+                self.node.nr_anon_thps
+            ));
         }
         if kernel != self.node.nr_kernel_pages {
             return bad(format!(
@@ -340,7 +350,20 @@ impl Mm {
             for (idx, &e) in obj.ent.iter().enumerate() {
                 let pfn = match obj.kind {
                     ObjKind::File if e & CACHE_PRESENT != 0 => e as u32,
-                    ObjKind::Anon | ObjKind::Shmem if pte_present(e) => pte_pfn(e),
+                    ObjKind::Anon | ObjKind::Shmem if pte_present(e) => {
+                        // A THP's entry maps its subpage: the folio is at the head.
+                        let head = self.pages.anon_folio_of(pte_pfn(e));
+                        if pte_pfn(e) - head
+                            != (idx as u32).wrapping_sub(self.pages.index[head as usize])
+                        {
+                            return bad(format!(
+                                "object {oi} index {idx} maps subpage {} of {}",
+                                pte_pfn(e) - head,
+                                self.dump_folio(head)
+                            ));
+                        }
+                        head
+                    }
                     _ => continue,
                 };
                 if obj.kind != ObjKind::File
@@ -371,6 +394,19 @@ impl Mm {
                     area.nr_free,
                     area.size_pages - used
                 ));
+            }
+            for (c, &u) in area.cluster_used.iter().enumerate() {
+                let lo = c * crate::swap::SWAPFILE_CLUSTER as usize;
+                let hi = (lo + crate::swap::SWAPFILE_CLUSTER as usize).min(area.slots.len());
+                let n = area.slots[lo..hi]
+                    .iter()
+                    .filter(|&&s| s & SLOT_USED != 0)
+                    .count();
+                if n != u as usize {
+                    return bad(format!(
+                        "swap area {a} cluster {c}: {n} slots used but count {u}"
+                    ));
+                }
             }
         }
         Ok(())

@@ -208,16 +208,20 @@ impl Mm {
             }
         }
         let _ = ctx;
-        if !old_kswapd
-            && (self.node.kswapd_failures >= MAX_RECLAIM_RETRIES || self.pgdat_balanced(sc.order))
-        {
-            // kswapd_try_to_sleep(): reset_isolation_suitable() + wakeup_kcompactd().
+        if self.node.kswapd_failures >= MAX_RECLAIM_RETRIES || self.pgdat_balanced(sc.order) {
+            // kswapd_try_to_sleep(): reset_isolation_suitable() + (v4.5+) wakeup_kcompactd().
+            // The reset of the skip bits a direct compaction asked for by scanning a whole
+            // zone (compact_blockskip_flush) is as old as the skip bits (v3.7): the pre-v4.5
+            // kswapd does it too, when it goes fully to sleep (after its HZ/10 nap, which
+            // the model does not separate from the sleep).
             for zi in 0..self.zones.len() {
                 if self.zones[zi].compact.blockskip_flush {
                     self.reset_isolation_suitable(zi);
                 }
             }
-            self.wakeup_kcompactd(self.kswapd.alloc_order);
+            if !old_kswapd {
+                self.wakeup_kcompactd(self.kswapd.alloc_order);
+            }
         }
         if self.pgdat_balanced(0) {
             // clear_pgdat_congested()

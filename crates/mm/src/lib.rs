@@ -139,12 +139,50 @@ pub enum KswapdCompaction {
     Kswapd,
 }
 
+/// `/sys/kernel/mm/transparent_hugepage/enabled`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThpEnabled {
+    /// Every anonymous VMA (unless advised MADV_NOHUGEPAGE).
+    Always,
+    /// Only VMAs advised MADV_HUGEPAGE.
+    Madvise,
+    Never,
+}
+
+/// `/sys/kernel/mm/transparent_hugepage/defrag`: what a THP fault's allocation may do when
+/// no free order-9 block is at hand (`vma_thp_gfp_mask()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThpDefrag {
+    /// Direct reclaim and compaction (`__GFP_NORETRY` unless the VMA is advised).
+    Always,
+    /// Wake kswapd / kcompactd and fail at once.
+    Defer,
+    /// Advised VMAs: direct reclaim/compaction; others: wake kswapd / kcompactd.
+    DeferMadvise,
+    /// Advised VMAs: direct reclaim/compaction; others: nothing.
+    Madvise,
+    /// No reclaim and no compaction: the free lists or fall back.
+    Never,
+}
+
+/// An object's THP advice: `madvise(MADV_HUGEPAGE)` (VM_HUGEPAGE) or
+/// `madvise(MADV_NOHUGEPAGE)` (VM_NOHUGEPAGE) on its whole mapping.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HugepageAdvice {
+    #[default]
+    None,
+    Hugepage,
+    NoHugepage,
+}
+
 #[derive(Clone, Debug)]
 pub struct ObjectCfg {
     pub kind: ObjKind,
     pub size_pages: u64,
     /// Files: exists with its full size at start (else starts empty).
     pub exists: bool,
+    /// Anon: MADV_HUGEPAGE / MADV_NOHUGEPAGE.
+    pub hugepage: HugepageAdvice,
 }
 
 #[derive(Clone, Debug)]
@@ -199,6 +237,9 @@ pub struct MmConfig {
     pub fs_dev: u32,
     pub readahead_max_pages: u32,
     pub max_file_folio_order: u32,
+    /// `transparent_hugepage/enabled` and `defrag` (anonymous faults, see [`memory`]).
+    pub thp_enabled: ThpEnabled,
+    pub thp_defrag: ThpDefrag,
     /// cgroup v1 memcg semantics (per-memcg swappiness, writeback waits in limit reclaim).
     pub cgroup_v1: bool,
     /// Created files, `vm.vfs_cache_pressure` and the slab-reclaim policy ([`fs`]).
@@ -312,6 +353,11 @@ pub struct Object {
     /// Page-table pages allocated for the object's mapping (see [`memcontrol`]): one bit per
     /// PTE table (512 pages) and per PMD table (512 PTE tables).
     pub pgtables: memcontrol::PgTables,
+    /// Anon: write faults may map a THP (`thp_vma_allowable_order()` as of the object's
+    /// advice and `transparent_hugepage/enabled`), fixed at creation.
+    pub thp: bool,
+    /// Anon: advised MADV_HUGEPAGE (VM_HUGEPAGE), for the defrag gfp mask.
+    pub thp_madvised: bool,
 }
 
 impl Object {
@@ -375,6 +421,8 @@ pub struct NodeState {
     pub nr_kernel_pages: u64,
     /// Page-table pages (`NR_PAGETABLE`), allocated by the fault path ([`memcontrol`]).
     pub nr_page_table_pages: u64,
+    /// NR_ANON_THPS: anonymous THPs mapped by a PMD (`nr_anon_transparent_hugepages`).
+    pub nr_anon_thps: u64,
     /// Cursor of the round-robin memcg walk of direct reclaim (`mem_cgroup_iter` cookie).
     pub memcg_cursor: usize,
     /// Reclaimers sleeping in `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`: (start, wakeup)
@@ -519,6 +567,9 @@ impl Mm {
                     swap_ra: Default::default(),
                     mm_memcgs: 0,
                     pgtables: Default::default(),
+                    thp: o.kind == ObjKind::Anon
+                        && memory::thp_allowed(cfg.thp_enabled, o.hugepage),
+                    thp_madvised: o.hugepage == HugepageAdvice::Hugepage,
                 }
             })
             .collect();
@@ -686,6 +737,7 @@ impl Mm {
             ("nr_active_file", self.node_lru(LruList::ActiveFile)),
             ("nr_unevictable", self.node_lru(LruList::Unevictable)),
             ("nr_anon_pages", anon_pages),
+            ("nr_anon_transparent_hugepages", self.node.nr_anon_thps),
             ("nr_shmem", shmem),
             ("nr_file_pages", file + shmem + self.node.nr_swapcached),
             ("nr_dirty", self.node.nr_dirty),

@@ -349,14 +349,15 @@ impl Mm {
         free.min(mc.swap_max.saturating_sub(mc.swap_usage))
     }
 
-    /// Kernel: `mem_cgroup_try_charge_swap()`: may a folio of `memcg` take a swap entry?
+    /// Kernel: `mem_cgroup_try_charge_swap()`: may a folio of `memcg` of `nr` pages (a THP:
+    /// 512) take its swap entries (`page_counter_try_charge(&memcg->swap, nr_pages)`)?
     /// False at memory.swap.max (counted as a `swap_max` event).
-    pub(crate) fn try_charge_swap(&mut self, memcg: usize) -> bool {
+    pub(crate) fn try_charge_swap(&mut self, memcg: usize, nr: u64) -> bool {
         if memcg == 0 || self.cfg.cgroup_v1 {
             return true;
         }
         let mc = &mut self.memcgs[memcg];
-        if mc.swap_usage < mc.swap_max {
+        if mc.swap_usage + nr <= mc.swap_max {
             return true;
         }
         mc.events.swap_max_events += 1;
@@ -663,11 +664,11 @@ mod tests {
         assert_eq!(mm.memcg_nr_swap_pages(1), 70);
         mm.memcgs[1].swap_usage = 100;
         assert_eq!(mm.memcg_nr_swap_pages(1), 0);
-        assert!(!mm.try_charge_swap(1));
+        assert!(!mm.try_charge_swap(1, 1));
         assert_eq!(mm.memcgs[1].events.swap_max_events, 1);
         mm.cfg.cgroup_v1 = true;
         assert_eq!(mm.memcg_nr_swap_pages(1), free);
-        assert!(mm.try_charge_swap(1));
+        assert!(mm.try_charge_swap(1, 1));
     }
 
     /// get_scan_count() at priority 0 scans anon and file equally (SCAN_EQUAL) while the

@@ -908,7 +908,8 @@ impl Mm {
             if !pte_present(e) || e & PTE_YOUNG == 0 {
                 return None;
             }
-            (pte_pfn(e), e & PTE_DIRTY != 0)
+            // A THP's subpage entries lead to its head (`walk_pmd_range_locked()` for a PMD).
+            (self.pages.anon_folio_of(pte_pfn(e)), e & PTE_DIRTY != 0)
         };
         let f = self.pages.flags[pfn as usize];
         if f & pg::LRU_GEN_MASK == 0 || self.pages.memcg[pfn as usize] as usize != lv {

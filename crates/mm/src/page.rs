@@ -47,6 +47,9 @@ pub mod pg {
     /// the generation after a page-table walk promoted the folio, until reclaim sorts it).
     pub const LRU_LIST_SHIFT: u32 = 21;
     pub const LRU_LIST_MASK: u32 = 3 << LRU_LIST_SHIFT;
+    /// An anonymous THP mapped by its PMD (`folio_entire_mapcount() > 0`), counted in
+    /// NR_ANON_THPS; cleared when the PMD is split (see [`crate::memory`]).
+    pub const PMD_MAPPED: u32 = 1 << 23;
 }
 
 /// Who owns an allocated folio (the `mapping`/`index` pair of struct folio).
@@ -148,6 +151,18 @@ impl FrameTable {
             self.clear(pfn, pg::LOCKED);
         }
         t
+    }
+
+    /// The head of the anonymous folio a present PTE's `pfn` belongs to: the pfn itself for a
+    /// base page or a head, else the order-9-aligned head of the THP (anonymous large folios
+    /// are all PMD-order and naturally aligned; a tail frame never carries `pg::HEAD`).
+    #[inline]
+    pub fn anon_folio_of(&self, pfn: Pfn) -> Pfn {
+        if self.test(pfn, pg::HEAD) {
+            pfn
+        } else {
+            pfn & !(crate::memory::HPAGE_PMD_NR - 1)
+        }
     }
 
     /// Start a read into `pfn` completing at `done`.

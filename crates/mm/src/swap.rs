@@ -20,6 +20,17 @@
 //! - One cursor instead of per-CPU clusters; no discard; no swap priorities round-robin
 //!   between equal priorities (the first area with free slots is used).
 //! - Every swap entry is mapped once (no fork), so the swap count is 0 or 1.
+//! - THP swap-out (`CONFIG_THP_SWAP`): a PMD-size anonymous folio gets a whole free cluster
+//!   (512 aligned slots, as `cluster_alloc_swap_entry()` needs for that order on a block
+//!   device; the model's areas are all block devices) or `shrink_folio_list()` splits it
+//!   (`thp_swpout_fallback`). Free clusters are found by a per-cluster use count from the
+//!   cursor on, not from the kernel's free-cluster list; order-0 slots are handed out by the
+//!   cursor without preferring partly used clusters, so they may take free clusters the
+//!   kernel would keep whole a little longer. A large folio still in the swap cache is mapped
+//!   whole again by a fault on any of its entries (v6.18 `do_swap_page()` maps the whole
+//!   folio when every PTE of its range holds its entries); a swap-in that reads from the
+//!   device is always order 0, as the kernel's is for PMD-size (mTHP swap-in,
+//!   `alloc_swap_folio()`, excludes PMD order).
 //!
 //! # Kernel references
 //! mm/swapfile.c `folio_alloc_swap()`, `folio_free_swap()`; mm/swap_state.c
@@ -77,14 +88,22 @@ pub struct SwapArea {
     pub owner: crate::zeroed::ZeroedVec<u64>,
     pub nr_free: u64,
     pub cursor: u64,
+    /// Slots in use per cluster of SWAPFILE_CLUSTER slots (`swap_cluster_info.count`).
+    pub cluster_used: crate::zeroed::ZeroedVec<u16>,
 }
+
+/// Kernel: `SWAPFILE_CLUSTER` (HPAGE_PMD_NR with THP swap).
+pub const SWAPFILE_CLUSTER: u64 = crate::memory::HPAGE_PMD_NR as u64;
 
 impl SwapArea {
     pub fn new(c: &SwapAreaCfg) -> SwapArea {
         // Slot 0 holds the swap header.
         let mut slots = crate::zeroed::ZeroedVec::new(c.size_pages as usize);
+        let mut cluster_used =
+            crate::zeroed::ZeroedVec::new(c.size_pages.div_ceil(SWAPFILE_CLUSTER) as usize);
         if let Some(s) = slots.first_mut() {
             *s = SLOT_USED;
+            cluster_used[0] = 1;
         }
         SwapArea {
             dev: c.dev,
@@ -96,6 +115,7 @@ impl SwapArea {
             slots,
             nr_free: c.size_pages.saturating_sub(1),
             cursor: 1,
+            cluster_used,
         }
     }
 
@@ -113,6 +133,7 @@ impl SwapArea {
             if self.slots[off as usize] & SLOT_USED == 0 {
                 self.slots[off as usize] = SLOT_USED;
                 self.nr_free -= 1;
+                self.cluster_used[(off / SWAPFILE_CLUSTER) as usize] += 1;
                 self.cursor = off + 1;
                 return Some(off as u32);
             }
@@ -125,6 +146,29 @@ impl SwapArea {
         debug_assert!(self.slots[slot as usize] & SLOT_USED != 0);
         self.slots[slot as usize] = 0;
         self.nr_free += 1;
+        self.cluster_used[(slot as u64 / SWAPFILE_CLUSTER) as usize] -= 1;
+    }
+
+    /// A whole free cluster for a PMD-size folio (`cluster_alloc_swap_entry()` at order 9,
+    /// which only a free cluster can satisfy): the first free one from the cursor's cluster
+    /// on, wrapping. Returns its first slot, the slots marked in use.
+    fn alloc_cluster(&mut self) -> Option<u32> {
+        let n = self.size_pages / SWAPFILE_CLUSTER;
+        if self.nr_free < SWAPFILE_CLUSTER || n == 0 {
+            return None;
+        }
+        let start = (self.cursor / SWAPFILE_CLUSTER) % n;
+        let c = (0..n)
+            .map(|k| (start + k) % n)
+            .find(|&c| self.cluster_used[c as usize] == 0)?;
+        let base = c * SWAPFILE_CLUSTER;
+        for off in base..base + SWAPFILE_CLUSTER {
+            self.slots[off as usize] = SLOT_USED;
+        }
+        self.cluster_used[c as usize] = SWAPFILE_CLUSTER as u16;
+        self.nr_free -= SWAPFILE_CLUSTER;
+        self.cursor = base + SWAPFILE_CLUSTER;
+        Some(base as u32)
     }
 }
 
@@ -260,25 +304,35 @@ pub fn swapin_nr_pages(prev_off: u64, off: u64, hits: u64, max_pages: u64, prev_
 
 impl Mm {
     /// Kernel: `folio_alloc_swap()` + `add_to_swap_cache()` (`add_to_swap()` in older
-    /// kernels): give an anon folio a slot and put it in the swap cache, dirty.
+    /// kernels): give an anon folio a slot (a THP: a whole cluster) and put it in the swap
+    /// cache, dirty. False when no area has room (for a THP: no free cluster).
     pub(crate) fn add_to_swap(&mut self, pfn: Pfn) -> bool {
+        let nr = self.pages.nr_pages(pfn);
         // mem_cgroup_try_charge_swap(): the memcg's memory.swap.max.
-        if !self.try_charge_swap(self.pages.memcg[pfn as usize] as usize) {
+        if !self.try_charge_swap(self.pages.memcg[pfn as usize] as usize, u64::from(nr)) {
             return false;
         }
         for k in 0..self.swap_order.len() {
             let a = self.swap_order[k];
-            if let Some(slot) = self.swap[a].alloc_slot() {
-                self.swap[a].slots[slot as usize] = SLOT_USED | SLOT_CACHE | pfn as u64;
+            let got = if nr == 1 {
+                self.swap[a].alloc_slot()
+            } else {
+                self.swap[a].alloc_cluster()
+            };
+            if let Some(slot) = got {
                 let i = pfn as usize;
-                self.swap[a].owner[slot as usize] =
-                    SlotOwner::pack(self.pages.memcg[i], self.pages.obj[i], self.pages.index[i]);
+                let (memcg, obj, index) =
+                    (self.pages.memcg[i], self.pages.obj[i], self.pages.index[i]);
+                for k in 0..nr as u32 {
+                    let s = (slot + k) as usize;
+                    self.swap[a].slots[s] = SLOT_USED | SLOT_CACHE | pfn as u64;
+                    self.swap[a].owner[s] = SlotOwner::pack(memcg, obj, index + k);
+                }
                 self.pages.swap_area[i] = a as u8;
                 self.pages.swap_slot[i] = slot;
                 self.pages.set(pfn, pg::SWAPCACHE | pg::DIRTY);
-                self.node.nr_swapcached += 1;
-                let m = self.pages.memcg[i] as usize;
-                self.memcgs[m].swap_usage += 1;
+                self.node.nr_swapcached += nr;
+                self.memcgs[memcg as usize].swap_usage += nr;
                 self.update_pte_attn(pfn);
                 return true;
             }
@@ -293,10 +347,13 @@ impl Mm {
             return;
         }
         let (a, slot) = (self.pages.swap_area[i] as usize, self.pages.swap_slot[i]);
-        self.swap[a].free_slot(slot);
-        self.node.nr_swapcached -= 1;
+        let nr = self.pages.nr_pages(pfn);
+        for k in 0..nr as u32 {
+            self.swap[a].free_slot(slot + k);
+        }
+        self.node.nr_swapcached -= nr;
         let m = self.pages.memcg[i] as usize;
-        self.memcgs[m].swap_usage -= 1;
+        self.memcgs[m].swap_usage -= nr;
         // The data only lives in memory now: it must be written again if reclaimed.
         self.pages.set(pfn, pg::DIRTY);
         self.update_pte_attn(pfn);
@@ -310,13 +367,16 @@ impl Mm {
             return;
         }
         let o = self.pages.owner(pfn);
+        let nr = self.pages.nr_pages(pfn) as u32;
         let attn = self.pages.test(pfn, pg::SWAPCACHE | pg::LOCKED);
-        let e = &mut self.objects[o.obj as usize].ent[o.index as usize];
-        if pte_present(*e) && pte_pfn(*e) == pfn {
-            if attn {
-                *e |= PTE_ATTN;
-            } else {
-                *e &= !PTE_ATTN;
+        for k in 0..nr {
+            let e = &mut self.objects[o.obj as usize].ent[(o.index + k) as usize];
+            if pte_present(*e) && pte_pfn(*e) == pfn + k {
+                if attn {
+                    *e |= PTE_ATTN;
+                } else {
+                    *e &= !PTE_ATTN;
+                }
             }
         }
     }
@@ -327,8 +387,11 @@ impl Mm {
         let obj = &self.objects[o.obj as usize];
         match obj.kind {
             ObjKind::Anon | ObjKind::Shmem => {
-                let e = obj.ent[o.index as usize];
-                pte_present(e) && pte_pfn(e) == pfn
+                let nr = self.pages.nr_pages(pfn) as u32;
+                (0..nr).any(|k| {
+                    let e = obj.ent[(o.index + k) as usize];
+                    pte_present(e) && pte_pfn(e) == pfn + k
+                })
             }
             ObjKind::File => {
                 if obj.mapped.is_empty() {
@@ -341,21 +404,33 @@ impl Mm {
     }
 
     /// Kernel: `try_to_unmap()`: anon PTEs become swap entries (moving the PTE dirty bit to
-    /// the folio); file PTEs are cleared.
+    /// the folio); file PTEs are cleared. A PMD-mapped THP is unmapped with
+    /// TTU_SPLIT_HUGE_PMD, as `shrink_folio_list()` asks: the PMD is split into PTEs
+    /// (`thp_split_pmd`; the folio leaves NR_ANON_THPS) and each becomes a swap entry.
     pub(crate) fn try_to_unmap(&mut self, ctx: &mut Ctx, pfn: Pfn) {
         let o = self.pages.owner(pfn);
         let nr = self.pages.nr_pages(pfn);
         let i = pfn as usize;
         self.charge_rmap_step(ctx);
+        if self.pages.test_clear(pfn, pg::PMD_MAPPED) {
+            self.ev.add(Ev::ThpSplitPmd, 1);
+            self.node.nr_anon_thps -= 1;
+        }
         let (area, slot) = (self.pages.swap_area[i], self.pages.swap_slot[i]);
         let obj = &mut self.objects[o.obj as usize];
         match obj.kind {
             ObjKind::Anon | ObjKind::Shmem => {
-                let e = obj.ent[o.index as usize];
-                if e & PTE_DIRTY != 0 {
-                    self.pages.set(pfn, pg::DIRTY);
+                for k in 0..nr as u32 {
+                    let x = (o.index + k) as usize;
+                    let e = obj.ent[x];
+                    if !pte_present(e) || pte_pfn(e) != pfn + k {
+                        continue;
+                    }
+                    if e & PTE_DIRTY != 0 {
+                        self.pages.set(pfn, pg::DIRTY);
+                    }
+                    obj.ent[x] = make_swap_pte(area, slot + k);
                 }
-                obj.ent[o.index as usize] = make_swap_pte(area, slot);
             }
             ObjKind::File => {
                 for k in o.index as u64..o.index as u64 + nr {
@@ -374,6 +449,10 @@ impl Mm {
         let (dev, sector) = if self.pages.test(pfn, pg::SWAPCACHE) {
             let a = self.pages.swap_area[i] as usize;
             self.ev.add(Ev::PswpOut, nr);
+            // count_swpout_vm_event()
+            if nr >= crate::memory::HPAGE_PMD_NR as u64 {
+                self.ev.add(Ev::ThpSwpout, 1);
+            }
             synchronous = self.swap[a].synchronous;
             (self.swap[a].dev, self.pages.swap_slot[i] as u64)
         } else {
@@ -430,9 +509,12 @@ impl Mm {
             } else {
                 SLOT_USED
             };
-            self.swap[a].slots[slot as usize] = entry;
+            // Every entry of the folio keeps the shadow (`swap_cache_del_folio()`).
+            for k in 0..nr as u32 {
+                self.swap[a].slots[(slot + k) as usize] = entry;
+            }
             self.pages.clear(pfn, pg::SWAPCACHE);
-            self.node.nr_swapcached -= 1;
+            self.node.nr_swapcached -= nr;
         } else {
             let sh = self.workingset_eviction(pfn, target_lv);
             let obj = &mut self.objects[o.obj as usize];
@@ -462,6 +544,9 @@ impl Mm {
             lru_batched = false;
             // Swap-cache hit: minor fault; readahead-hit accounting.
             let pfn = (s & 0xffff_ffff) as Pfn;
+            if self.pages.nr_pages(pfn) > 1 {
+                return Some(self.do_swap_page_large(ctx, pfn, a, write));
+            }
             // Kernel: swap_update_readahead().
             let readahead = self.pages.test_clear(pfn, pg::SWAP_RA);
             let vma_ra = self.vma_readahead(obj);
@@ -510,6 +595,35 @@ impl Mm {
         }
         self.update_pte_attn(pfn);
         Some(pfn)
+    }
+
+    /// `do_swap_page()` finding a THP in the swap cache (its writeback not yet reclaimed, or
+    /// reclaim kept it): every PTE of the folio's range still holds the folio's entries (the
+    /// model never swaps part of a THP in while the folio is cached), so the whole folio is
+    /// mapped again with PTEs (not a PMD: it stays out of NR_ANON_THPS); then the same
+    /// `should_try_to_free_swap()` as for a base page.
+    fn do_swap_page_large(&mut self, ctx: &mut Ctx, pfn: Pfn, a: usize, write: bool) -> Pfn {
+        ctx.cpu_ns += self.cfg.costs.minor_fault_ns;
+        self.pages.clear(pfn, pg::SWAP_RA);
+        let t = self.pages.wait_locked(pfn, ctx.now);
+        ctx.wait(t);
+        let o = self.pages.owner(pfn);
+        let nr = self.pages.nr_pages(pfn) as u32;
+        let slot = self.pages.swap_slot[pfn as usize];
+        let obj = &mut self.objects[o.obj as usize];
+        for k in 0..nr {
+            let x = (o.index + k) as usize;
+            debug_assert_eq!(obj.ent[x], make_swap_pte(a as u8, slot + k));
+            obj.ent[x] = make_present_pte(pfn + k, write);
+        }
+        if !self.pages.test(pfn, pg::WRITEBACK) && self.should_try_to_free_swap(a, write, false) {
+            self.folio_free_swap(pfn);
+        }
+        if write {
+            self.pages.set(pfn, pg::DIRTY);
+        }
+        self.update_pte_attn(pfn);
+        pfn
     }
 
     /// Read one slot into a new folio (`swap_read_folio()`), with refault detection. When

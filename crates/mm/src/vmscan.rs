@@ -404,12 +404,55 @@ impl Mm {
         scan_targets(case, fraction, sizes, sc.priority)
     }
 
-    /// Kernel: `shrink_node()` (classic LRU): one pass over the lruvecs under the target.
-    /// Returns the pages reclaimed in this pass.
+    /// Kernel: `shrink_node()` (classic LRU): passes over the lruvecs under the target,
+    /// repeated while `should_continue_reclaim()` says a costly high-order request still
+    /// needs reclaim for compaction. Returns the pages reclaimed.
     pub fn shrink_node(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) -> u64 {
         if self.cfg.lru == crate::LruKind::Mglru {
             return self.lru_gen_shrink_node(ctx, sc);
         }
+        let start = sc.nr_reclaimed;
+        loop {
+            let pass = self.shrink_node_pass(ctx, sc);
+            if !self.should_continue_reclaim(sc, pass) {
+                return sc.nr_reclaimed - start;
+            }
+        }
+    }
+
+    /// Kernel: `should_continue_reclaim()` (v6.18): in reclaim/compaction mode (order > 0,
+    /// and costly or below DEF_PRIORITY - 2), keep reclaiming while the last pass reclaimed
+    /// something, no zone could already satisfy the allocation at the min watermark, none is
+    /// suitable for compaction (order-0 free above min + `compact_gap()`, fragmentation
+    /// index), and the inactive lists hold more than `compact_gap()`.
+    pub(crate) fn should_continue_reclaim(&self, sc: &ScanControl, nr_reclaimed: u64) -> bool {
+        let order = sc.order;
+        if order == 0 || (order <= PAGE_ALLOC_COSTLY_ORDER && sc.priority >= DEF_PRIORITY - 2) {
+            return false;
+        }
+        if nr_reclaimed == 0 {
+            return false;
+        }
+        for zi in 0..self.zones.len() {
+            let z = &self.zones[zi];
+            let min = z.wmark_pages(crate::mmzone::Wmark::Min);
+            if z.watermark_ok(order, min + (1 << order) - 1) {
+                return false;
+            }
+            if self.compaction_suitable_at(zi, order, min) {
+                return false;
+            }
+        }
+        let mut inactive = self.node_lru(LruList::InactiveFile);
+        if self.nr_swap_free() > 0 {
+            inactive += self.node_lru(LruList::InactiveAnon);
+        }
+        inactive > crate::compaction::compact_gap(order)
+    }
+
+    /// One pass of `shrink_node()` over the lruvecs under the target. Returns the pages
+    /// reclaimed in this pass.
+    fn shrink_node_pass(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) -> u64 {
         let before = sc.nr_reclaimed;
         sc.nr = PassStats::default();
         self.prepare_scan_control(sc);
@@ -772,7 +815,7 @@ impl Mm {
         }
         let obj = &mut self.objects[o.obj as usize];
         let (young, mapped) = match obj.kind {
-            ObjKind::Anon | ObjKind::Shmem => {
+            ObjKind::Anon | ObjKind::Shmem if nr == 1 => {
                 let e = &mut obj.ent[o.index as usize];
                 if crate::memory::pte_present(*e) && crate::memory::pte_pfn(*e) == pfn {
                     let y = *e & crate::memory::PTE_YOUNG != 0;
@@ -781,6 +824,33 @@ impl Mm {
                 } else {
                     (false, false)
                 }
+            }
+            ObjKind::Anon | ObjKind::Shmem => {
+                // A THP: its PMD's young bit is the OR of the 512 entries' (see
+                // crate::memory); a PTE-mapped one (mapped again from the swap cache) counts
+                // each young PTE, as folio_referenced_one() does per PTE.
+                let mut young = 0u32;
+                let mut mapped = false;
+                for k in 0..nr as u32 {
+                    let e = &mut obj.ent[(o.index + k) as usize];
+                    if crate::memory::pte_present(*e) && crate::memory::pte_pfn(*e) == pfn + k {
+                        mapped = true;
+                        young += (*e & crate::memory::PTE_YOUNG != 0) as u32;
+                        *e &= !crate::memory::PTE_YOUNG;
+                    }
+                }
+                if mapped {
+                    self.charge_rmap_step(ctx);
+                }
+                if self.pages.test(pfn, pg::PMD_MAPPED) {
+                    // pmdp_clear_flush_young_notify(): one entry, no look-around.
+                    return young.min(1);
+                }
+                if young > 0 && self.cfg.lru == crate::LruKind::Mglru {
+                    let lv = self.pages.memcg[pfn as usize] as usize;
+                    self.lru_gen_look_around(ctx, lv, o.obj, o.index as u64);
+                }
+                return young;
             }
             ObjKind::File => {
                 if obj.mapped.is_empty() {
@@ -855,10 +925,14 @@ impl Mm {
     ) -> (u64, ReclaimStat) {
         let mut stat = ReclaimStat::default();
         let mut reclaimed = 0;
-        let list = std::mem::take(&mut self.scratch);
+        let mut list = std::mem::take(&mut self.scratch);
         self.scratch2.clear();
-        for &pfn in &list {
-            let nr = self.pages.nr_pages(pfn);
+        // A THP split below appends its tail pages to the list (split_folio_to_list()).
+        let mut next = 0;
+        while next < list.len() {
+            let pfn = list[next];
+            next += 1;
+            let mut nr = self.pages.nr_pages(pfn);
             let file = self.pages.is_file_lru(pfn);
             let anon = !file;
             let f = self.pages.flags[pfn as usize];
@@ -913,8 +987,19 @@ impl Mm {
                 && !self.pages.test(pfn, pg::SWAPCACHE)
                 && (!sc.may_swap || !self.add_to_swap(pfn))
             {
-                self.activate_locked(pfn, &mut stat);
-                continue;
+                if !sc.may_swap || nr == 1 {
+                    self.activate_locked(pfn, &mut stat);
+                    continue;
+                }
+                // No free swap cluster for the THP: split it and swap out base pages
+                // (thp_swpout_fallback); the tails are reclaimed later in this same list.
+                self.split_huge_page_to_list(pfn, &mut list);
+                nr = 1;
+                self.ev.add(Ev::ThpSwpoutFallback, 1);
+                if !self.add_to_swap(pfn) {
+                    self.activate_locked(pfn, &mut stat);
+                    continue;
+                }
             }
             // try_to_unmap(): PTEs become swap entries (anon) or are cleared (file).
             if self.folio_mapped(pfn) {
@@ -961,6 +1046,38 @@ impl Mm {
         let activated = stat.nr_activate[0] + stat.nr_activate[1];
         self.ev.add(Ev::PgActivate, activated);
         (reclaimed, stat)
+    }
+
+    /// Kernel: `split_folio_to_list()` of an isolated anonymous THP that reclaim holds
+    /// (`__folio_split()` to order 0): the PMD, if any, is split into PTEs (`thp_split_pmd`;
+    /// the entries already point at their subpages), and the 511 tails become order-0 folios
+    /// with the head's flags, owner and memcg, appended to `list` still isolated
+    /// (`thp_split_page`). NR_ISOLATED_ANON and the memcg charge are unchanged.
+    pub(crate) fn split_huge_page_to_list(&mut self, pfn: Pfn, list: &mut Vec<u32>) {
+        let i = pfn as usize;
+        let nr = self.pages.nr_pages(pfn) as u32;
+        debug_assert!(nr > 1 && self.pages.test(pfn, pg::ISOLATED | pg::SWAPBACKED));
+        debug_assert!(!self
+            .pages
+            .test(pfn, pg::SWAPCACHE | pg::WRITEBACK | pg::LOCKED));
+        if self.pages.test_clear(pfn, pg::PMD_MAPPED) {
+            self.ev.add(Ev::ThpSplitPmd, 1);
+            self.node.nr_anon_thps -= 1;
+        }
+        let flags = self.pages.flags[i];
+        let (obj, index, memcg) = (self.pages.obj[i], self.pages.index[i], self.pages.memcg[i]);
+        self.pages.order[i] = 0;
+        for k in 1..nr {
+            let t = (pfn + k) as usize;
+            self.pages.flags[t] = flags;
+            self.pages.order[t] = 0;
+            self.pages.obj[t] = obj;
+            self.pages.index[t] = index + k;
+            self.pages.memcg[t] = memcg;
+            self.pages.io_done_ns[t] = 0;
+            list.push(pfn + k);
+        }
+        self.ev.add(Ev::ThpSplitPage, 1);
     }
 
     /// The `activate_locked:` label of `shrink_folio_list()`.
@@ -1164,6 +1281,54 @@ mod list_tests {
     use crate::testutil::*;
     use crate::vmscan::ScanControl;
     use crate::*;
+
+    /// should_continue_reclaim() outcomes on a 4096-page machine whose memory is page cache.
+    #[test]
+    fn should_continue_reclaim_for_costly_orders() {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
+        cfg.readahead_max_pages = 0;
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for p in 0..4000 {
+            mm.file_read(&mut ctx, 1, p, 1);
+        }
+        let free = mm.nr_free();
+        let min = mm.zones[0].wmark_pages(crate::mmzone::Wmark::Min);
+        assert!(free < min + 1024, "free {free}, min {min}");
+        assert!(mm.node_lru(LruList::InactiveFile) > 1024);
+        let mut sc = ScanControl::new(32, 0);
+        // Order 0, or nothing reclaimed: stop.
+        assert!(!mm.should_continue_reclaim(&sc, 32));
+        sc.order = 9;
+        assert!(!mm.should_continue_reclaim(&sc, 0));
+        // Costly order, progress, compaction not yet suitable, 4000 inactive > 1024: go on.
+        assert!(mm.should_continue_reclaim(&sc, 32));
+        // Order 3 is not costly: not in reclaim/compaction mode at DEF_PRIORITY; below
+        // DEF_PRIORITY - 2 it is, but free > min + compact_gap(3) = min + 16 makes compaction
+        // suitable (no fragmentation-index test below costly orders): stop.
+        sc.order = 3;
+        assert!(!mm.should_continue_reclaim(&sc, 32));
+        sc.priority = DEF_PRIORITY - 3;
+        assert!(free > min + 16);
+        assert!(!mm.should_continue_reclaim(&sc, 32));
+        // Reclaim until compaction would go ahead: then it stops.
+        // (Priority 1: the pages were read once, so the first pass only marks them.)
+        sc.order = 9;
+        sc.priority = 1;
+        sc.nr_to_reclaim = 32;
+        let got = mm.shrink_node(&mut ctx, &mut sc);
+        let free = mm.nr_free();
+        assert!(got > 32, "one call reclaimed {got}");
+        // It stopped because an order-9 block is free (pages freed in pfn order merge) or
+        // compaction became suitable.
+        assert!(
+            mm.zones[0].watermark_ok(9, min + 511) || free > min + 1024,
+            "stopped at free {free}"
+        );
+        assert!(!mm.should_continue_reclaim(&sc, 32));
+        mm.check_invariants().unwrap();
+    }
 
     /// List-state walk-through of the classic LRU on a tiny machine (file pages, read()).
     #[test]

@@ -78,6 +78,13 @@ vm_events! {
     PgInodesteal => "pginodesteal",
     DropPagecache => "drop_pagecache",
     DropSlab => "drop_slab",
+    ThpFaultAlloc => "thp_fault_alloc",
+    ThpFaultFallback => "thp_fault_fallback",
+    ThpFaultFallbackCharge => "thp_fault_fallback_charge",
+    ThpSplitPage => "thp_split_page",
+    ThpSplitPmd => "thp_split_pmd",
+    ThpSwpout => "thp_swpout",
+    ThpSwpoutFallback => "thp_swpout_fallback",
     // Not in /proc/vmstat: the `mm_page_alloc_extfrag` tracepoint (one fallback to another
     // migratetype's free list) counted.
     ExtfragFallback => "mm_page_alloc_extfrag",

@@ -88,8 +88,8 @@ const fn array(path: &'static str, doc: &'static str, keys: &'static [KeyDef]) -
 pub(crate) static ROOT: SectionDef =
     SectionDef {
         children: &[
-            &RUN, &MACHINE, &SYSCTL, &POLICY, &LRU_GEN, &SWAP, &FS, &DEVICE, &CGROUP, &OBJECT,
-            &TASK, &MODEL,
+            &RUN, &MACHINE, &SYSCTL, &POLICY, &LRU_GEN, &THP, &SWAP, &FS, &DEVICE, &CGROUP,
+            &OBJECT, &TASK, &MODEL,
         ],
         ..section(
             "",
@@ -231,6 +231,34 @@ static LRU_GEN: SectionDef = section(
             Value("0"),
             "Protect generations younger than this many milliseconds from eviction (0 = off). \
             Used by the multi-gen LRU only."
+        ),
+    ],
+);
+
+static THP: SectionDef = section(
+    "transparent_hugepage",
+    "Transparent huge pages for anonymous memory (/sys/kernel/mm/transparent_hugepage/): \
+     a write fault in an empty 2 MiB-aligned range of an eligible anon object allocates one \
+     order-9 folio (do_huge_pmd_anonymous_page()), falling back to base pages \
+     (thp_fault_fallback). No khugepaged, no mTHP sizes, no shmem THP.",
+    &[
+        k!(
+            "enabled",
+            Value("\"madvise\""),
+            "\"always\" (every anon object not advised \"nohugepage\"), \"madvise\" (only \
+            objects with madvise = \"hugepage\") or \"never\". The kernel's Kconfig default \
+            is always; distributions differ. The default here keeps unadvised objects on base \
+            pages."
+        ),
+        k!(
+            "defrag",
+            Value("\"madvise\""),
+            "What a THP fault's allocation may do without a free 2 MiB block \
+            (vma_thp_gfp_mask()): \"always\" (direct reclaim and compaction; __GFP_NORETRY \
+            for unadvised objects), \"defer\" (wake kswapd and kcompactd, fail at once), \
+            \"defer+madvise\" (direct for advised objects, defer for the rest), \"madvise\" \
+            (direct for advised objects, nothing for the rest) or \"never\" (free lists \
+            only)."
         ),
     ],
 );
@@ -414,6 +442,14 @@ static OBJECT: SectionDef = array(
             Computed("true"),
             "Files only: the file exists with this size when the run starts (not cached); \
             false = it starts empty and grows by writes up to size. Default: true for files."
+        ),
+        k!(
+            "madvise",
+            Value("\"none\""),
+            "Anon only: THP advice over the whole object, \"hugepage\" (MADV_HUGEPAGE: THP \
+            even with transparent_hugepage.enabled = \"madvise\", direct compaction under \
+            defrag = \"madvise\" or \"defer+madvise\"), \"nohugepage\" (MADV_NOHUGEPAGE: \
+            never THP) or \"none\"."
         ),
     ],
 );

@@ -153,6 +153,44 @@ pub struct PolicySpec {
     /// policy.boosted_reclaim_skips_slab (v5.0–v5.2 `may_shrinkslab`).
     #[serde(default)]
     pub boosted_reclaim_skips_slab: bool,
+    /// transparent_hugepage.enabled.
+    pub thp_enabled: ThpEnabledKind,
+    /// transparent_hugepage.defrag.
+    pub thp_defrag: ThpDefragKind,
+}
+
+/// `/sys/kernel/mm/transparent_hugepage/enabled`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThpEnabledKind {
+    Always,
+    Madvise,
+    Never,
+}
+
+/// `/sys/kernel/mm/transparent_hugepage/defrag`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThpDefragKind {
+    Always,
+    Defer,
+    #[serde(rename = "defer+madvise")]
+    DeferMadvise,
+    Madvise,
+    Never,
+}
+
+/// An object's `madvise()` THP advice.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HugepageAdviceKind {
+    /// No advice.
+    #[default]
+    None,
+    /// MADV_HUGEPAGE.
+    Hugepage,
+    /// MADV_NOHUGEPAGE.
+    Nohugepage,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -225,6 +263,8 @@ pub struct ObjectSpec {
     /// false: it starts empty and grows by writes (size_pages is the maximum).
     /// Always false for anon and shmem objects (they are created when first touched).
     pub exists: bool,
+    /// Anon only: madvise(MADV_HUGEPAGE / MADV_NOHUGEPAGE) over the whole object.
+    pub madvise: HugepageAdviceKind,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

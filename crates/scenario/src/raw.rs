@@ -6,8 +6,8 @@
 //! can say where in the file a problem is.
 
 use crate::model::{
-    Access, Advice, BalanceKind, KallocGfp, KallocMigratetype, KswapdCompactionKind, LruKind,
-    ObjectKind, SwapReadaheadKind,
+    Access, Advice, BalanceKind, HugepageAdviceKind, KallocGfp, KallocMigratetype,
+    KswapdCompactionKind, LruKind, ObjectKind, SwapReadaheadKind, ThpDefragKind, ThpEnabledKind,
 };
 use crate::size::{Bandwidth, Duration, SampleInterval, Size};
 use serde::Deserialize;
@@ -25,6 +25,7 @@ pub(crate) struct RawScenario {
     pub sysctl: BTreeMap<String, toml::Value>,
     pub policy: RawPolicy,
     pub lru_gen: RawLruGen,
+    pub transparent_hugepage: RawThp,
     pub swap: RawSwap,
     pub fs: RawFs,
     pub device: Vec<RawDevice>,
@@ -64,6 +65,13 @@ pub(crate) struct RawPolicy {
 pub(crate) struct RawLruGen {
     pub enabled: Option<bool>,
     pub min_ttl_ms: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct RawThp {
+    pub enabled: Option<ThpEnabledKind>,
+    pub defrag: Option<ThpDefragKind>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -149,6 +157,7 @@ pub(crate) struct RawObject {
     pub kind: Option<ObjectKind>,
     pub size: Option<Size>,
     pub exists: Option<bool>,
+    pub madvise: Option<HugepageAdviceKind>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -405,6 +414,7 @@ mod tests {
         assert_eq!(fields_of::<RawMachine>(), schema_of("machine"));
         assert_eq!(fields_of::<RawPolicy>(), schema_of("policy"));
         assert_eq!(fields_of::<RawLruGen>(), schema_of("lru_gen"));
+        assert_eq!(fields_of::<RawThp>(), schema_of("transparent_hugepage"));
         assert_eq!(fields_of::<RawSwap>(), schema_of("swap"));
         assert_eq!(fields_of::<RawSwapArea>(), schema_of("swap.area"));
         assert_eq!(fields_of::<RawFs>(), schema_of("fs"));

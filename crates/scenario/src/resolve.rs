@@ -148,7 +148,15 @@ pub(crate) fn resolve(raw: RawScenario, cx: &Ctx, seed: Option<u64>) -> Result<S
     let mut devices = resolve_devices(raw.device, cx)?;
     let fs_device = resolve_fs(&raw.fs, &mut devices, cx)?;
     let swap = resolve_swap(&raw.swap, &devices, cx)?;
-    let policy = resolve_policy(&raw.policy, &raw.lru_gen, &raw.swap, &devices, &swap, cx)?;
+    let policy = resolve_policy(
+        &raw.policy,
+        &raw.lru_gen,
+        &raw.transparent_hugepage,
+        &raw.swap,
+        &devices,
+        &swap,
+        cx,
+    )?;
     let cgroups = resolve_cgroups(raw.cgroup, machine.memory_pages, cx)?;
     let mut objects = resolve_objects(raw.object, cx)?;
     let mut traces = resolve_trace_sources(&raw.task, &mut objects, cx)?;
@@ -531,6 +539,7 @@ fn resolve_swap(raw: &RawSwap, devices: &[DeviceSpec], cx: &Ctx) -> Result<Vec<S
 fn resolve_policy(
     policy: &RawPolicy,
     lru_gen: &RawLruGen,
+    thp: &RawThp,
     raw_swap: &RawSwap,
     devices: &[DeviceSpec],
     swap: &[SwapSpec],
@@ -597,6 +606,12 @@ fn resolve_policy(
         boosted_reclaim_skips_slab: policy
             .boosted_reclaim_skips_slab
             .unwrap_or_else(|| defs::default("policy", "boosted_reclaim_skips_slab")),
+        thp_enabled: thp
+            .enabled
+            .unwrap_or_else(|| defs::default("transparent_hugepage", "enabled")),
+        thp_defrag: thp
+            .defrag
+            .unwrap_or_else(|| defs::default("transparent_hugepage", "defrag")),
     })
 }
 
@@ -707,11 +722,27 @@ fn resolve_objects(raw: Vec<RawObject>, cx: &Ctx) -> Result<Vec<ObjectSpec>> {
             }
             (_, None) => false,
         };
+        let madvise = match (kind, o.madvise) {
+            (ObjectKind::Anon, m) => m.unwrap_or_default(),
+            (_, None | Some(HugepageAdviceKind::None)) => HugepageAdviceKind::None,
+            (_, Some(_)) => {
+                return Err(cx.err(
+                    ErrorKind::InvalidValue,
+                    &path!["object", i, "madvise"],
+                    format!(
+                        "object `{name}`: madvise applies to anon objects only (THP for {} \
+                         is not modelled)",
+                        kind_name(kind)
+                    ),
+                ))
+            }
+        };
         out.push(ObjectSpec {
             name,
             kind,
             size_pages,
             exists,
+            madvise,
         });
     }
     Ok(out)
@@ -1780,6 +1811,7 @@ fn resolve_trace_sources(
                         kind,
                         size_pages: o.pages,
                         exists: o.exists,
+                        madvise: HugepageAdviceKind::None,
                     });
                     map.push(objects.len() - 1);
                 }

@@ -310,6 +310,8 @@ fn full_example_resolves_to_exact_values() {
             lru_gen_min_ttl_ms: 1000,
             kswapd_compaction: KswapdCompactionKind::Kcompactd,
             boosted_reclaim_skips_slab: false,
+            thp_enabled: ThpEnabledKind::Madvise,
+            thp_defrag: ThpDefragKind::Madvise,
         },
         devices: vec![
             DeviceSpec {
@@ -383,36 +385,42 @@ fn full_example_resolves_to_exact_values() {
                 kind: ObjectKind::File,
                 size_pages: pages(5 * G),
                 exists: true,
+                madvise: HugepageAdviceKind::None,
             },
             ObjectSpec {
                 name: "heap".into(),
                 kind: ObjectKind::Anon,
                 size_pages: pages(100 * M),
                 exists: false,
+                madvise: HugepageAdviceKind::None,
             },
             ObjectSpec {
                 name: "shm".into(),
                 kind: ObjectKind::Shmem,
                 size_pages: pages(256 * M),
                 exists: false,
+                madvise: HugepageAdviceKind::None,
             },
             ObjectSpec {
                 name: "wal".into(),
                 kind: ObjectKind::File,
                 size_pages: pages(64 * M),
                 exists: false,
+                madvise: HugepageAdviceKind::None,
             },
             ObjectSpec {
                 name: "items".into(),
                 kind: ObjectKind::Anon,
                 size_pages: pages(G),
                 exists: false,
+                madvise: HugepageAdviceKind::None,
             },
             ObjectSpec {
                 name: "copy".into(),
                 kind: ObjectKind::File,
                 size_pages: pages(5 * G),
                 exists: false,
+                madvise: HugepageAdviceKind::None,
             },
         ],
         tasks: vec![
@@ -559,6 +567,8 @@ fn minimal_scenario_gets_every_default() {
             lru_gen_min_ttl_ms: 0,
             kswapd_compaction: KswapdCompactionKind::Kcompactd,
             boosted_reclaim_skips_slab: false,
+            thp_enabled: ThpEnabledKind::Madvise,
+            thp_defrag: ThpDefragKind::Madvise,
         },
         // No device at all: a default sata-ssd "disk" holds the files.
         devices: vec![sata_ssd("disk")],
@@ -1396,4 +1406,45 @@ fn model_kernel_version_is_parsed_and_checked() {
             "{msg}"
         );
     }
+}
+
+#[test]
+fn transparent_hugepage_keys_and_object_advice() {
+    let s = ok(&format!(
+        "{MINIMAL}[transparent_hugepage]\nenabled = \"always\"\ndefrag = \"defer+madvise\"\n\
+         [[object]]\nname = \"heap\"\nkind = \"anon\"\nsize = \"4M\"\nmadvise = \"hugepage\"\n"
+    ));
+    assert_eq!(s.policy.thp_enabled, ThpEnabledKind::Always);
+    assert_eq!(s.policy.thp_defrag, ThpDefragKind::DeferMadvise);
+    assert_eq!(s.objects[0].madvise, HugepageAdviceKind::Hugepage);
+    // Defaults: madvise / madvise, no advice.
+    let d = ok(&format!(
+        "{MINIMAL}[[object]]\nname = \"heap\"\nkind = \"anon\"\nsize = \"4M\"\n"
+    ));
+    assert_eq!(d.policy.thp_enabled, ThpEnabledKind::Madvise);
+    assert_eq!(d.policy.thp_defrag, ThpDefragKind::Madvise);
+    assert_eq!(d.objects[0].madvise, HugepageAdviceKind::None);
+    // THP advice on a file is refused, naming the key.
+    let (kind, msg) = err(
+        &format!(
+            "{MINIMAL}[[object]]\nname = \"f\"\nkind = \"file\"\nsize = \"4M\"\n\
+             madvise = \"hugepage\"\n"
+        ),
+        &[],
+    );
+    assert_eq!(kind, ErrorKind::InvalidValue);
+    assert!(msg.starts_with("t.toml:7:"), "{msg}");
+    assert!(
+        msg.contains("madvise applies to anon objects only"),
+        "{msg}"
+    );
+    // An unknown mode is refused.
+    let (_, msg) = err(
+        &format!("{MINIMAL}[transparent_hugepage]\nenabled = \"sometimes\"\n"),
+        &[],
+    );
+    assert!(
+        msg.contains("sometimes") || msg.contains("unknown variant"),
+        "{msg}"
+    );
 }

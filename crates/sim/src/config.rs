@@ -61,6 +61,11 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
                 },
                 size_pages: o.size_pages,
                 exists: o.exists,
+                hugepage: match o.madvise {
+                    sc::HugepageAdviceKind::None => HugepageAdvice::None,
+                    sc::HugepageAdviceKind::Hugepage => HugepageAdvice::Hugepage,
+                    sc::HugepageAdviceKind::Nohugepage => HugepageAdvice::NoHugepage,
+                },
             })
             .collect(),
         memcgs: s
@@ -86,6 +91,18 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
         fs_dev: s.fs_device as u32,
         readahead_max_pages: s.model.readahead_max_pages,
         max_file_folio_order: s.model.max_file_folio_order,
+        thp_enabled: match s.policy.thp_enabled {
+            sc::ThpEnabledKind::Always => ThpEnabled::Always,
+            sc::ThpEnabledKind::Madvise => ThpEnabled::Madvise,
+            sc::ThpEnabledKind::Never => ThpEnabled::Never,
+        },
+        thp_defrag: match s.policy.thp_defrag {
+            sc::ThpDefragKind::Always => ThpDefrag::Always,
+            sc::ThpDefragKind::Defer => ThpDefrag::Defer,
+            sc::ThpDefragKind::DeferMadvise => ThpDefrag::DeferMadvise,
+            sc::ThpDefragKind::Madvise => ThpDefrag::Madvise,
+            sc::ThpDefragKind::Never => ThpDefrag::Never,
+        },
         cgroup_v1: s.model.cgroup_version == 1,
         fs: fs_config(s),
         memcg_stats_flush_ns: s.model.memcg_stats_flush_ns,

@@ -8,6 +8,7 @@ pub(crate) fn object(name: &str, kind: ObjectKind, pages: u64) -> ObjectSpec {
         kind,
         size_pages: pages,
         exists: kind == ObjectKind::File,
+        madvise: HugepageAdviceKind::None,
     }
 }
 
@@ -103,6 +104,8 @@ pub(crate) fn scenario(objects: Vec<ObjectSpec>, tasks: Vec<TaskSpec>) -> Scenar
             lru_gen_min_ttl_ms: 0,
             kswapd_compaction: KswapdCompactionKind::Kcompactd,
             boosted_reclaim_skips_slab: false,
+            thp_enabled: ThpEnabledKind::Madvise,
+            thp_defrag: ThpDefragKind::Madvise,
         },
         devices: vec![],
         fs_device: 0,

@@ -101,3 +101,10 @@ fn golden_s3_slab_boost_small_seed_1() {
         1,
     );
 }
+
+/// Transparent huge pages on anonymous faults: THP faults with and without direct
+/// compaction, fallbacks, THP swap-out to zram.
+#[test]
+fn golden_thp_seed_1() {
+    check("thp", 1);
+}
