@@ -300,10 +300,10 @@ impl Mm {
             }
             p += nr;
         }
-        if kernel != self.node.nr_kernel_pages {
+        if kernel != self.node.nr_kernel_pages + self.node.nr_reserved_pages {
             return bad(format!(
-                "{kernel} pages of kernel memory but nr_kernel_pages = {}",
-                self.node.nr_kernel_pages
+                "{kernel} pages of kernel memory but nr_kernel_pages = {} and {} reserved",
+                self.node.nr_kernel_pages, self.node.nr_reserved_pages
             ));
         }
         for (m, c) in charged.iter().enumerate() {

@@ -5,6 +5,8 @@ use crate::*;
 pub fn tiny_config(balance: BalanceKind, pages: u64) -> MmConfig {
     MmConfig {
         zones: vec![("Normal", pages)],
+        zone_boot: vec![],
+        lowmem_reserve_ratio: crate::mmzone::DEFAULT_LOWMEM_RESERVE_RATIO,
         swappiness: 60,
         min_free_kbytes: Some(16),
         watermark_scale_factor: 10,

@@ -48,6 +48,9 @@ pub(crate) struct RawMachine {
     pub memory: Option<Size>,
     pub cpus: Option<u32>,
     pub dma32: Option<Size>,
+    pub kernel_reserved: Option<Size>,
+    pub kernel_memory: Option<Size>,
+    pub from_zoneinfo: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
