@@ -137,6 +137,9 @@ pub struct ObjectCfg {
     pub size_pages: u64,
     /// Files: exists with its full size at start (else starts empty).
     pub exists: bool,
+    /// Anon/shmem: the mapping is mlocked (VM_LOCKED from the start, `mlock()` /
+    /// `MAP_LOCKED`): its faulted folios go to the unevictable list.
+    pub mlock: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -302,6 +305,8 @@ pub struct Object {
     /// Memcgs (bit `min(id, 63)`) whose tasks faulted pages into this object: the object is
     /// on those memcgs' mm lists for the multi-gen LRU's page-table walk.
     pub mm_memcgs: u64,
+    /// VM_LOCKED ([`ObjectCfg::mlock`]).
+    pub mlock: bool,
 }
 
 impl Object {
@@ -459,6 +464,7 @@ impl Mm {
                     prev_read_end: 0,
                     swap_ra: Default::default(),
                     mm_memcgs: 0,
+                    mlock: o.mlock && o.kind != ObjKind::File,
                 }
             })
             .collect();
@@ -686,6 +692,8 @@ impl Mm {
             ("nr_inactive_file", self.node_lru(LruList::InactiveFile)),
             ("nr_active_file", self.node_lru(LruList::ActiveFile)),
             ("nr_unevictable", self.node_lru(LruList::Unevictable)),
+            // The model's only unevictable folios are mlocked ones.
+            ("nr_mlock", self.node_lru(LruList::Unevictable)),
             ("nr_anon_pages", anon_pages),
             ("nr_shmem", shmem),
             ("nr_file_pages", file + shmem + self.node.nr_swapcached),

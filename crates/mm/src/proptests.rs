@@ -30,6 +30,7 @@ fn machine_with(seed: u64, lru: LruKind) -> Mm {
         kind: ObjKind::Shmem,
         size_pages: 1024,
         exists: true,
+        mlock: false,
     });
     cfg.memcgs = vec![
         MemcgCfg {

@@ -28,11 +28,13 @@ pub fn tiny_config(balance: BalanceKind, pages: u64) -> MmConfig {
                 kind: ObjKind::Anon,
                 size_pages: pages * 2,
                 exists: true,
+                mlock: false,
             },
             ObjectCfg {
                 kind: ObjKind::File,
                 size_pages: pages * 4,
                 exists: true,
+                mlock: false,
             },
         ],
         memcgs: vec![],

@@ -422,6 +422,13 @@ static OBJECT: SectionDef = array(
             "Files only: the file exists with this size when the run starts (not cached); \
             false = it starts empty and grows by writes up to size. Default: true for files."
         ),
+        k!(
+            "mlock",
+            IfUsed("false"),
+            "Anon and shmem only: the mapping is mlocked (mlock(), MAP_LOCKED): every page \
+            faulted in goes to the unevictable list (nr_unevictable, nr_mlock, \
+            unevictable_pgs_mlocked) and reclaim never scans it."
+        ),
     ],
 );
 

@@ -264,6 +264,10 @@ pub struct ObjectSpec {
     /// false: it starts empty and grows by writes (size_pages is the maximum).
     /// Always false for anon and shmem objects (they are created when first touched).
     pub exists: bool,
+    /// Anon and shmem only: the mapping is mlocked (`mlock()`, `MAP_LOCKED`): every page
+    /// faulted in goes to the unevictable list and is never reclaimed.
+    #[serde(default)]
+    pub mlock: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

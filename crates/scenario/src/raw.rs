@@ -149,6 +149,7 @@ pub(crate) struct RawObject {
     pub kind: Option<ObjectKind>,
     pub size: Option<Size>,
     pub exists: Option<bool>,
+    pub mlock: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

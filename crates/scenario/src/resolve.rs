@@ -786,11 +786,20 @@ fn resolve_objects(raw: Vec<RawObject>, cx: &Ctx) -> Result<Vec<ObjectSpec>> {
             }
             (_, None) => false,
         };
+        let mlock = o.mlock.unwrap_or(false);
+        if mlock && kind == ObjectKind::File {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &path!["object", i, "mlock"],
+                format!("object `{name}`: mlock applies to anon and shmem objects"),
+            ));
+        }
         out.push(ObjectSpec {
             name,
             kind,
             size_pages,
             exists,
+            mlock,
         });
     }
     Ok(out)
@@ -1655,6 +1664,7 @@ fn resolve_trace_sources(
                         kind,
                         size_pages: o.pages,
                         exists: o.exists,
+                        mlock: false,
                     });
                     map.push(objects.len() - 1);
                 }

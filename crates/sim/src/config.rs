@@ -63,6 +63,7 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
                 },
                 size_pages: o.size_pages,
                 exists: o.exists,
+                mlock: o.mlock,
             })
             .collect(),
         memcgs: s
