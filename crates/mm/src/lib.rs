@@ -752,7 +752,10 @@ mod zone_boot_tests {
             i += 1;
         }
         let dma32_low = mm.zones[1].wmark_pages(Wmark::Low);
-        assert!(mm.zones[1].free <= dma32_low, "DMA32 was below its low watermark");
+        assert!(
+            mm.zones[1].free <= dma32_low,
+            "DMA32 was below its low watermark"
+        );
         // Anon faults without swap: DMA is used down to min + reserve, never below.
         for _ in 0..12_000 {
             mm.touch(&mut ctx, 0, i, true);

@@ -206,7 +206,10 @@ mod mlock_tests {
             ctx.now += 10_000;
         }
         let ev = |e: Ev| mm.ev.0[e as usize];
-        assert!(ev(Ev::PgStealDirect) + ev(Ev::PgStealKswapd) > 1000, "reclaim ran");
+        assert!(
+            ev(Ev::PgStealDirect) + ev(Ev::PgStealKswapd) > 1000,
+            "reclaim ran"
+        );
         assert_eq!(ev(Ev::PgScanAnon), 0, "{lru:?}: no anon page was scanned");
         assert_eq!(mm.objects[0].nr_resident, 800);
         assert_eq!(mm.node_lru(LruList::Unevictable), 800);

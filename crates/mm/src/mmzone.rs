@@ -848,7 +848,10 @@ mod tests {
         assert_eq!(calculate_min_free_kbytes(6_170_914), 19_873);
         assert_eq!(boot_min_free_kbytes(&managed, 10), 67_584);
         let w = setup_per_zone_wmarks(&managed, 67_584, 10);
-        assert_eq!(w, vec![[10, 13, 16], [2115, 2887, 3659], [14769, 20163, 25557]]);
+        assert_eq!(
+            w,
+            vec![[10, 13, 16], [2115, 2887, 3659], [14769, 20163, 25557]]
+        );
         let r = setup_per_zone_lowmem_reserve(&managed, &DEFAULT_LOWMEM_RESERVE_RATIO);
         assert_eq!(r, [[0, 3018, 24090], [0, 0, 21071], [0, 0, 0]]);
     }

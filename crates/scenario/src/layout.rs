@@ -143,7 +143,10 @@ mod tests {
             ]
         );
         // 3 GiB < 3.5 GiB: everything below 4 GiB.
-        assert_eq!(x86_64_zones(3 << 18)[1], (ZoneKind::Dma32, (3 << 18) - 4096));
+        assert_eq!(
+            x86_64_zones(3 << 18)[1],
+            (ZoneKind::Dma32, (3 << 18) - 4096)
+        );
         // Tiny machines: 8 MiB = 2048 pfns, pfn 0 and the 97-page hole missing.
         assert_eq!(x86_64_zones(2048), vec![(ZoneKind::Dma, 2047 - 97)]);
         assert_eq!(x86_64_zones(100), vec![(ZoneKind::Dma, 99)]);

@@ -216,13 +216,7 @@ fn resolve_machine(raw: &RawMachine, cx: &Ctx) -> Result<MachineSpec> {
         return machine_from_zoneinfo(raw, file, cpus, cx);
     }
     let at = path!["machine", "memory"];
-    let bytes = cx
-        .required(
-            raw.memory,
-            &at,
-            "machine.memory",
-        )?
-        .0;
+    let bytes = cx.required(raw.memory, &at, "machine.memory")?.0;
     let memory_pages = bytes / PAGE_SIZE;
     if memory_pages == 0 {
         let msg = if bytes == 0 {
@@ -330,12 +324,7 @@ fn resolve_machine(raw: &RawMachine, cx: &Ctx) -> Result<MachineSpec> {
 
 /// `machine.from_zoneinfo`: zones, watermarks and protection of a real /proc/zoneinfo (see
 /// [`crate::zoneinfo`]); the sizing keys do not combine with it.
-fn machine_from_zoneinfo(
-    raw: &RawMachine,
-    file: &str,
-    cpus: u32,
-    cx: &Ctx,
-) -> Result<MachineSpec> {
+fn machine_from_zoneinfo(raw: &RawMachine, file: &str, cpus: u32, cx: &Ctx) -> Result<MachineSpec> {
     let at = path!["machine", "from_zoneinfo"];
     for (given, key) in [
         (raw.memory.is_some(), "memory"),

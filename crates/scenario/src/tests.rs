@@ -595,9 +595,8 @@ fn zone_layout_and_explicit_dma32() {
         ]
     );
     // Explicit reservations are spread by size; kernel memory comes from the top zone.
-    let z = zones(
-        "[machine]\nmemory = \"16G\"\nkernel_reserved = \"64M\"\nkernel_memory = \"100M\"\n",
-    );
+    let z =
+        zones("[machine]\nmemory = \"16G\"\nkernel_reserved = \"64M\"\nkernel_memory = \"100M\"\n");
     assert_eq!(z.iter().map(|z| z.reserved).sum::<u64>(), 16_384);
     // 16384 * 3998 / 4194206 = 15, 16384 * 782336 / 4194206 = 3056, the rest 13313.
     assert_eq!(
@@ -632,7 +631,13 @@ fn machine_from_zoneinfo_of_this_host() {
             .map(|z| (z.kind, z.pages, z.managed(), z.wmark, z.protection))
             .collect::<Vec<_>>(),
         vec![
-            (ZoneKind::Dma, 3998, 3840, Some([10, 13, 16]), Some([0, 3018, 24090])),
+            (
+                ZoneKind::Dma,
+                3998,
+                3840,
+                Some([10, 13, 16]),
+                Some([0, 3018, 24090])
+            ),
             (
                 ZoneKind::Dma32,
                 782_336,
@@ -655,10 +660,7 @@ fn machine_from_zoneinfo_of_this_host() {
 
 #[test]
 fn from_zoneinfo_errors() {
-    let e = err(
-        "[machine]\nmemory = \"1G\"\nfrom_zoneinfo = \"x\"\n",
-        &[],
-    );
+    let e = err("[machine]\nmemory = \"1G\"\nfrom_zoneinfo = \"x\"\n", &[]);
     assert_eq!(
         e.1,
         "t.toml:2:10: machine.memory does not combine with machine.from_zoneinfo (the \
@@ -1286,4 +1288,24 @@ fn quickstart_is_what_it_says() {
     assert_eq!(s.devices[s.swap[0].device].preset, "zram");
     assert_eq!(s.run.duration_ns, 0);
     assert_eq!(s.tasks.len(), 2);
+}
+
+#[test]
+fn mlock_applies_to_anon_and_shmem_objects() {
+    let s = ok(&format!(
+        "{MINIMAL}[[object]]\nname = \"a\"\nkind = \"anon\"\nsize = \"1M\"\nmlock = true\n"
+    ));
+    assert!(s.objects[0].mlock);
+    assert_eq!(
+        err(
+            &format!(
+                "{MINIMAL}[[object]]\nname = \"f\"\nkind = \"file\"\nsize = \"1M\"\nmlock = true\n"
+            ),
+            &[]
+        ),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml:7:9: object `f`: mlock applies to anon and shmem objects".into()
+        )
+    );
 }

@@ -92,7 +92,9 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<ZoneInfo>, ScenarioError> {
                 let inner = inner
                     .strip_prefix('(')
                     .and_then(|s| s.strip_suffix(')'))
-                    .ok_or_else(|| err(col, format!("`{t}`: expected `protection: (N, N, ...)`")))?;
+                    .ok_or_else(|| {
+                        err(col, format!("`{t}`: expected `protection: (N, N, ...)`"))
+                    })?;
                 let mut v = Vec::new();
                 for n in inner.split(',') {
                     v.push(n.trim().parse::<u64>().map_err(|_| {
@@ -377,7 +379,9 @@ Node 0, zone   Normal
         );
         let z = parse(&movable, "z.txt").unwrap();
         assert_eq!(
-            machine_zones(&z, &movable, "z.txt").unwrap_err().to_string(),
+            machine_zones(&z, &movable, "z.txt")
+                .unwrap_err()
+                .to_string(),
             "z.txt:28:1: zone Movable has 10 present pages: the model has DMA, DMA32 and \
              Normal zones only"
         );
