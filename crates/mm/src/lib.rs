@@ -774,4 +774,26 @@ mod zone_boot_tests {
         );
         mm.check_invariants().unwrap();
     }
+
+    /// A machine with all three zones (DMA, DMA32, Normal) keeps per-zone LRU counts for
+    /// each: user pages fill Normal, then DMA32, then DMA.
+    #[test]
+    fn three_zones_all_hold_lru_pages() {
+        let mut cfg = testutil::tiny_config(BalanceKind::RefaultCost, 5120);
+        cfg.zones = vec![("DMA", 1024), ("DMA32", 2048), ("Normal", 2048)];
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for i in 0..4500 {
+            mm.touch(&mut ctx, 0, i, true);
+        }
+        for z in &mm.zones {
+            assert!(
+                z.nr_lru.iter().sum::<u64>() > 0,
+                "zone {} holds LRU pages",
+                z.name
+            );
+        }
+        mm.check_invariants().unwrap();
+    }
 }
