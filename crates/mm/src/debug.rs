@@ -168,8 +168,13 @@ impl Mm {
         // 2. Walk the LRU lists.
         let mut lru_pages = vec![[0u64; NR_LRU_LISTS]; self.lruvecs.len()];
         let mut zone_pages = vec![[0u64; NR_LRU_LISTS]; self.zones.len()];
-        // Unevictable folios are on no list, only counted: find them by their flags.
-        let mut p = 0usize;
+        // Unevictable folios are on no list, only counted: find them by their flags (only
+        // mlocked objects make folios unevictable; without one the walk is skipped).
+        let mut p = if self.objects.iter().any(|o| o.mlock) {
+            0
+        } else {
+            self.pages.len()
+        };
         while p < self.pages.len() {
             let pfn = p as Pfn;
             let f = self.pages.flags[p];
