@@ -3,8 +3,10 @@
 //! compaction and direct reclaim with their retry rules, and OOM.
 //!
 //! # Where we differ from the kernel (v6.18)
-//! - The zonelist is Normal then DMA32, no lowmem_reserve, no per-CPU page lists, no
-//!   highatomic reserve, no `__GFP_HIGH` watermark reduction, no capture of a compacted block.
+//! - The zonelist is Normal, DMA32, DMA (the populated ones); every allocation's highest
+//!   zone is Normal, so each zone keeps its `lowmem_reserve[ZONE_NORMAL]` ([`crate::mmzone`]).
+//!   No per-CPU page lists, no highatomic reserve, no `__GFP_HIGH` watermark reduction, no
+//!   capture of a compacted block.
 //! - User pages (GFP_HIGHUSER_MOVABLE) of order 0 take the full slow path below; order-0
 //!   readahead pages (`readahead_gfp_mask()`, `__GFP_NORETRY`) fail after one round of direct
 //!   reclaim instead of retrying or invoking OOM, and readahead ends its window there. Large
@@ -24,7 +26,7 @@
 //! `should_compact_retry()`, `wakeup_kswapd()`; mm/vmscan.c `try_to_free_pages()`.
 
 use crate::compaction::{CompactPriority, CompactResult};
-use crate::mmzone::{alloc_flags, mt, Wmark};
+use crate::mmzone::{alloc_flags, mt, Wmark, ZONE_DMA, ZONE_DMA32, ZONE_NORMAL};
 use crate::page::pg;
 use crate::types::*;
 use crate::vmstat::Ev;
@@ -105,7 +107,13 @@ impl Mm {
         } else {
             0
         };
-        if fast && self.zones.len() > 1 {
+        // alloc_flags_nofragment(): the preferred zone is Normal and DMA32 is populated.
+        let nz = self.zones.len();
+        if fast
+            && nz > 1
+            && self.zones[nz - 1].zone_type == ZONE_NORMAL
+            && self.zones[nz - 2].zone_type == ZONE_DMA32
+        {
             flags |= alloc_flags::NOFRAGMENT;
         }
         loop {
@@ -122,10 +130,10 @@ impl Mm {
                     self.wakeup_kswapd(0, false);
                 }
                 if let Some(pfn) = got {
-                    let ev = if self.zones[zi].name == "DMA32" {
-                        Ev::PgallocDma32
-                    } else {
-                        Ev::PgallocNormal
+                    let ev = match self.zones[zi].zone_type {
+                        ZONE_DMA => Ev::PgallocDma,
+                        ZONE_DMA32 => Ev::PgallocDma32,
+                        _ => Ev::PgallocNormal,
                     };
                     self.ev.add(ev, 1 << order);
                     return Some(pfn);
@@ -257,32 +265,22 @@ impl Mm {
         }
     }
 
-    /// `should_reclaim_retry()`'s watermark test: could some zone reach the min watermark if
-    /// everything reclaimable were reclaimed?
+    /// `should_reclaim_retry()`'s watermark test: could some zone reach its min watermark
+    /// (plus its `lowmem_reserve`) if everything reclaimable in it were reclaimed
+    /// (`__zone_watermark_ok()` with `zone_reclaimable_pages() + NR_FREE_PAGES`)?
     fn reclaim_could_reach_min(&self) -> bool {
         let can_anon = self.nr_swap_free() > 0;
-        let reclaimable: u64 = self
-            .zones
-            .iter()
-            .map(|z| {
-                z.nr_lru[LruList::InactiveFile.idx()]
-                    + z.nr_lru[LruList::ActiveFile.idx()]
-                    + if can_anon {
-                        z.nr_lru[LruList::InactiveAnon.idx()] + z.nr_lru[LruList::ActiveAnon.idx()]
-                    } else {
-                        0
-                    }
-                    + z.free
-            })
-            .max()
-            .unwrap_or(0);
-        let min = self
-            .zones
-            .iter()
-            .map(|z| z.wmark_pages(Wmark::Min))
-            .min()
-            .unwrap_or(0);
-        reclaimable > min
+        self.zones.iter().any(|z| {
+            let available = z.nr_lru[LruList::InactiveFile.idx()]
+                + z.nr_lru[LruList::ActiveFile.idx()]
+                + if can_anon {
+                    z.nr_lru[LruList::InactiveAnon.idx()] + z.nr_lru[LruList::ActiveAnon.idx()]
+                } else {
+                    0
+                }
+                + z.free;
+            available > z.wmark_pages(Wmark::Min) + z.lowmem_reserve[ZONE_NORMAL]
+        })
     }
 
     /// Kernel: `__alloc_pages_direct_compact()`: compact, count the stall, try the free lists.

@@ -168,6 +168,30 @@ impl Mm {
         // 2. Walk the LRU lists.
         let mut lru_pages = vec![[0u64; NR_LRU_LISTS]; self.lruvecs.len()];
         let mut zone_pages = vec![[0u64; NR_LRU_LISTS]; self.zones.len()];
+        // Unevictable folios are on no list, only counted: find them by their flags (only
+        // mlocked objects make folios unevictable; without one the walk is skipped).
+        let mut p = if self.objects.iter().any(|o| o.mlock) {
+            0
+        } else {
+            self.pages.len()
+        };
+        while p < self.pages.len() {
+            let pfn = p as Pfn;
+            let f = self.pages.flags[p];
+            if f & pg::HEAD != 0 && f & pg::LRU != 0 && f & pg::UNEVICTABLE != 0 {
+                let nr = self.pages.nr_pages(pfn);
+                let u = LruList::Unevictable.idx();
+                lru_pages[self.pages.memcg[p] as usize][u] += nr;
+                zone_pages[self.zone_of(pfn)][u] += nr;
+            }
+            p += if f & pg::BUDDY != 0 {
+                1 << self.pages.order[p]
+            } else if f & pg::HEAD != 0 {
+                self.pages.nr_pages(pfn) as usize
+            } else {
+                1
+            };
+        }
         if self.cfg.lru == crate::LruKind::Mglru {
             if let Err(e) = self.check_lru_gen(&mut lru_pages, &mut zone_pages) {
                 return bad(e);
@@ -317,10 +341,10 @@ impl Mm {
                 self.node.nr_anon_thps
             ));
         }
-        if kernel != self.node.nr_kernel_pages {
+        if kernel != self.node.nr_kernel_pages + self.node.nr_reserved_pages {
             return bad(format!(
-                "{kernel} pages of kernel memory but nr_kernel_pages = {}",
-                self.node.nr_kernel_pages
+                "{kernel} pages of kernel memory but nr_kernel_pages = {} and {} reserved",
+                self.node.nr_kernel_pages, self.node.nr_reserved_pages
             ));
         }
         if pgtables != self.node.nr_page_table_pages {

@@ -183,6 +183,9 @@ pub struct ObjectCfg {
     pub exists: bool,
     /// Anon: MADV_HUGEPAGE / MADV_NOHUGEPAGE.
     pub hugepage: HugepageAdvice,
+    /// Anon/shmem: the mapping is mlocked (VM_LOCKED from the start, `mlock()` /
+    /// `MAP_LOCKED`): its faulted folios go to the unevictable list.
+    pub mlock: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -202,11 +205,32 @@ pub struct SwapAreaCfg {
     pub rotational: bool,
 }
 
+/// The boot state of one zone beyond its size: what the kernel holds at the start and, for a
+/// machine built from a real `/proc/zoneinfo`, the kernel's own watermarks and protection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ZoneBoot {
+    /// Present pages never given to the buddy allocator (memblock reservations: the
+    /// memmap, the kernel image, boot hash tables): `present - managed`.
+    pub reserved: u64,
+    /// Managed pages the kernel allocated before the workload starts (unreclaimable slab,
+    /// kernel stacks, page tables, the rootfs): not free, on no LRU, never reclaimed.
+    pub kernel: u64,
+    /// `_watermark[MIN..=HIGH]` to use instead of computing them from `min_free_kbytes`.
+    pub wmark: Option<[u64; 3]>,
+    /// `lowmem_reserve[]` by highest zone type (DMA, DMA32, Normal) to use instead of
+    /// computing it from `lowmem_reserve_ratio`.
+    pub protection: Option<[u64; mmzone::NR_ZONE_TYPES]>,
+}
+
 /// Everything the model needs from a scenario, in model units.
 #[derive(Clone, Debug)]
 pub struct MmConfig {
-    /// (name, pages) in pfn order: DMA32 first if present.
+    /// (name, present pages) in pfn order: "DMA", "DMA32", "Normal", each optional.
     pub zones: Vec<(&'static str, u64)>,
+    /// Boot state per zone, parallel to `zones`; missing entries are `ZoneBoot::default()`.
+    pub zone_boot: Vec<ZoneBoot>,
+    /// `vm.lowmem_reserve_ratio` for DMA, DMA32, Normal.
+    pub lowmem_reserve_ratio: [u64; mmzone::NR_ZONE_TYPES],
     pub swappiness: u64,
     pub min_free_kbytes: Option<u64>,
     pub watermark_scale_factor: u64,
@@ -358,6 +382,8 @@ pub struct Object {
     pub thp: bool,
     /// Anon: advised MADV_HUGEPAGE (VM_HUGEPAGE), for the defrag gfp mask.
     pub thp_madvised: bool,
+    /// VM_LOCKED ([`ObjectCfg::mlock`]).
+    pub mlock: bool,
 }
 
 impl Object {
@@ -417,12 +443,15 @@ pub struct NodeState {
     pub nr_writeback: u64,
     pub nr_swapcached: u64,
     pub nr_isolated: [u64; 2],
-    /// Pages of kernel memory allocated by [`Mm::alloc_kernel_pages`].
+    /// Pages of kernel memory allocated by [`Mm::alloc_kernel_pages`] or held since boot
+    /// ([`ZoneBoot::kernel`]).
     pub nr_kernel_pages: u64,
     /// Page-table pages (`NR_PAGETABLE`), allocated by the fault path ([`memcontrol`]).
     pub nr_page_table_pages: u64,
     /// NR_ANON_THPS: anonymous THPs mapped by a PMD (`nr_anon_transparent_hugepages`).
     pub nr_anon_thps: u64,
+    /// Present pages reserved at boot ([`ZoneBoot::reserved`]): not managed.
+    pub nr_reserved_pages: u64,
     /// Cursor of the round-robin memcg walk of direct reclaim (`mem_cgroup_iter` cookie).
     pub memcg_cursor: usize,
     /// Reclaimers sleeping in `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`: (start, wakeup)
@@ -502,24 +531,8 @@ impl Mm {
         let total: u64 = cfg.zones.iter().map(|z| z.1).sum();
         assert!(total < NIL as u64, "memory larger than 2^32 pages");
         let mut pages = FrameTable::new(total as usize);
-        let mut zones = Vec::new();
-        let mut start = 0u32;
-        for &(name, n) in &cfg.zones {
-            let mut z = Zone::new(name, start, start + n as u32);
-            z.init_free(&mut pages);
-            zones.push(z);
-            start += n as u32;
-        }
-        let managed: Vec<u64> = zones.iter().map(|z| z.managed).collect();
-        let min_free_kbytes = cfg
-            .min_free_kbytes
-            .unwrap_or_else(|| mmzone::default_min_free_kbytes(total, zones.len() as u64));
-        let w =
-            mmzone::setup_per_zone_wmarks(&managed, min_free_kbytes, cfg.watermark_scale_factor);
-        for (z, w) in zones.iter_mut().zip(w) {
-            z.wmark = w;
-            z.boost_factor = cfg.watermark_boost_factor;
-        }
+        let (zones, node_kernel, node_reserved, min_free_kbytes) =
+            Self::boot_zones(&cfg, &mut pages);
         let mut memcgs = vec![Memcg {
             max_pages: u64::MAX,
             usage: 0,
@@ -570,6 +583,7 @@ impl Mm {
                     thp: o.kind == ObjKind::Anon
                         && memory::thp_allowed(cfg.thp_enabled, o.hugepage),
                     thp_madvised: o.hugepage == HugepageAdvice::Hugepage,
+                    mlock: o.mlock && o.kind != ObjKind::File,
                 }
             })
             .collect();
@@ -598,7 +612,11 @@ impl Mm {
             swap_ra_global: Default::default(),
             balance,
             ev: VmEvents::default(),
-            node: NodeState::default(),
+            node: NodeState {
+                nr_kernel_pages: node_kernel,
+                nr_reserved_pages: node_reserved,
+                ..Default::default()
+            },
             kswapd: kswapd::Kswapd::default(),
             kcompactd: kcompactd::Kcompactd::default(),
             compact_cpu_ns: [0; 3],
@@ -625,6 +643,84 @@ impl Mm {
         }
     }
 
+    /// The zones as the kernel leaves them at boot: each zone's frames handed to the buddy
+    /// allocator except its reserved pages and the kernel's boot allocations (both held at
+    /// the top of the zone: memblock allocates top-down), the watermarks
+    /// (`__setup_per_zone_wmarks()` from `vm.min_free_kbytes` or
+    /// [`mmzone::boot_min_free_kbytes`], unless given) and the protection
+    /// (`setup_per_zone_lowmem_reserve()`, unless given). Returns the zones, the kernel
+    /// and reserved page counts, and `min_free_kbytes`.
+    fn boot_zones(cfg: &MmConfig, pages: &mut FrameTable) -> (Vec<Zone>, u64, u64, u64) {
+        let mut zones = Vec::new();
+        let (mut kernel, mut reserved) = (0u64, 0u64);
+        let mut start = 0u32;
+        for (i, &(name, n)) in cfg.zones.iter().enumerate() {
+            let boot = cfg.zone_boot.get(i).copied().unwrap_or_default();
+            assert!(
+                boot.reserved + boot.kernel <= n,
+                "zone {name}: reserved and kernel pages exceed its {n} pages"
+            );
+            let end = start + n as u32;
+            let mut z = Zone::new(name, start, end);
+            z.managed = n - boot.reserved;
+            let free_end = end - (boot.reserved + boot.kernel) as u32;
+            // Pageblocks wholly held by the kernel are unmovable ones.
+            let mut pb = (free_end as u64).next_multiple_of(mmzone::PAGEBLOCK_NR_PAGES);
+            while pb + mmzone::PAGEBLOCK_NR_PAGES <= end as u64 {
+                z.set_pageblock_mt(pb as Pfn, mmzone::mt::UNMOVABLE);
+                pb += mmzone::PAGEBLOCK_NR_PAGES;
+            }
+            z.init_free_upto(pages, free_end);
+            for p in free_end as usize..end as usize {
+                pages.flags[p] = page::pg::HEAD;
+                pages.order[p] = 0;
+                pages.memcg[p] = 0;
+                pages.obj[p] = NIL;
+            }
+            kernel += boot.kernel;
+            reserved += boot.reserved;
+            zones.push(z);
+            start = end;
+        }
+        let managed: Vec<u64> = zones.iter().map(|z| z.managed).collect();
+        let given: Option<Vec<[u64; 3]>> = (0..zones.len())
+            .map(|i| cfg.zone_boot.get(i).and_then(|b| b.wmark))
+            .collect();
+        let (w, min_free_kbytes) = match given {
+            Some(w) if !w.is_empty() => {
+                // The kernel's own watermarks: min_free_kbytes is what they add up to.
+                let kb = cfg
+                    .min_free_kbytes
+                    .unwrap_or_else(|| w.iter().map(|w| w[0]).sum::<u64>() * 4);
+                (w, kb)
+            }
+            _ => {
+                let kb = cfg.min_free_kbytes.unwrap_or_else(|| {
+                    mmzone::boot_min_free_kbytes(&managed, cfg.watermark_scale_factor)
+                });
+                (
+                    mmzone::setup_per_zone_wmarks(&managed, kb, cfg.watermark_scale_factor),
+                    kb,
+                )
+            }
+        };
+        let mut by_type = [0u64; mmzone::NR_ZONE_TYPES];
+        for z in &zones {
+            by_type[z.zone_type] += z.managed;
+        }
+        let reserve = mmzone::setup_per_zone_lowmem_reserve(&by_type, &cfg.lowmem_reserve_ratio);
+        for (i, (z, w)) in zones.iter_mut().zip(w).enumerate() {
+            z.wmark = w;
+            z.boost_factor = cfg.watermark_boost_factor;
+            z.lowmem_reserve = cfg
+                .zone_boot
+                .get(i)
+                .and_then(|b| b.protection)
+                .unwrap_or(reserve[z.zone_type]);
+        }
+        (zones, kernel, reserved, min_free_kbytes)
+    }
+
     /// Total pages of the node.
     pub fn total_pages(&self) -> u64 {
         self.pages.len() as u64
@@ -637,11 +733,11 @@ impl Mm {
 
     #[inline]
     pub fn zone_of(&self, pfn: Pfn) -> usize {
-        if self.zones.len() > 1 && pfn >= self.zones[1].start_pfn {
-            1
-        } else {
-            0
+        let mut zi = self.zones.len() - 1;
+        while zi > 0 && pfn < self.zones[zi].start_pfn {
+            zi -= 1;
         }
+        zi
     }
 
     /// Node LRU size of a list (`node_page_state(NR_*)`).
@@ -736,6 +832,8 @@ impl Mm {
             ("nr_inactive_file", self.node_lru(LruList::InactiveFile)),
             ("nr_active_file", self.node_lru(LruList::ActiveFile)),
             ("nr_unevictable", self.node_lru(LruList::Unevictable)),
+            // The model's only unevictable folios are mlocked ones.
+            ("nr_mlock", self.node_lru(LruList::Unevictable)),
             ("nr_anon_pages", anon_pages),
             ("nr_anon_transparent_hugepages", self.node.nr_anon_thps),
             ("nr_shmem", shmem),
@@ -755,5 +853,96 @@ impl Mm {
         ]);
         v.sort_by(|a, b| a.0.cmp(b.0));
         v
+    }
+}
+
+#[cfg(test)]
+mod zone_boot_tests {
+    use super::*;
+    use crate::mmzone::{Wmark, ZONE_NORMAL};
+
+    /// A DMA + DMA32 machine with reserved and boot-time kernel pages: managed and free pages,
+    /// the computed protection, and user pages that reach the DMA zone only once DMA32 is at
+    /// its low watermark, leaving DMA its reserve.
+    #[test]
+    fn boot_state_and_lowmem_reserve_in_allocation() {
+        let mut cfg = testutil::tiny_config(BalanceKind::RefaultCost, 0);
+        cfg.zones = vec![("DMA", 4096), ("DMA32", 8192)];
+        cfg.zone_boot = vec![
+            ZoneBoot {
+                reserved: 100,
+                ..Default::default()
+            },
+            ZoneBoot {
+                reserved: 200,
+                kernel: 1000,
+                ..Default::default()
+            },
+        ];
+        cfg.min_free_kbytes = Some(1024);
+        cfg.objects[0].size_pages = 16_384;
+        cfg.swap_areas.clear();
+        let mut mm = Mm::new(cfg);
+        assert_eq!((mm.zones[0].managed, mm.zones[0].free), (3996, 3996));
+        assert_eq!((mm.zones[1].managed, mm.zones[1].free), (7992, 6992));
+        // lowmem_reserve[Normal] of DMA: (DMA32 7992 + Normal 0) / 256 = 31.
+        assert_eq!(mm.zones[0].lowmem_reserve, [0, 31, 31]);
+        assert_eq!(mm.zones[1].lowmem_reserve, [0, 0, 0]);
+        mm.check_invariants().unwrap();
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        // Fault anon pages until the first one lands in DMA.
+        let mut i = 0;
+        while mm.zones[0].free == 3996 {
+            mm.touch(&mut ctx, 0, i, true);
+            i += 1;
+        }
+        let dma32_low = mm.zones[1].wmark_pages(Wmark::Low);
+        assert!(
+            mm.zones[1].free <= dma32_low,
+            "DMA32 was below its low watermark"
+        );
+        // Anon faults without swap: DMA is used down to min + reserve, never below.
+        for _ in 0..12_000 {
+            mm.touch(&mut ctx, 0, i, true);
+            i += 1;
+            if ctx.oom {
+                break;
+            }
+        }
+        // Against the unboosted min: a watermark boost (the page tables' unmovable
+        // fallbacks) raises the bar after pages were taken, as boost_watermark() does.
+        let z = &mm.zones[0];
+        let min = z.wmark[Wmark::Min as usize];
+        assert!(
+            z.free >= min + z.lowmem_reserve[ZONE_NORMAL],
+            "DMA keeps its reserve: free {} min {min} (boost {}) reserve {}",
+            z.free,
+            z.watermark_boost,
+            z.lowmem_reserve[ZONE_NORMAL]
+        );
+        mm.check_invariants().unwrap();
+    }
+
+    /// A machine with all three zones (DMA, DMA32, Normal) keeps per-zone LRU counts for
+    /// each: user pages fill Normal, then DMA32, then DMA.
+    #[test]
+    fn three_zones_all_hold_lru_pages() {
+        let mut cfg = testutil::tiny_config(BalanceKind::RefaultCost, 5120);
+        cfg.zones = vec![("DMA", 1024), ("DMA32", 2048), ("Normal", 2048)];
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for i in 0..4500 {
+            mm.touch(&mut ctx, 0, i, true);
+        }
+        for z in &mm.zones {
+            assert!(
+                z.nr_lru.iter().sum::<u64>() > 0,
+                "zone {} holds LRU pages",
+                z.name
+            );
+        }
+        mm.check_invariants().unwrap();
     }
 }

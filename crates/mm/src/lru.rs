@@ -18,8 +18,12 @@ use crate::vmstat::Ev;
 use crate::Mm;
 
 impl Mm {
+    /// Kernel: `folio_lru_list()`: the unevictable list for PG_unevictable folios.
     #[inline]
     pub(crate) fn folio_lru(&self, pfn: Pfn) -> LruList {
+        if self.pages.test(pfn, pg::UNEVICTABLE) {
+            return LruList::Unevictable;
+        }
         LruList::of(
             self.pages.is_file_lru(pfn),
             self.pages.test(pfn, pg::ACTIVE),
@@ -29,22 +33,26 @@ impl Mm {
     /// Kernel: `lruvec_add_folio()` / `lruvec_add_folio_tail()`: put the folio on the list its
     /// flags say, in the lruvec of its memcg, and account its pages.
     pub fn lru_add(&mut self, pfn: Pfn, tail: bool) {
-        if self.cfg.lru == crate::LruKind::Mglru {
+        // lru_gen_add_folio() declines unevictable folios: they use the classic list.
+        if self.cfg.lru == crate::LruKind::Mglru && !self.pages.test(pfn, pg::UNEVICTABLE) {
             return self.lru_gen_add_folio(pfn, tail);
         }
         let lru = self.folio_lru(pfn);
         let lv = self.pages.memcg[pfn as usize] as usize;
         let nr = self.pages.nr_pages(pfn);
         let zone = self.zone_of(pfn);
-        let mut l = Links {
-            prev: &mut self.pages.prev,
-            next: &mut self.pages.next,
-        };
-        let list = &mut self.lruvecs[lv].lists[lru.idx()];
-        if tail {
-            l.add_tail(list, pfn);
-        } else {
-            l.add_head(list, pfn);
+        // Unevictable folios are only counted (no list since v5.18).
+        if lru != LruList::Unevictable {
+            let mut l = Links {
+                prev: &mut self.pages.prev,
+                next: &mut self.pages.next,
+            };
+            let list = &mut self.lruvecs[lv].lists[lru.idx()];
+            if tail {
+                l.add_tail(list, pfn);
+            } else {
+                l.add_head(list, pfn);
+            }
         }
         let v = &mut self.lruvecs[lv];
         v.nr[lru.idx()] += nr;
@@ -59,18 +67,20 @@ impl Mm {
             self.pages.test(pfn, pg::LRU),
             "lru_del of pfn {pfn} not on an LRU"
         );
-        if self.cfg.lru == crate::LruKind::Mglru {
+        if self.cfg.lru == crate::LruKind::Mglru && !self.pages.test(pfn, pg::UNEVICTABLE) {
             return self.lru_gen_del_folio(pfn, false);
         }
         let lru = self.folio_lru(pfn);
         let lv = self.pages.memcg[pfn as usize] as usize;
         let nr = self.pages.nr_pages(pfn);
         let zone = self.zone_of(pfn);
-        let mut l = Links {
-            prev: &mut self.pages.prev,
-            next: &mut self.pages.next,
-        };
-        l.del(&mut self.lruvecs[lv].lists[lru.idx()], pfn);
+        if lru != LruList::Unevictable {
+            let mut l = Links {
+                prev: &mut self.pages.prev,
+                next: &mut self.pages.next,
+            };
+            l.del(&mut self.lruvecs[lv].lists[lru.idx()], pfn);
+        }
         let v = &mut self.lruvecs[lv];
         v.nr[lru.idx()] -= nr;
         v.nr_zone[zone][lru.idx()] -= nr;
@@ -82,7 +92,23 @@ impl Mm {
     /// type, or the active list if PG_active was set (refault activation). Under the
     /// multi-gen LRU a folio added in a page fault (`lru_gen_in_fault()`) is made active, so
     /// it joins the second youngest generation.
+    ///
+    /// A new folio of an mlocked mapping (`mlock_new_folio()`, from `folio_add_lru_vma()`)
+    /// is PG_mlocked and PG_unevictable and goes to the unevictable list
+    /// (UNEVICTABLE_PGMLOCKED, UNEVICTABLE_PGCULLED); reclaim never sees it.
     pub fn folio_add_lru(&mut self, pfn: Pfn) {
+        let obj = self.pages.obj[pfn as usize];
+        if obj != NIL
+            && self.objects[obj as usize].mlock
+            && !self.pages.test(pfn, pg::UNEVICTABLE)
+            && !self.pages.is_file_lru(pfn)
+        {
+            let nr = self.pages.nr_pages(pfn);
+            self.pages.set(pfn, pg::UNEVICTABLE);
+            self.pages.clear(pfn, pg::ACTIVE);
+            self.ev.add(Ev::UnevictablePgsMlocked, nr);
+            self.ev.add(Ev::UnevictablePgsCulled, nr);
+        }
         if self.cfg.lru == crate::LruKind::Mglru
             && self.in_lru_fault
             && !self.pages.test(pfn, pg::UNEVICTABLE)
@@ -155,5 +181,57 @@ impl Mm {
                 self.ev.add(Ev::PgRotated, nr);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod mlock_tests {
+    use crate::testutil::tiny_config;
+    use crate::vmstat::Ev;
+    use crate::*;
+
+    /// Pages of an mlocked anon object go to the unevictable list and are never scanned,
+    /// while streaming a file four times the size of memory forces reclaim (swap is
+    /// available, so evictable anon pages would be scanned).
+    fn mlocked_pages_are_never_scanned(lru: LruKind) {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 2048);
+        cfg.lru = lru;
+        cfg.objects[0].mlock = true;
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for i in 0..800 {
+            mm.touch(&mut ctx, 0, i, true);
+        }
+        for i in 0..4 * 2048 {
+            mm.file_read(&mut ctx, 1, i, 1);
+            // Touch the locked pages again, so the multi-gen LRU's aging sees them young.
+            mm.touch(&mut ctx, 0, i % 800, false);
+            ctx.now += 10_000;
+        }
+        let ev = |e: Ev| mm.ev.0[e as usize];
+        assert!(
+            ev(Ev::PgStealDirect) + ev(Ev::PgStealKswapd) > 1000,
+            "reclaim ran"
+        );
+        assert_eq!(ev(Ev::PgScanAnon), 0, "{lru:?}: no anon page was scanned");
+        assert_eq!(mm.objects[0].nr_resident, 800);
+        assert_eq!(mm.node_lru(LruList::Unevictable), 800);
+        assert_eq!(ev(Ev::UnevictablePgsMlocked), 800);
+        assert_eq!(ev(Ev::UnevictablePgsCulled), 800);
+        let snap = mm.vmstat_snapshot();
+        let get = |n: &str| snap.iter().find(|(k, _)| *k == n).unwrap().1;
+        assert_eq!((get("nr_mlock"), get("nr_unevictable")), (800, 800));
+        mm.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn mlocked_pages_are_never_scanned_classic() {
+        mlocked_pages_are_never_scanned(LruKind::Classic);
+    }
+
+    #[test]
+    fn mlocked_pages_are_never_scanned_mglru() {
+        mlocked_pages_are_never_scanned(LruKind::Mglru);
     }
 }

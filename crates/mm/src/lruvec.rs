@@ -15,7 +15,7 @@ pub struct Lruvec {
     /// Pages on each list of this lruvec alone (`mem_cgroup_get_zone_lru_size` summed).
     pub nr: [u64; NR_LRU_LISTS],
     /// Pages per zone per list (`lruvec_lru_size(lruvec, lru, zone_idx)` sums these).
-    pub nr_zone: [[u64; NR_LRU_LISTS]; 2],
+    pub nr_zone: [[u64; NR_LRU_LISTS]; crate::mmzone::NR_ZONE_TYPES],
     /// Kernel: `lruvec->nonresident_age`, the workingset clock (hierarchical: children
     /// advance their ancestors' clocks too).
     pub nonresident_age: u64,

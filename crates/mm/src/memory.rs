@@ -410,6 +410,7 @@ mod thp_tests {
             size_pages: pages + 100,
             exists: true,
             hugepage: advice,
+            mlock: false,
         });
         Mm::new(cfg)
     }

@@ -10,7 +10,12 @@
 //! compaction can empty.
 //!
 //! # In this model
-//! One node with up to two zones (DMA32, Normal) as contiguous pfn ranges. Each zone has a
+//! One node with up to three zones (DMA, DMA32, Normal: `enum zone_type` without HIGHMEM,
+//! MOVABLE or DEVICE) as contiguous pfn ranges of present pages (holes of the physical
+//! address space take no frames). A zone's `managed` pages are its present pages less those
+//! reserved at boot (memblock: the memmap, the kernel image, hash tables), which never reach
+//! the buddy allocator; pages the kernel allocated during boot are held at the top of the
+//! zone. Each zone has a
 //! buddy allocator (orders 0..=MAX_PAGE_ORDER, naturally aligned blocks, split on allocation,
 //! merged with the buddy on free) with one free list per order and migratetype, and a
 //! pageblock table (order 9) holding each block's migratetype and compaction skip bit. Every
@@ -26,12 +31,16 @@
 //! # Where we differ from the kernel (v6.18)
 //! - No per-CPU page lists: frees go straight back to the buddy lists.
 //! - No CMA or isolate types; no highatomic reserve (the list exists and stays empty).
-//! - `lowmem_reserve` is not modelled (our allocations may use any zone, for which the
-//!   reserve of the highest zone is 0).
+//! - Every allocation of the model is GFP_KERNEL or GFP_HIGHUSER_MOVABLE (highest zone
+//!   Normal, or the empty Movable zone whose reserve equals Normal's), so the watermark
+//!   checks use each zone's `lowmem_reserve[ZONE_NORMAL]`; no GFP_DMA/GFP_DMA32 allocations.
+//! - Reserved and boot-time kernel pages sit at the top of their zone as one contiguous run
+//!   (memblock allocates top-down; the kernel image really sits at 16 MiB).
 //! - A freed block goes on the head of its list (no "buddy likely to merge" tail insertion).
 //!
 //! # Kernel references
 //! mm/page_alloc.c: `__setup_per_zone_wmarks()`, `calculate_min_free_kbytes()`,
+//! `setup_per_zone_lowmem_reserve()`, `nr_free_zone_pages()`,
 //! `__zone_watermark_ok()`, `expand()`, `__free_one_page()`, `__rmqueue()`,
 //! `__rmqueue_claim()`, `__rmqueue_steal()`, `try_to_claim_block()`,
 //! `find_suitable_fallback()`, `boost_watermark()`; mm/vmstat.c `fill_contig_page_info()`,
@@ -41,6 +50,28 @@ use crate::list::{Links, ListHead};
 use crate::page::{pg, FrameTable};
 use crate::types::*;
 use crate::vmstat::{Ev, VmEvents};
+
+/// Kernel: `enum zone_type` indices of the zones the model has (x86-64: ZONE_DMA below
+/// 16 MiB, ZONE_DMA32 below 4 GiB, ZONE_NORMAL above).
+pub const ZONE_DMA: usize = 0;
+pub const ZONE_DMA32: usize = 1;
+pub const ZONE_NORMAL: usize = 2;
+/// Zone types the model knows (DMA, DMA32, Normal).
+pub const NR_ZONE_TYPES: usize = 3;
+/// /proc/zoneinfo names of the zone types.
+pub const ZONE_NAMES: [&str; NR_ZONE_TYPES] = ["DMA", "DMA32", "Normal"];
+/// Kernel: `sysctl_lowmem_reserve_ratio[]` defaults (`vm.lowmem_reserve_ratio`): DMA 256,
+/// DMA32 256, Normal 32.
+pub const DEFAULT_LOWMEM_RESERVE_RATIO: [u64; NR_ZONE_TYPES] = [256, 256, 32];
+
+/// The zone type of a zone name ("DMA", "DMA32", anything else Normal).
+pub fn zone_type_of(name: &str) -> usize {
+    match name {
+        "DMA" => ZONE_DMA,
+        "DMA32" => ZONE_DMA32,
+        _ => ZONE_NORMAL,
+    }
+}
 
 /// Kernel: `enum zone_watermarks`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,10 +201,18 @@ impl ContigPageInfo {
 
 pub struct Zone {
     pub name: &'static str,
+    /// `zone_idx()`: [`ZONE_DMA`], [`ZONE_DMA32`] or [`ZONE_NORMAL`].
+    pub zone_type: usize,
     pub start_pfn: Pfn,
     pub end_pfn: Pfn,
-    /// `managed_pages`.
+    /// `present_pages`: frames of the zone (`end_pfn - start_pfn`).
+    pub present: u64,
+    /// `managed_pages`: present pages less those reserved at boot.
     pub managed: u64,
+    /// `lowmem_reserve[]` by highest zone index of the allocation
+    /// ([`setup_per_zone_lowmem_reserve`]): pages this zone keeps free for allocations that
+    /// could have used a higher zone.
+    pub lowmem_reserve: [u64; NR_ZONE_TYPES],
     /// NR_FREE_PAGES.
     pub free: u64,
     /// `_watermark[WMARK_MIN..=WMARK_HIGH]`.
@@ -212,9 +251,12 @@ impl Zone {
             - (start_pfn >> PAGEBLOCK_ORDER) as usize;
         Zone {
             name,
+            zone_type: zone_type_of(name),
             start_pfn,
             end_pfn,
+            present: (end_pfn - start_pfn) as u64,
             managed: (end_pfn - start_pfn) as u64,
+            lowmem_reserve: [0; NR_ZONE_TYPES],
             free: 0,
             wmark: [0; 3],
             watermark_boost: 0,
@@ -288,11 +330,12 @@ impl Zone {
         }
     }
 
-    /// Kernel: `__zone_watermark_ok()` for our allocations (no reserves, no CMA): free pages
-    /// must stay above `mark`, and for order > 0 a free block of at least `order` must exist
-    /// on an UNMOVABLE, MOVABLE or RECLAIMABLE list (HIGHATOMIC lists are not usable).
+    /// Kernel: `__zone_watermark_ok()` for our allocations (highest zone index Normal, no
+    /// CMA, no highatomic reserve): free pages must stay above `mark` plus
+    /// `lowmem_reserve[ZONE_NORMAL]`, and for order > 0 a free block of at least `order` must
+    /// exist on an UNMOVABLE, MOVABLE or RECLAIMABLE list (HIGHATOMIC lists are not usable).
     pub fn watermark_ok(&self, order: u32, mark: u64) -> bool {
-        if self.free <= mark {
+        if self.free <= mark + self.lowmem_reserve[ZONE_NORMAL] {
             return false;
         }
         if order == 0 {
@@ -316,13 +359,17 @@ impl Zone {
     /// (see `deferred`): the free lists come out as if each block had been added at the head
     /// in pfn order.
     pub fn init_free(&mut self, pages: &mut FrameTable) {
+        self.init_free_upto(pages, self.end_pfn);
+    }
+
+    /// [`Zone::init_free`] for the frames below `end` only (the rest is held by the kernel).
+    pub fn init_free_upto(&mut self, pages: &mut FrameTable, end: Pfn) {
         let mut pfn = self.start_pfn;
         self.deferred = (pfn, pfn);
-        while pfn < self.end_pfn {
+        while pfn < end {
             let mut order = MAX_PAGE_ORDER;
             while order > 0
-                && (pfn & ((1 << order) - 1) != 0
-                    || pfn as u64 + (1u64 << order) > self.end_pfn as u64)
+                && (pfn & ((1 << order) - 1) != 0 || pfn as u64 + (1u64 << order) > end as u64)
             {
                 order -= 1;
             }
@@ -686,17 +733,63 @@ pub fn count_block(pages: &FrameTable, start: Pfn) -> (u64, u64) {
     (free, movable)
 }
 
-/// Kernel: `calculate_min_free_kbytes()` followed by `set_recommended_min_free_kbytes()`
-/// (THP enabled, as on distribution kernels): the larger of the two.
-pub fn default_min_free_kbytes(lowmem_pages: u64, nr_zones: u64) -> u64 {
-    let lowmem_kbytes = lowmem_pages * 4;
-    let computed = int_sqrt(lowmem_kbytes * 16).clamp(128, 262_144);
-    // set_recommended_min_free_kbytes(): pageblock_nr_pages * nr_zones * (2 + 3 * 3) pages,
-    // capped at 5% of lowmem.
-    let pageblock_nr_pages = 512u64;
-    let mut recommended = pageblock_nr_pages * nr_zones * (2 + 3 * 3);
-    recommended = recommended.min(lowmem_pages / 20);
-    computed.max(recommended * 4)
+/// Kernel: `calculate_min_free_kbytes()`: `int_sqrt(lowmem_kbytes * 16)` clamped to
+/// 128..=262144 KiB, where `lowmem_kbytes` is `nr_free_buffer_pages()` in KiB.
+pub fn calculate_min_free_kbytes(nr_free_buffer_pages: u64) -> u64 {
+    int_sqrt(nr_free_buffer_pages * 4 * 16).clamp(128, 262_144)
+}
+
+/// Kernel: `nr_free_zone_pages(gfp_zone(GFP_USER))` = `nr_free_buffer_pages()`: the managed
+/// pages above each zone's high watermark, summed over the zones up to Normal.
+pub fn nr_free_buffer_pages(managed: &[u64], wmarks: &[[u64; 3]]) -> u64 {
+    managed
+        .iter()
+        .zip(wmarks)
+        .map(|(&m, w)| m.saturating_sub(w[Wmark::High as usize]))
+        .sum()
+}
+
+/// Kernel: `set_recommended_min_free_kbytes()` (mm/khugepaged.c, THP enabled): two free
+/// pageblocks per populated zone up to Normal plus `MIGRATE_PCPTYPES^2` per zone for the
+/// fallbacks, at most 5% of `nr_free_buffer_pages()`, in KiB.
+pub fn recommended_min_free_kbytes(nr_zones: u64, nr_free_buffer_pages: u64) -> u64 {
+    let per_zone = 2 + mt::PCPTYPES as u64 * mt::PCPTYPES as u64;
+    (PAGEBLOCK_NR_PAGES * nr_zones * per_zone).min(nr_free_buffer_pages / 20) * 4
+}
+
+/// `min_free_kbytes` as a booting x86-64 kernel with THP enabled leaves it, from the managed
+/// pages of the populated zones: `init_per_zone_wmark_min()` computes
+/// [`calculate_min_free_kbytes`] while every watermark is still 0 (so
+/// `nr_free_buffer_pages()` is all managed pages) and sets the watermarks from it; then
+/// `hugepage_init()` starts khugepaged, whose [`recommended_min_free_kbytes`] (capped by the
+/// pages above those first high watermarks) wins if it is larger.
+pub fn boot_min_free_kbytes(managed: &[u64], watermark_scale_factor: u64) -> u64 {
+    let computed = calculate_min_free_kbytes(managed.iter().sum());
+    let w = setup_per_zone_wmarks(managed, computed, watermark_scale_factor);
+    let nr_zones = managed.iter().filter(|&&m| m > 0).count() as u64;
+    computed.max(recommended_min_free_kbytes(
+        nr_zones,
+        nr_free_buffer_pages(managed, &w),
+    ))
+}
+
+/// Kernel: `setup_per_zone_lowmem_reserve()`: for zone type `i` and a higher zone type `j`,
+/// `lowmem_reserve[j]` = the managed pages of zones `i+1..=j` / `ratio[i]` (0 when the ratio
+/// is 0 or the zone has no managed pages). `managed` is indexed by zone type.
+pub fn setup_per_zone_lowmem_reserve(
+    managed: &[u64; NR_ZONE_TYPES],
+    ratio: &[u64; NR_ZONE_TYPES],
+) -> [[u64; NR_ZONE_TYPES]; NR_ZONE_TYPES] {
+    let mut out = [[0u64; NR_ZONE_TYPES]; NR_ZONE_TYPES];
+    for i in 0..NR_ZONE_TYPES {
+        let clear = ratio[i] == 0 || managed[i] == 0;
+        let mut upper = 0;
+        for j in i + 1..NR_ZONE_TYPES {
+            upper += managed[j];
+            out[i][j] = if clear { 0 } else { upper / ratio[i] };
+        }
+    }
+    out
 }
 
 /// Kernel: `__setup_per_zone_wmarks()`. Returns (min, low, high) for each zone.
@@ -732,12 +825,113 @@ mod tests {
 
     #[test]
     fn min_free_kbytes_computed_and_thp_recommended() {
-        // 8 GiB lowmem: int_sqrt(8388608 * 16) = 11585 KiB; THP recommends
-        // 512 * 1 * 11 = 5632 pages = 22528 KiB (< 5% of 2 Mi pages), which wins.
-        assert_eq!(default_min_free_kbytes(2_097_152, 1), 22_528);
-        // 64 MiB: computed sqrt(65536*16) = 1024 KiB; recommended capped at 5% = 819 pages
-        // = 3276 KiB.
-        assert_eq!(default_min_free_kbytes(16_384, 1), 3_276);
+        // 8 GiB lowmem in one zone: int_sqrt(8388608 * 16) = 11585 KiB; THP recommends
+        // 512 * 1 * (2 + 3 * 3) = 5632 pages = 22528 KiB (< 5% of the pages above the
+        // first high watermarks), which wins.
+        assert_eq!(calculate_min_free_kbytes(2_097_152), 11_585);
+        assert_eq!(boot_min_free_kbytes(&[2_097_152], 10), 22_528);
+        // 64 MiB: computed int_sqrt(65536 * 16) = 1024 KiB -> watermarks min 256, delta
+        // max(64, 16) = 64, high 384; recommended capped at (16384 - 384) / 20 = 800 pages
+        // = 3200 KiB.
+        assert_eq!(boot_min_free_kbytes(&[16_384], 10), 3_200);
+    }
+
+    /// The host's measured /proc/zoneinfo (docs/zoneinfo/host-6.18-24g.zoneinfo: 6.18,
+    /// 24 GiB, THP madvise): managed DMA 3840, DMA32 772808, Normal 5394266 give
+    /// min_free_kbytes 67584 (vm.min_free_kbytes read on the host), the watermarks and the
+    /// protection the kernel printed.
+    #[test]
+    fn host_zoneinfo_reproduced() {
+        let managed = [3840, 772_808, 5_394_266];
+        // calculate: int_sqrt(6170914 * 4 * 16) = 19873 KiB; recommended: 3 zones * 512 *
+        // 11 = 16896 pages = 67584 KiB.
+        assert_eq!(calculate_min_free_kbytes(6_170_914), 19_873);
+        assert_eq!(boot_min_free_kbytes(&managed, 10), 67_584);
+        let w = setup_per_zone_wmarks(&managed, 67_584, 10);
+        assert_eq!(
+            w,
+            vec![[10, 13, 16], [2115, 2887, 3659], [14769, 20163, 25557]]
+        );
+        let r = setup_per_zone_lowmem_reserve(&managed, &DEFAULT_LOWMEM_RESERVE_RATIO);
+        assert_eq!(r, [[0, 3018, 24090], [0, 0, 21071], [0, 0, 0]]);
+    }
+
+    /// Zone layouts, watermarks and protection of 256 MiB, 4 GiB and 64 GiB x86-64 machines
+    /// (present pages from refault_scenario::layout, default reservations), computed by
+    /// hand from mm/page_alloc.c and mm/khugepaged.c as a booting kernel runs them.
+    #[test]
+    fn watermarks_and_protection_of_256m_4g_64g() {
+        // 256 MiB: DMA 3998 present - 158 = 3840 managed; DMA32 61440 present -
+        // 61440 * 120286 / 6287360 (= 1175) = 60265 managed. Total 64105.
+        //  calculate_min_free_kbytes: int_sqrt(64105 * 64) = 2025 KiB -> pages_min 506;
+        //    DMA min 506 * 3840 / 64105 = 30, delta max(7, 3) = 7 -> high 44;
+        //    DMA32 min 506 * 60265 / 64105 = 475, delta max(118, 60) = 118 -> high 711.
+        //  recommended: 2 zones * 512 * 11 = 11264 pages, capped at
+        //    (3840 - 44 + 60265 - 711) / 20 = 3167 pages = 12668 KiB > 2025: wins.
+        //  pages_min 3167: DMA min 3167 * 3840 / 64105 = 189, delta max(47, 3) = 47;
+        //    DMA32 min 3167 * 60265 / 64105 = 2977, delta max(744, 60) = 744.
+        //  lowmem_reserve: DMA [0, 60265/256 = 235, 235], DMA32 [0, 0, 0].
+        let m = [3840, 60_265];
+        assert_eq!(boot_min_free_kbytes(&m, 10), 12_668);
+        assert_eq!(
+            setup_per_zone_wmarks(&m, 12_668, 10),
+            vec![[189, 236, 283], [2977, 3721, 4465]]
+        );
+        assert_eq!(
+            setup_per_zone_lowmem_reserve(&[3840, 60_265, 0], &DEFAULT_LOWMEM_RESERVE_RATIO),
+            [[0, 235, 235], [0, 0, 0], [0, 0, 0]]
+        );
+        // 4 GiB: DMA 3840; DMA32 782336 - 14967 = 767369; Normal 262144 - 5015 = 257129.
+        // Total 1028338.
+        //  calculate: int_sqrt(1028338 * 64) = 8112 KiB; recommended 3 * 512 * 11 = 16896
+        //  pages = 67584 KiB (5% cap ~51000 pages does not bite): wins.
+        //  pages_min 16896: DMA 16896 * 3840 / 1028338 = 63, delta max(15, 3) = 15;
+        //    DMA32 16896 * 767369 / 1028338 = 12608, delta max(3152, 767) = 3152;
+        //    Normal 16896 * 257129 / 1028338 = 4224, delta max(1056, 257) = 1056.
+        //  lowmem_reserve: DMA [0, 767369/256 = 2997, (767369 + 257129)/256 = 4001],
+        //    DMA32 [0, 0, 257129/256 = 1004].
+        let m = [3840, 767_369, 257_129];
+        assert_eq!(boot_min_free_kbytes(&m, 10), 67_584);
+        assert_eq!(
+            setup_per_zone_wmarks(&m, 67_584, 10),
+            vec![[63, 78, 93], [12608, 15760, 18912], [4224, 5280, 6336]]
+        );
+        assert_eq!(
+            setup_per_zone_lowmem_reserve(&m, &DEFAULT_LOWMEM_RESERVE_RATIO),
+            [[0, 2997, 4001], [0, 0, 1004], [0, 0, 0]]
+        );
+        // 64 GiB: DMA 3840; DMA32 767369; Normal 15990784 - 305926 = 15684858.
+        // Total 16456067.
+        //  calculate: int_sqrt(16456067 * 64) = 32452 KiB < recommended 67584 KiB: wins.
+        //  pages_min 16896: DMA 16896 * 3840 / 16456067 = 3, delta max(0, 3) = 3;
+        //    DMA32 16896 * 767369 / 16456067 = 787, delta max(196, 767) = 767;
+        //    Normal 16896 * 15684858 / 16456067 = 16104, delta max(4026, 15684) = 15684.
+        //  lowmem_reserve: DMA [0, 2997, (767369 + 15684858)/256 = 64266],
+        //    DMA32 [0, 0, 15684858/256 = 61268].
+        let m = [3840, 767_369, 15_684_858];
+        assert_eq!(boot_min_free_kbytes(&m, 10), 67_584);
+        assert_eq!(
+            setup_per_zone_wmarks(&m, 67_584, 10),
+            vec![[3, 6, 9], [787, 1554, 2321], [16104, 31788, 47472]]
+        );
+        assert_eq!(
+            setup_per_zone_lowmem_reserve(&m, &DEFAULT_LOWMEM_RESERVE_RATIO),
+            [[0, 2997, 64266], [0, 0, 61268], [0, 0, 0]]
+        );
+    }
+
+    /// lowmem_reserve in the watermark check: a DMA zone with plenty free above its
+    /// watermark still refuses an allocation that could have used a higher zone.
+    #[test]
+    fn watermark_ok_honours_lowmem_reserve() {
+        let mut pages = FrameTable::new(4096);
+        let mut z = Zone::new("DMA", 0, 4096);
+        z.init_free(&mut pages);
+        assert!(z.watermark_ok(0, 100));
+        z.lowmem_reserve = [0, 2997, 4001];
+        assert!(!z.watermark_ok(0, 100), "4096 free <= 100 + 4001");
+        z.lowmem_reserve = [0, 2997, 3995];
+        assert!(z.watermark_ok(0, 100), "4096 free > 100 + 3995");
     }
 
     #[test]

@@ -31,6 +31,7 @@ fn machine_with(seed: u64, lru: LruKind) -> Mm {
         size_pages: 1024,
         exists: true,
         hugepage: HugepageAdvice::None,
+        mlock: false,
     });
     cfg.memcgs = vec![
         MemcgCfg {

@@ -6,6 +6,8 @@ use crate::*;
 pub fn tiny_config(balance: BalanceKind, pages: u64) -> MmConfig {
     MmConfig {
         zones: vec![("Normal", pages)],
+        zone_boot: vec![],
+        lowmem_reserve_ratio: crate::mmzone::DEFAULT_LOWMEM_RESERVE_RATIO,
         swappiness: 60,
         min_free_kbytes: Some(16),
         watermark_scale_factor: 10,
@@ -30,12 +32,14 @@ pub fn tiny_config(balance: BalanceKind, pages: u64) -> MmConfig {
                 size_pages: pages * 2,
                 exists: true,
                 hugepage: HugepageAdvice::None,
+                mlock: false,
             },
             ObjectCfg {
                 kind: ObjKind::File,
                 size_pages: pages * 4,
                 exists: true,
                 hugepage: HugepageAdvice::None,
+                mlock: false,
             },
         ],
         memcgs: vec![],

@@ -1142,12 +1142,12 @@ impl Mm {
     fn do_try_to_free_pages(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) -> u64 {
         loop {
             if !sc.cgroup_reclaim {
-                let ev = if self.zones.len() > 1 {
-                    Ev::AllocStallNormal
-                } else if self.zones[0].name == "DMA32" {
-                    Ev::AllocStallDma32
-                } else {
-                    Ev::AllocStallNormal
+                // ALLOCSTALL of the highest zone (sc->reclaim_idx; the model counts the
+                // Movable zone's stalls under the highest populated zone).
+                let ev = match self.zones[self.zones.len() - 1].zone_type {
+                    crate::mmzone::ZONE_DMA => Ev::AllocStallDma,
+                    crate::mmzone::ZONE_DMA32 => Ev::AllocStallDma32,
+                    _ => Ev::AllocStallNormal,
                 };
                 self.ev.add(ev, 1);
             }

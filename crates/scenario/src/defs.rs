@@ -145,8 +145,9 @@ static MACHINE: SectionDef = section(
         k!(
             "memory",
             Required("\"1G\""),
-            "Total memory, rounded down to 4 KiB pages; at most 2^32 - 2 pages (16 TiB - 8 KiB). \
-             Host memory follows what the workload touches, not this size. Required."
+            "Total memory (RAM), rounded down to 4 KiB pages; at most 2^32 - 2 pages (16 TiB - \
+             8 KiB). Host memory follows what the workload touches, not this size. Required \
+             unless from_zoneinfo is given."
         ),
         k!(
             "cpus",
@@ -156,11 +157,35 @@ static MACHINE: SectionDef = section(
         k!(
             "dma32",
             Computed("\"256M\""),
-            "Size of the DMA32 zone, the first zone in pfn order; the Normal zone holds the \
-            rest and must not be empty. \"0\" = no DMA32 zone. Default: no DMA32 zone up to \
-            1 GiB of memory (a scaled-down machine is almost all Normal), above that a \
-            quarter of memory, at most 4 GiB. (On a real x86-64 machine DMA32 is the memory \
-            below 4 GiB: everything on small machines, ~3 GiB on large ones.)"
+            "Size of the DMA32 zone in a flat layout: DMA32 first in pfn order, the Normal \
+            zone holds the rest and must not be empty, no DMA zone and no holes. \"0\" = one \
+            Normal zone. Default: the x86-64 layout of machine.memory: DMA (pfns 1..4096 less \
+            the 640 KiB..1 MiB hole: 3998 pages), DMA32 up to 4 GiB, and from 3.5 GiB of \
+            memory 3 GiB below 4 GiB and the rest in Normal (QEMU's pc machine). See \
+            docs/zones.md."
+        ),
+        k!(
+            "kernel_reserved",
+            Computed("\"20M\""),
+            "Memory reserved at boot that the page allocator never manages (the memmap, the \
+            kernel image, boot hash tables): present minus managed pages, spread over the \
+            zones by size. Default: measured on a real boot: 158 pages of the DMA zone and \
+            1.913 % of the others. See docs/zones.md."
+        ),
+        k!(
+            "kernel_memory",
+            Value("\"0\""),
+            "Managed memory the kernel holds when the workload starts (unreclaimable slab, \
+            kernel stacks, page tables, the rootfs), taken from the highest zone down; never \
+            reclaimed. Default 0: a booted machine's figure comes from machine.from_zoneinfo."
+        ),
+        k!(
+            "from_zoneinfo",
+            Computed("\"host.zoneinfo\""),
+            "A /proc/zoneinfo (path relative to the scenario) to build the machine from: \
+            each populated DMA, DMA32 and Normal zone with the kernel's present, managed and \
+            free pages, watermarks and protection. Replaces memory, dma32, kernel_reserved \
+            and kernel_memory. See docs/zones.md."
         ),
     ],
 );
@@ -450,6 +475,13 @@ static OBJECT: SectionDef = array(
             even with transparent_hugepage.enabled = \"madvise\", direct compaction under \
             defrag = \"madvise\" or \"defer+madvise\"), \"nohugepage\" (MADV_NOHUGEPAGE: \
             never THP) or \"none\"."
+        ),
+        k!(
+            "mlock",
+            IfUsed("false"),
+            "Anon and shmem only: the mapping is mlocked (mlock(), MAP_LOCKED): every page \
+            faulted in goes to the unevictable list (nr_unevictable, nr_mlock, \
+            unevictable_pgs_mlocked) and reclaim never scans it."
         ),
     ],
 );

@@ -28,6 +28,7 @@
 
 mod defs;
 mod error;
+pub mod layout;
 pub mod model;
 mod overrides;
 pub mod presets;
@@ -36,6 +37,7 @@ mod resolve;
 pub mod size;
 mod spans;
 pub mod sysctl;
+pub mod zoneinfo;
 
 pub use error::{ErrorKind, ScenarioError};
 pub use model::*;

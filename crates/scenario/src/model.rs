@@ -54,25 +54,76 @@ pub struct RunSpec {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MachineSpec {
-    /// Total memory in pages (sum of the zones).
+    /// RAM in pages (`machine.memory`); the zones' present pages add up to this less the
+    /// holes of the x86-64 layout (98 pages), or to exactly this in a flat layout.
     pub memory_pages: u64,
     /// Simulated CPUs that tasks and kernel threads share.
     pub cpus: u32,
-    /// Zones in pfn order (DMA32 first if present, then Normal). Sizes sum to memory_pages.
+    /// Zones in pfn order (DMA, DMA32, Normal, each if populated).
     pub zones: Vec<ZoneSpec>,
+    /// The /proc/zoneinfo the machine was built from (`machine.from_zoneinfo`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_zoneinfo: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ZoneKind {
+    Dma,
     Dma32,
     Normal,
+}
+
+impl ZoneKind {
+    /// The zone's name in /proc/zoneinfo and /proc/vmstat.
+    pub fn name(self) -> &'static str {
+        match self {
+            ZoneKind::Dma => "DMA",
+            ZoneKind::Dma32 => "DMA32",
+            ZoneKind::Normal => "Normal",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ZoneSpec {
     pub kind: ZoneKind,
+    /// Present pages: the zone's frames (holes of the physical address space excluded).
     pub pages: u64,
+    /// Present pages reserved at boot (memblock: memmap, kernel image, hash tables), not
+    /// managed: `present - managed`.
+    #[serde(default)]
+    pub reserved: u64,
+    /// Managed pages the kernel holds when the workload starts (slab, kernel stacks, page
+    /// tables, rootfs; from a zoneinfo: everything not free), never reclaimed.
+    #[serde(default)]
+    pub kernel: u64,
+    /// The kernel's `min`, `low`, `high` watermarks (from a zoneinfo); None = computed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wmark: Option<[u64; 3]>,
+    /// The kernel's `protection` (`lowmem_reserve[]`) against allocations whose highest zone
+    /// is DMA, DMA32, Normal (from a zoneinfo); None = computed from lowmem_reserve_ratio.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protection: Option<[u64; 3]>,
+}
+
+impl ZoneSpec {
+    /// A zone of `pages` present pages, all managed and free at the start.
+    pub fn new(kind: ZoneKind, pages: u64) -> Self {
+        ZoneSpec {
+            kind,
+            pages,
+            reserved: 0,
+            kernel: 0,
+            wmark: None,
+            protection: None,
+        }
+    }
+
+    /// `managed_pages`.
+    pub fn managed(&self) -> u64 {
+        self.pages - self.reserved
+    }
 }
 
 /// The sysctls we model, under their /proc/sys/vm names.
@@ -265,6 +316,10 @@ pub struct ObjectSpec {
     pub exists: bool,
     /// Anon only: madvise(MADV_HUGEPAGE / MADV_NOHUGEPAGE) over the whole object.
     pub madvise: HugepageAdviceKind,
+    /// Anon and shmem only: the mapping is mlocked (`mlock()`, `MAP_LOCKED`): every page
+    /// faulted in goes to the unevictable list and is never reclaimed.
+    #[serde(default)]
+    pub mlock: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -225,7 +225,7 @@ mod tests {
         assert_eq!(
             apply(&mut t, "machine.memroy", "1G").unwrap_err(),
             "unknown key `memroy` in [machine] (did you mean `memory`?); known keys: memory, \
-             cpus, dma32"
+             cpus, dma32, kernel_reserved, kernel_memory, from_zoneinfo"
         );
         assert!(apply(&mut t, "machine", "1").is_err());
         assert!(apply(&mut t, "vm.nope", "1").is_err());

@@ -49,6 +49,9 @@ pub(crate) struct RawMachine {
     pub memory: Option<Size>,
     pub cpus: Option<u32>,
     pub dma32: Option<Size>,
+    pub kernel_reserved: Option<Size>,
+    pub kernel_memory: Option<Size>,
+    pub from_zoneinfo: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -158,6 +161,7 @@ pub(crate) struct RawObject {
     pub size: Option<Size>,
     pub exists: Option<bool>,
     pub madvise: Option<HugepageAdviceKind>,
+    pub mlock: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

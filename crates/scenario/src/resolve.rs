@@ -12,6 +12,7 @@ use crate::raw::*;
 use crate::size::{format_bytes, format_duration};
 use crate::spans::{path, Located, Seg};
 use crate::sysctl;
+use crate::{layout, zoneinfo};
 use std::collections::BTreeMap;
 
 /// Page indices and pfns are u32 in the model: at most 2^32 pages (16 TiB) per object, per
@@ -20,12 +21,6 @@ pub(crate) const MAX_PAGES: u64 = 1 << 32;
 
 /// MAX_PAGE_ORDER of the buddy allocator (include/linux/mmzone.h, default config).
 const MAX_PAGE_ORDER: u32 = 10;
-
-/// Up to this much memory, the default zone layout is a single Normal zone.
-const SINGLE_ZONE_MAX_BYTES: u64 = 1 << 30;
-
-/// The DMA32 zone ends at 4 GiB of physical address space.
-const DMA32_MAX_BYTES: u64 = 4 << 30;
 
 /// Highest priority `swapon -p` accepts (SWAP_FLAG_PRIO_MASK).
 const MAX_SWAP_PRIO: i32 = 0x7fff;
@@ -233,6 +228,17 @@ fn resolve_run(raw: &RawRun, cx: &Ctx) -> Result<RunSpec> {
 }
 
 fn resolve_machine(raw: &RawMachine, cx: &Ctx) -> Result<MachineSpec> {
+    let cpus = raw.cpus.unwrap_or_else(|| defs::default("machine", "cpus"));
+    if cpus == 0 {
+        return Err(cx.err(
+            ErrorKind::Impossible,
+            &path!["machine", "cpus"],
+            "machine.cpus is 0: a machine needs at least one CPU",
+        ));
+    }
+    if let Some(file) = &raw.from_zoneinfo {
+        return machine_from_zoneinfo(raw, file, cpus, cx);
+    }
     let at = path!["machine", "memory"];
     let bytes = cx.required(raw.memory, &at, "machine.memory")?.0;
     let memory_pages = bytes / PAGE_SIZE;
@@ -256,16 +262,9 @@ fn resolve_machine(raw: &RawMachine, cx: &Ctx) -> Result<MachineSpec> {
             ),
         ));
     }
-    let cpus = raw.cpus.unwrap_or_else(|| defs::default("machine", "cpus"));
-    if cpus == 0 {
-        return Err(cx.err(
-            ErrorKind::Impossible,
-            &path!["machine", "cpus"],
-            "machine.cpus is 0: a machine needs at least one CPU",
-        ));
-    }
-    let dma32_pages = match raw.dma32 {
+    let mut zones: Vec<ZoneSpec> = match raw.dma32 {
         Some(size) => {
+            // An explicit DMA32 size: the flat layout (no DMA zone, no holes).
             let pages = size.0 / PAGE_SIZE;
             if pages >= memory_pages {
                 return Err(cx.err(
@@ -279,26 +278,122 @@ fn resolve_machine(raw: &RawMachine, cx: &Ctx) -> Result<MachineSpec> {
                     ),
                 ));
             }
-            pages
+            let mut z = Vec::new();
+            if pages > 0 {
+                z.push(ZoneSpec::new(ZoneKind::Dma32, pages));
+            }
+            z.push(ZoneSpec::new(ZoneKind::Normal, memory_pages - pages));
+            z
         }
-        None if memory_pages * PAGE_SIZE <= SINGLE_ZONE_MAX_BYTES => 0,
-        None => (memory_pages / 4).min(DMA32_MAX_BYTES / PAGE_SIZE),
+        None => layout::x86_64_zones(memory_pages)
+            .into_iter()
+            .map(|(k, p)| ZoneSpec::new(k, p))
+            .collect(),
     };
-    let mut zones = Vec::new();
-    if dma32_pages > 0 {
-        zones.push(ZoneSpec {
-            kind: ZoneKind::Dma32,
-            pages: dma32_pages,
-        });
+    let present: u64 = zones.iter().map(|z| z.pages).sum();
+    if present == 0 {
+        return Err(cx.err(
+            ErrorKind::Impossible,
+            &at,
+            format!(
+                "machine.memory ({}) leaves {present} usable pages after the x86-64 holes \
+                 (pfn 0 and 640 KiB..1 MiB)",
+                format_bytes(memory_pages * PAGE_SIZE)
+            ),
+        ));
     }
-    zones.push(ZoneSpec {
-        kind: ZoneKind::Normal,
-        pages: memory_pages - dma32_pages,
-    });
+    match raw.kernel_reserved {
+        None => {
+            for z in &mut zones {
+                z.reserved = layout::default_reserved(z.kind, z.pages);
+            }
+        }
+        Some(size) => {
+            if !layout::spread_reserved(&mut zones, size.0 / PAGE_SIZE) {
+                return Err(cx.err(
+                    ErrorKind::Impossible,
+                    &path!["machine", "kernel_reserved"],
+                    format!(
+                        "machine.kernel_reserved ({}) leaves no zone a managed page ({} \
+                         present)",
+                        format_bytes(size.0),
+                        format_bytes(present * PAGE_SIZE)
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(size) = raw.kernel_memory {
+        if !layout::place_kernel_memory(&mut zones, size.0 / PAGE_SIZE) {
+            let managed: u64 = zones.iter().map(|z| z.managed()).sum();
+            return Err(cx.err(
+                ErrorKind::Impossible,
+                &path!["machine", "kernel_memory"],
+                format!(
+                    "machine.kernel_memory ({}) does not fit in the {} managed pages \
+                     (every zone keeps a free page)",
+                    format_bytes(size.0),
+                    managed
+                ),
+            ));
+        }
+    }
     Ok(MachineSpec {
         memory_pages,
         cpus,
         zones,
+        from_zoneinfo: None,
+    })
+}
+
+/// `machine.from_zoneinfo`: zones, watermarks and protection of a real /proc/zoneinfo (see
+/// [`crate::zoneinfo`]); the sizing keys do not combine with it.
+fn machine_from_zoneinfo(raw: &RawMachine, file: &str, cpus: u32, cx: &Ctx) -> Result<MachineSpec> {
+    let at = path!["machine", "from_zoneinfo"];
+    for (given, key) in [
+        (raw.memory.is_some(), "memory"),
+        (raw.dma32.is_some(), "dma32"),
+        (raw.kernel_reserved.is_some(), "kernel_reserved"),
+        (raw.kernel_memory.is_some(), "kernel_memory"),
+    ] {
+        if given {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &path!["machine", key],
+                format!(
+                    "machine.{key} does not combine with machine.from_zoneinfo (the zoneinfo \
+                     gives the zones)"
+                ),
+            ));
+        }
+    }
+    let path = match std::path::Path::new(cx.origin).parent() {
+        Some(dir) if std::path::Path::new(file).is_relative() => dir.join(file),
+        _ => std::path::PathBuf::from(file),
+    };
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        cx.err(
+            ErrorKind::Io,
+            &at,
+            format!("machine.from_zoneinfo: cannot read {shown}: {e}"),
+        )
+    })?;
+    let parsed = zoneinfo::parse(&text, &shown)?;
+    let zones = zoneinfo::machine_zones(&parsed, &text, &shown)?;
+    let memory_pages: u64 = zones.iter().map(|z| z.pages).sum();
+    if memory_pages > MAX_PAGES - 2 {
+        return Err(cx.err(
+            ErrorKind::Impossible,
+            &at,
+            format!("{shown}: {memory_pages} present pages: pfns are 32-bit"),
+        ));
+    }
+    Ok(MachineSpec {
+        memory_pages,
+        cpus,
+        zones,
+        from_zoneinfo: Some(file.to_string()),
     })
 }
 
@@ -737,12 +832,21 @@ fn resolve_objects(raw: Vec<RawObject>, cx: &Ctx) -> Result<Vec<ObjectSpec>> {
                 ))
             }
         };
+        let mlock = o.mlock.unwrap_or(false);
+        if mlock && kind == ObjectKind::File {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &path!["object", i, "mlock"],
+                format!("object `{name}`: mlock applies to anon and shmem objects"),
+            ));
+        }
         out.push(ObjectSpec {
             name,
             kind,
             size_pages,
             exists,
             madvise,
+            mlock,
         });
     }
     Ok(out)
@@ -1812,6 +1916,7 @@ fn resolve_trace_sources(
                         size_pages: o.pages,
                         exists: o.exists,
                         madvise: HugepageAdviceKind::None,
+                        mlock: false,
                     });
                     map.push(objects.len() - 1);
                 }

@@ -283,17 +283,9 @@ fn full_example_resolves_to_exact_values() {
         machine: MachineSpec {
             memory_pages: pages(8 * G),
             cpus: 2,
-            // Above 1 GiB: DMA32 is a quarter of memory (at most 4 GiB).
-            zones: vec![
-                ZoneSpec {
-                    kind: ZoneKind::Dma32,
-                    pages: pages(2 * G),
-                },
-                ZoneSpec {
-                    kind: ZoneKind::Normal,
-                    pages: pages(6 * G),
-                },
-            ],
+            // The x86-64 layout: DMA, 3 GiB below 4 GiB, 5 GiB above.
+            zones: x86_64(pages(8 * G)),
+            from_zoneinfo: None,
         },
         sysctl: Sysctl {
             swappiness: 100,
@@ -386,6 +378,7 @@ fn full_example_resolves_to_exact_values() {
                 size_pages: pages(5 * G),
                 exists: true,
                 madvise: HugepageAdviceKind::None,
+                mlock: false,
             },
             ObjectSpec {
                 name: "heap".into(),
@@ -393,6 +386,7 @@ fn full_example_resolves_to_exact_values() {
                 size_pages: pages(100 * M),
                 exists: false,
                 madvise: HugepageAdviceKind::None,
+                mlock: false,
             },
             ObjectSpec {
                 name: "shm".into(),
@@ -400,6 +394,7 @@ fn full_example_resolves_to_exact_values() {
                 size_pages: pages(256 * M),
                 exists: false,
                 madvise: HugepageAdviceKind::None,
+                mlock: false,
             },
             ObjectSpec {
                 name: "wal".into(),
@@ -407,6 +402,7 @@ fn full_example_resolves_to_exact_values() {
                 size_pages: pages(64 * M),
                 exists: false,
                 madvise: HugepageAdviceKind::None,
+                mlock: false,
             },
             ObjectSpec {
                 name: "items".into(),
@@ -414,6 +410,7 @@ fn full_example_resolves_to_exact_values() {
                 size_pages: pages(G),
                 exists: false,
                 madvise: HugepageAdviceKind::None,
+                mlock: false,
             },
             ObjectSpec {
                 name: "copy".into(),
@@ -421,6 +418,7 @@ fn full_example_resolves_to_exact_values() {
                 size_pages: pages(5 * G),
                 exists: false,
                 madvise: HugepageAdviceKind::None,
+                mlock: false,
             },
         ],
         tasks: vec![
@@ -550,14 +548,12 @@ fn minimal_scenario_gets_every_default() {
             // "auto" without a duration: adaptive.
             sample_interval_ns: 0,
         },
-        // Up to 1 GiB: one Normal zone.
+        // 1 GiB: DMA and DMA32 only.
         machine: MachineSpec {
             memory_pages: 262_144,
             cpus: 4,
-            zones: vec![ZoneSpec {
-                kind: ZoneKind::Normal,
-                pages: 262_144,
-            }],
+            zones: x86_64(262_144),
+            from_zoneinfo: None,
         },
         sysctl: default_sysctl(),
         policy: PolicySpec {
@@ -591,41 +587,111 @@ fn minimal_scenario_gets_every_default() {
     assert_eq!(s, expected);
 }
 
+/// The default zones of `ram` pages: the x86-64 layout with the default reservations.
+fn x86_64(ram: u64) -> Vec<ZoneSpec> {
+    crate::layout::x86_64_zones(ram)
+        .into_iter()
+        .map(|(k, p)| ZoneSpec {
+            reserved: crate::layout::default_reserved(k, p),
+            ..ZoneSpec::new(k, p)
+        })
+        .collect()
+}
+
 #[test]
 fn zone_layout_and_explicit_dma32() {
     let zones = |text: &str| ok(text).machine.zones;
-    // 16 GiB: a quarter is exactly the 4 GiB cap.
+    // 16 GiB: DMA 3998 pages (158 reserved), DMA32 782336 pages (782336 * 120286 /
+    // 6287360 = 14967 reserved), Normal 16 GiB - 3 GiB = 3407872 pages (65197 reserved).
+    let z = zones("[machine]\nmemory = \"16G\"\n");
     assert_eq!(
-        zones("[machine]\nmemory = \"16G\"\n"),
+        z.iter()
+            .map(|z| (z.kind, z.pages, z.reserved, z.kernel))
+            .collect::<Vec<_>>(),
         vec![
-            ZoneSpec {
-                kind: ZoneKind::Dma32,
-                pages: 1 << 20
-            },
-            ZoneSpec {
-                kind: ZoneKind::Normal,
-                pages: 3 << 20
-            },
+            (ZoneKind::Dma, 3998, 158, 0),
+            (ZoneKind::Dma32, 782_336, 14_967, 0),
+            (ZoneKind::Normal, 3_407_872, 65_197, 0),
         ]
     );
-    // 64 GiB: capped at 4 GiB.
-    assert_eq!(zones("[machine]\nmemory = \"64G\"\n")[0].pages, 1 << 20);
+    // Explicit reservations are spread by size; kernel memory comes from the top zone.
+    let z =
+        zones("[machine]\nmemory = \"16G\"\nkernel_reserved = \"64M\"\nkernel_memory = \"100M\"\n");
+    assert_eq!(z.iter().map(|z| z.reserved).sum::<u64>(), 16_384);
+    // 16384 * 3998 / 4194206 = 15, 16384 * 782336 / 4194206 = 3056, the rest 13313.
     assert_eq!(
-        zones("[machine]\nmemory = \"512M\"\ndma32 = \"16M\"\n"),
+        z.iter().map(|z| z.reserved).collect::<Vec<_>>(),
+        vec![15, 3056, 13_313]
+    );
+    assert_eq!(
+        z.iter().map(|z| z.kernel).collect::<Vec<_>>(),
+        vec![0, 0, 25_600]
+    );
+    assert_eq!(
+        zones("[machine]\nmemory = \"512M\"\ndma32 = \"16M\"\nkernel_reserved = 0\n"),
         vec![
-            ZoneSpec {
-                kind: ZoneKind::Dma32,
-                pages: 4096
-            },
-            ZoneSpec {
-                kind: ZoneKind::Normal,
-                pages: 126_976
-            },
+            ZoneSpec::new(ZoneKind::Dma32, 4096),
+            ZoneSpec::new(ZoneKind::Normal, 126_976),
         ]
     );
     assert_eq!(zones("[machine]\nmemory = \"2G\"\ndma32 = 0\n").len(), 1);
-    // Memory rounds down to whole pages.
-    assert_eq!(ok("[machine]\nmemory = 10000\n").machine.memory_pages, 2);
+    // Memory rounds down to whole pages; pfn 0 is not usable.
+    let s = ok("[machine]\nmemory = 10000\n");
+    assert_eq!(s.machine.memory_pages, 2);
+    assert_eq!(s.machine.zones, vec![ZoneSpec::new(ZoneKind::Dma, 1)]);
+}
+
+#[test]
+fn machine_from_zoneinfo_of_this_host() {
+    // /proc/zoneinfo of the project's measurement host (6.18, 24 GiB, 2 CPUs), checked in.
+    let s = ok("[machine]\nfrom_zoneinfo = \"../../docs/zoneinfo/host-6.18-24g.zoneinfo\"\n");
+    let z = &s.machine.zones;
+    assert_eq!(
+        z.iter()
+            .map(|z| (z.kind, z.pages, z.managed(), z.wmark, z.protection))
+            .collect::<Vec<_>>(),
+        vec![
+            (
+                ZoneKind::Dma,
+                3998,
+                3840,
+                Some([10, 13, 16]),
+                Some([0, 3018, 24090])
+            ),
+            (
+                ZoneKind::Dma32,
+                782_336,
+                772_808,
+                Some([2115, 2887, 3659]),
+                Some([0, 0, 21071])
+            ),
+            (
+                ZoneKind::Normal,
+                5_505_024,
+                5_394_266,
+                Some([14769, 20163, 25557]),
+                Some([0, 0, 0])
+            ),
+        ]
+    );
+    assert_eq!(s.machine.memory_pages, 3998 + 782_336 + 5_505_024);
+    assert!(z.iter().all(|z| z.kernel < z.managed()));
+}
+
+#[test]
+fn from_zoneinfo_errors() {
+    let e = err("[machine]\nmemory = \"1G\"\nfrom_zoneinfo = \"x\"\n", &[]);
+    assert_eq!(
+        e.1,
+        "t.toml:2:10: machine.memory does not combine with machine.from_zoneinfo (the \
+         zoneinfo gives the zones)"
+    );
+    let (kind, msg) = err("[machine]\nfrom_zoneinfo = \"no-such.zoneinfo\"\n", &[]);
+    assert_eq!(kind, ErrorKind::Io);
+    assert!(
+        msg.starts_with("t.toml:2:17: machine.from_zoneinfo: cannot read no-such.zoneinfo:"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -791,7 +857,7 @@ fn unknown_key_names_it_and_its_line() {
         (
             ErrorKind::UnknownKey,
             "t.toml:3:1: unknown key `memroy` in [machine] (did you mean `memory`?); known keys: \
-             memory, cpus, dma32"
+             memory, cpus, dma32, kernel_reserved, kernel_memory, from_zoneinfo"
                 .into()
         )
     );
@@ -1178,7 +1244,7 @@ fn unknown_override_keys_fail_naming_the_set() {
         (
             ErrorKind::BadOverride,
             "t.toml: --set machine.cpu=4: unknown key `cpu` in [machine] (did you mean `cpus`?); \
-             known keys: memory, cpus, dma32"
+             known keys: memory, cpus, dma32, kernel_reserved, kernel_memory, from_zoneinfo"
                 .into()
         )
     );
@@ -1446,5 +1512,25 @@ fn transparent_hugepage_keys_and_object_advice() {
     assert!(
         msg.contains("sometimes") || msg.contains("unknown variant"),
         "{msg}"
+    );
+}
+
+#[test]
+fn mlock_applies_to_anon_and_shmem_objects() {
+    let s = ok(&format!(
+        "{MINIMAL}[[object]]\nname = \"a\"\nkind = \"anon\"\nsize = \"1M\"\nmlock = true\n"
+    ));
+    assert!(s.objects[0].mlock);
+    assert_eq!(
+        err(
+            &format!(
+                "{MINIMAL}[[object]]\nname = \"f\"\nkind = \"file\"\nsize = \"1M\"\nmlock = true\n"
+            ),
+            &[]
+        ),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml:7:9: object `f`: mlock applies to anon and shmem objects".into()
+        )
     );
 }

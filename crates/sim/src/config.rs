@@ -10,16 +10,20 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
             .machine
             .zones
             .iter()
-            .map(|z| {
-                (
-                    match z.kind {
-                        sc::ZoneKind::Dma32 => "DMA32",
-                        sc::ZoneKind::Normal => "Normal",
-                    },
-                    z.pages,
-                )
+            .map(|z| (z.kind.name(), z.pages))
+            .collect(),
+        zone_boot: s
+            .machine
+            .zones
+            .iter()
+            .map(|z| ZoneBoot {
+                reserved: z.reserved,
+                kernel: z.kernel,
+                wmark: z.wmark,
+                protection: z.protection,
             })
             .collect(),
+        lowmem_reserve_ratio: mmzone::DEFAULT_LOWMEM_RESERVE_RATIO,
         swappiness: s.sysctl.swappiness as u64,
         min_free_kbytes: s.sysctl.min_free_kbytes,
         watermark_scale_factor: s.sysctl.watermark_scale_factor as u64,
@@ -66,6 +70,7 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
                     sc::HugepageAdviceKind::Hugepage => HugepageAdvice::Hugepage,
                     sc::HugepageAdviceKind::Nohugepage => HugepageAdvice::NoHugepage,
                 },
+                mlock: o.mlock,
             })
             .collect(),
         memcgs: s

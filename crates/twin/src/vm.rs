@@ -1150,16 +1150,14 @@ pub fn machine_from_zoneinfo(scn: &Scenario, zones: &[GuestZone]) -> Result<Scen
     let mut out = scn.clone();
     out.machine.zones.clear();
     if dma32 > 0 {
-        out.machine.zones.push(ZoneSpec {
-            kind: ZoneKind::Dma32,
-            pages: dma32,
-        });
+        out.machine
+            .zones
+            .push(ZoneSpec::new(ZoneKind::Dma32, dma32));
     }
     if normal > 0 {
-        out.machine.zones.push(ZoneSpec {
-            kind: ZoneKind::Normal,
-            pages: normal,
-        });
+        out.machine
+            .zones
+            .push(ZoneSpec::new(ZoneKind::Normal, normal));
     }
     out.machine.memory_pages = dma32 + normal;
     out.sysctl.min_free_kbytes = Some(min * 4);

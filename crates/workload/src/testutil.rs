@@ -9,6 +9,7 @@ pub(crate) fn object(name: &str, kind: ObjectKind, pages: u64) -> ObjectSpec {
         size_pages: pages,
         exists: kind == ObjectKind::File,
         madvise: HugepageAdviceKind::None,
+        mlock: false,
     }
 }
 
@@ -75,10 +76,8 @@ pub(crate) fn scenario(objects: Vec<ObjectSpec>, tasks: Vec<TaskSpec>) -> Scenar
         machine: MachineSpec {
             memory_pages: 1 << 18,
             cpus: 2,
-            zones: vec![ZoneSpec {
-                kind: ZoneKind::Normal,
-                pages: 1 << 18,
-            }],
+            zones: vec![ZoneSpec::new(ZoneKind::Normal, 1 << 18)],
+            from_zoneinfo: None,
         },
         sysctl: Sysctl {
             swappiness: 60,
