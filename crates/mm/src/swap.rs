@@ -309,7 +309,7 @@ impl Mm {
     pub(crate) fn add_to_swap(&mut self, pfn: Pfn) -> bool {
         let nr = self.pages.nr_pages(pfn);
         // mem_cgroup_try_charge_swap(): the memcg's memory.swap.max.
-        if !self.try_charge_swap(self.pages.memcg[pfn as usize] as usize, u64::from(nr)) {
+        if !self.try_charge_swap(self.pages.memcg[pfn as usize] as usize, nr) {
             return false;
         }
         for k in 0..self.swap_order.len() {
