@@ -104,15 +104,43 @@ fn rate_samples(result: &Value, task_names: &[&str]) -> Samples {
     out
 }
 
+/// The tasks of `result` whose phases create files (`access = "create"`: fs_mark), with
+/// their instances summed.
+fn file_creators(result: &Value) -> (Vec<&str>, u64) {
+    let mut names = Vec::new();
+    let mut instances = 0;
+    for t in result["scenario"]["tasks"].as_array().into_iter().flatten() {
+        let creates = t["workload"]["phases"]
+            .as_array()
+            .is_some_and(|ps| ps.iter().any(|p| p["access"].as_str() == Some("create")));
+        if creates {
+            if let Some(n) = t["name"].as_str() {
+                names.push(n);
+                instances += t["instances"].as_u64().unwrap_or(1);
+            }
+        }
+    }
+    (names, instances)
+}
+
 /// Which mmtests benchmark `result` is, with its samples. pgbench clients give `txn-N`
 /// (transactions per second of all N clients per interval, as mmtests' pgbench extractor
-/// reports them); everything else is `refault` with no operations (the vmstat table only).
+/// reports them); file-creating tasks give fs_mark's `files_sec-N` (files per second of
+/// the N creating threads per interval: one create operation is one file); everything else
+/// is `refault` with no operations (the vmstat table only).
 pub fn benchmark(result: &Value) -> Benchmark {
     let (names, clients) = tasks_of_kind(result, "pgbench");
     if !names.is_empty() {
         return Benchmark {
             name: "pgbench".into(),
             ops: vec![(format!("txn-{clients}"), rate_samples(result, &names))],
+        };
+    }
+    let (names, threads) = file_creators(result);
+    if !names.is_empty() {
+        return Benchmark {
+            name: "fsmark".into(),
+            ops: vec![(format!("files_sec-{threads}"), rate_samples(result, &names))],
         };
     }
     Benchmark {
@@ -321,6 +349,22 @@ mod tests {
         );
         assert!(merge_modules(Some("{}"), module(&b, "x")).is_err());
         assert!(merge_modules(Some("[1,"), module(&b, "x")).is_err());
+    }
+
+    #[test]
+    fn file_creation_is_fsmark_files_per_second() {
+        let mut r = result();
+        r["scenario"]["tasks"][1] = json!({"name": "client", "instances": 2,
+            "workload": {"kind": "phases", "phases": [{"access": "create"}]}});
+        let b = benchmark(&r);
+        assert_eq!(b.name, "fsmark");
+        assert_eq!(
+            b.ops,
+            vec![(
+                "files_sec-2".to_string(),
+                vec![(10.0, 20.0), (20.0, 25.0), (30.0, 25.0)]
+            )]
+        );
     }
 
     #[test]
