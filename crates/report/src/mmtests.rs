@@ -47,13 +47,13 @@ pub struct Benchmark {
 /// the elapsed simulated seconds of the measured window at the end of the interval.
 pub type Samples = Vec<(f64, f64)>;
 
-/// The tasks of `result` whose workload is `kind` (`scenario.tasks[].workload.kind`): their
-/// task names, with the number of instances summed.
-fn tasks_of_kind<'a>(result: &'a Value, kind: &str) -> (Vec<&'a str>, u64) {
+/// The tasks of `result` (`scenario.tasks[]`) for which `pick` holds: their task names, with
+/// the number of instances summed.
+fn tasks_where(result: &Value, pick: impl Fn(&Value) -> bool) -> (Vec<&str>, u64) {
     let mut names = Vec::new();
     let mut instances = 0;
     for t in result["scenario"]["tasks"].as_array().into_iter().flatten() {
-        if t["workload"]["kind"].as_str() == Some(kind) {
+        if pick(t) {
             if let Some(n) = t["name"].as_str() {
                 names.push(n);
                 instances += t["instances"].as_u64().unwrap_or(1);
@@ -63,14 +63,19 @@ fn tasks_of_kind<'a>(result: &'a Value, kind: &str) -> (Vec<&'a str>, u64) {
     (names, instances)
 }
 
+/// The time series' sample times (s).
+fn sample_times(result: &Value) -> Vec<f64> {
+    result["timeseries"]["t_s"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_f64).collect())
+        .unwrap_or_default()
+}
+
 /// Operations per second of the named tasks (all their instances) in each sample interval
 /// that lies wholly after the warm-up, from the time series' cumulative `task.NAME/i.ops`.
 fn rate_samples(result: &Value, task_names: &[&str]) -> Samples {
     let ts = &result["timeseries"];
-    let t: Vec<f64> = ts["t_s"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_f64).collect())
-        .unwrap_or_default();
+    let t = sample_times(result);
     let warmup = result["scenario"]["run"]["warmup_ns"]
         .as_f64()
         .unwrap_or(0.0)
@@ -106,13 +111,27 @@ fn rate_samples(result: &Value, task_names: &[&str]) -> Samples {
 
 /// Which mmtests benchmark `result` is, with its samples. pgbench clients give `txn-N`
 /// (transactions per second of all N clients per interval, as mmtests' pgbench extractor
-/// reports them); everything else is `refault` with no operations (the vmstat table only).
+/// reports them); file-creating tasks give fs_mark's `files_sec-N` (files per second of
+/// the N creating threads per interval: one create operation is one file); everything else
+/// is `refault` with no operations (the vmstat table only).
 pub fn benchmark(result: &Value) -> Benchmark {
-    let (names, clients) = tasks_of_kind(result, "pgbench");
+    let (names, clients) = tasks_where(result, |t| t["workload"]["kind"] == "pgbench");
     if !names.is_empty() {
         return Benchmark {
             name: "pgbench".into(),
             ops: vec![(format!("txn-{clients}"), rate_samples(result, &names))],
+        };
+    }
+    // fs_mark: tasks whose phases create files (`access = "create"`).
+    let (names, threads) = tasks_where(result, |t| {
+        t["workload"]["phases"]
+            .as_array()
+            .is_some_and(|ps| ps.iter().any(|p| p["access"] == "create"))
+    });
+    if !names.is_empty() {
+        return Benchmark {
+            name: "fsmark".into(),
+            ops: vec![(format!("files_sec-{threads}"), rate_samples(result, &names))],
         };
     }
     Benchmark {
@@ -136,10 +155,7 @@ pub fn tests_sysstate(bench: &str, result: &Value) -> String {
     let vmstat = result["vmstat"].as_object().cloned().unwrap_or_default();
     // The gauges at the end of the warm-up, where the time series has them.
     let ts = &result["timeseries"];
-    let t: Vec<f64> = ts["t_s"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_f64).collect())
-        .unwrap_or_default();
+    let t = sample_times(result);
     let at_warmup = t.iter().rposition(|&x| x <= warmup + 1e-9);
     s.push_str("file start :: /proc/vmstat\n");
     for (k, v) in &vmstat {
@@ -321,6 +337,22 @@ mod tests {
         );
         assert!(merge_modules(Some("{}"), module(&b, "x")).is_err());
         assert!(merge_modules(Some("[1,"), module(&b, "x")).is_err());
+    }
+
+    #[test]
+    fn file_creation_is_fsmark_files_per_second() {
+        let mut r = result();
+        r["scenario"]["tasks"][1] = json!({"name": "client", "instances": 2,
+            "workload": {"kind": "phases", "phases": [{"access": "create"}]}});
+        let b = benchmark(&r);
+        assert_eq!(b.name, "fsmark");
+        assert_eq!(
+            b.ops,
+            vec![(
+                "files_sec-2".to_string(),
+                vec![(10.0, 20.0), (20.0, 25.0), (30.0, 25.0)]
+            )]
+        );
     }
 
     #[test]

@@ -402,6 +402,15 @@ pub const ADAPTIVE_START_NS: u64 = 10_000_000;
 /// every other sample is dropped and the interval doubles.
 pub const ADAPTIVE_SAMPLES: usize = 200;
 
+/// Drops every odd-indexed sample (the first, t = 0, stays).
+fn keep_even_samples<T>(v: &mut Vec<T>) {
+    let mut i = 0;
+    v.retain(|_| {
+        i += 1;
+        (i - 1) % 2 == 0
+    });
+}
+
 /// The time series. Sampling only observes: the samples' times never change the
 /// simulation (checked by tests that vary `run.sample_interval`).
 pub struct Sampler {
@@ -448,17 +457,9 @@ impl Sampler {
         let n = self.series.get("t_s").map_or(0, Vec::len);
         if self.adaptive && n > 2 * ADAPTIVE_SAMPLES + 1 {
             for v in self.series.values_mut() {
-                let mut i = 0;
-                v.retain(|_| {
-                    i += 1;
-                    (i - 1) % 2 == 0
-                });
+                keep_even_samples(v);
             }
-            let mut i = 0;
-            self.buddy.retain(|_| {
-                i += 1;
-                (i - 1) % 2 == 0
-            });
+            keep_even_samples(&mut self.buddy);
             self.interval_ns *= 2;
             // t_ns was an odd multiple of the old interval when the count went odd-past:
             // the next sample is the next multiple of the new one.

@@ -23,7 +23,10 @@ struct Ran {
     timed_out: bool,
     stdout: String,
     stderr: String,
-    /// Peak resident set of the child (KiB), from wait4().
+    /// Peak resident set of the child's own program (KiB): the highest `VmHWM` of
+    /// /proc/PID/status seen while it ran, polled every 2 ms. (wait4()'s ru_maxrss is not
+    /// used: a child spawned by vfork/exec inherits the spawning process's high-water mark,
+    /// here the test binary's, which other tests' in-process simulations drive past 100 MB.)
     max_rss_kib: i64,
 }
 
@@ -50,8 +53,18 @@ fn run_guarded(args: &[&str], limit: Duration) -> Ran {
     let mut status = 0;
     // SAFETY: an all-zero rusage is valid.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // wait4() (not Child::wait) so that the child's peak RSS comes back with its status.
+    let mut max_rss_kib = 0i64;
+    let status_path = format!("/proc/{pid}/status");
     loop {
+        if let Ok(st) = std::fs::read_to_string(&status_path) {
+            if let Some(kib) = st
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<i64>().ok())
+            {
+                max_rss_kib = max_rss_kib.max(kib);
+            }
+        }
         // SAFETY: polling our own child.
         if unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) } == pid {
             break;
@@ -60,10 +73,9 @@ fn run_guarded(args: &[&str], limit: Duration) -> Ran {
             timed_out = true;
             let _ = child.kill();
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(2));
     }
     let code = (!timed_out && libc::WIFEXITED(status)).then(|| libc::WEXITSTATUS(status));
-    let max_rss_kib = ru.ru_maxrss;
     Ran {
         code,
         timed_out,
@@ -381,7 +393,7 @@ fn a_large_machine_with_a_small_workload_uses_little_host_memory() {
     assert!(!r.timed_out, "hangs");
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(
-        (0..96 * 1024).contains(&r.max_rss_kib),
+        (1..96 * 1024).contains(&r.max_rss_kib),
         "peak RSS {} KiB for a 128 GiB machine touching 1,000 pages",
         r.max_rss_kib
     );
@@ -403,7 +415,7 @@ fn a_huge_anon_object_with_a_small_workload_runs_in_little_memory() {
     assert!(!r.timed_out, "hangs");
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(
-        (0..256 * 1024).contains(&r.max_rss_kib),
+        (1..256 * 1024).contains(&r.max_rss_kib),
         "peak RSS {} KiB for a 16 TiB object touched at 1,000 pages",
         r.max_rss_kib
     );

@@ -68,6 +68,26 @@ fn work_left(d: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
+/// No cgroup named `prefix…`, the swap areas as they were (`swaps`), and no work file in `d`
+/// are left behind.
+fn assert_host_clean(d: &std::path::Path, prefix: &str, swaps: &[String]) {
+    assert_eq!(
+        cgroups_named(prefix),
+        Vec::<String>::new(),
+        "cgroups left behind"
+    );
+    assert_eq!(
+        refault_twin::host::active_swaps(),
+        swaps,
+        "swap not restored"
+    );
+    assert!(
+        work_left(d).is_empty(),
+        "work files left behind: {:?}",
+        work_left(d)
+    );
+}
+
 /// Start `refault twin` on LONG and wait until its workers run in its cgroups.
 fn start_long_twin(name: &str) -> (std::path::PathBuf, std::process::Child, String) {
     let d = scratch(name);
@@ -108,21 +128,7 @@ fn interrupted_twin_cleans_up(sig: i32, name: &str) {
     unsafe { libc::kill(child.id() as i32, sig) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(2), "interrupted twin should exit 2");
-    assert_eq!(
-        cgroups_named(&prefix),
-        Vec::<String>::new(),
-        "cgroups left behind"
-    );
-    assert_eq!(
-        refault_twin::host::active_swaps(),
-        swaps,
-        "swap not restored"
-    );
-    assert!(
-        work_left(&d).is_empty(),
-        "work files left behind: {:?}",
-        work_left(&d)
-    );
+    assert_host_clean(&d, &prefix, &swaps);
 }
 
 #[test]
@@ -176,21 +182,7 @@ fn twin_killed_leaves_nothing_cleanup_does_not_remove() {
     assert!(err.contains("memory cgroup"), "{err}");
     assert!(err.contains("swap area /dev/zram"), "{err}");
     assert!(err.contains("work directory"), "{err}");
-    assert_eq!(
-        cgroups_named(&prefix),
-        Vec::<String>::new(),
-        "cgroups left behind"
-    );
-    assert_eq!(
-        refault_twin::host::active_swaps(),
-        swaps,
-        "swap not restored"
-    );
-    assert!(
-        work_left(&d).is_empty(),
-        "work files left behind: {:?}",
-        work_left(&d)
-    );
+    assert_host_clean(&d, &prefix, &swaps);
     // Nothing left: a second cleanup says so.
     let again = Command::new(bin())
         .args(["twin", "--cleanup", "--workdir", d.to_str().unwrap()])

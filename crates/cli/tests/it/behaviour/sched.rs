@@ -72,7 +72,7 @@ fn kswapd_takes_its_share_of_reclaim_on_one_cpu() {
 }
 
 /// With a CPU for each runnable thread nothing waits, and the run is what it was before the
-/// scheduler: the counters below are those of the engine without it.
+/// scheduler.
 #[test]
 fn two_cpus_leave_an_uncontended_run_as_it_was() {
     let r = sim(BUSY_ANON, &[("machine.cpus", "2")]);
@@ -80,9 +80,13 @@ fn two_cpus_leave_an_uncontended_run_as_it_was() {
         assert_eq!(t.runqueue_wait_seconds, 0.0, "{} waited", t.name);
         assert_eq!(t.nr_preempted, 0, "{} was preempted", t.name);
     }
-    assert_eq!(vm(&r, "pgsteal_kswapd"), 22654);
-    assert_eq!(vm(&r, "pgsteal_direct"), 4316);
-    assert_eq!(vm(&r, "allocstall_normal"), 83);
+    // Golden counters: with no wait and no preemption (checked above) the scheduler never
+    // intervened, so these are the engine's without it. When the scheduler was introduced
+    // they equalled the previous engine's exactly (22654 / 4316 / 83); page-table charging
+    // (issue 12) moved them since.
+    assert_eq!(vm(&r, "pgsteal_kswapd"), 22607);
+    assert_eq!(vm(&r, "pgsteal_direct"), 4368);
+    assert_eq!(vm(&r, "allocstall_normal"), 84);
     assert_eq!(r.sched.base_slice_ms, 1.5);
 }
 
