@@ -871,6 +871,9 @@ mod tests {
         //  pages_min 3167: DMA min 3167 * 3840 / 64105 = 189, delta max(47, 3) = 47;
         //    DMA32 min 3167 * 60265 / 64105 = 2977, delta max(744, 60) = 744.
         //  lowmem_reserve: DMA [0, 60265/256 = 235, 235], DMA32 [0, 0, 0].
+        //  (The kernel itself would not apply the recommendation here: hugepage_init()
+        //  leaves THP off below 512 MiB of managed memory, so it keeps 2025 KiB and DMA
+        //  30/37/44, DMA32 475/593/711; docs/zones.md, "Known departure".)
         let m = [3840, 60_265];
         assert_eq!(boot_min_free_kbytes(&m, 10), 12_668);
         assert_eq!(
