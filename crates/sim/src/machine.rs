@@ -736,9 +736,16 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             let m = &mm.memcgs[i + 1];
             let lv = &mm.lruvecs[i + 1];
             let page = 4096u64;
+            // MEMCG_KMEM: page tables and the whole pages the slab objects' bytes are
+            // charged in (obj_cgroup_charge_pages()).
+            let kernel = m.pagetables + mm.slab.memcg_pages[i + 1];
+            let [slab_r, slab_u] = mm.slab.memcg_bytes[i + 1];
             let memory_stat = [
-                ("kernel", m.pagetables * page),
+                ("kernel", kernel * page),
                 ("pagetables", m.pagetables * page),
+                ("slab", slab_r + slab_u),
+                ("slab_reclaimable", slab_r),
+                ("slab_unreclaimable", slab_u),
                 ("inactive_anon", lv.nr[0] * page),
                 ("active_anon", lv.nr[1] * page),
                 ("inactive_file", lv.nr[2] * page),
@@ -757,7 +764,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 swap_max_pages: c.swap_max_pages,
                 swap_max_events: m.events.swap_max_events,
                 pagetables_pages: m.pagetables,
-                kernel_pages: m.pagetables,
+                kernel_pages: kernel,
                 stock_pages: mm.memcg_stocked(i + 1),
                 memory_stat,
                 pgscan: m.events.pgscan,
