@@ -404,9 +404,7 @@ impl Mm {
     ) -> bool {
         let nr = self.pages.nr_pages(pfn);
         for k in index..index + nr {
-            if self.objects[obj as usize].ent[k as usize] == 0
-                && !self.xa_store_new(ctx, obj, k)
-            {
+            if self.objects[obj as usize].ent[k as usize] == 0 && !self.xa_store_new(ctx, obj, k) {
                 for j in index..k {
                     if self.objects[obj as usize].ent[j as usize] == 0 {
                         self.xa_erase(obj, j);

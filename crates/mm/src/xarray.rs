@@ -368,7 +368,9 @@ mod tests {
             assert_eq!(nodes, nodes_for(set.iter().copied()), "{set:?}");
         };
         for step in 0..4000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             // Mostly small indices, so the tree grows and shrinks often.
             let i = match (x >> 60) % 4 {
                 0 => (x >> 20) % 3,
