@@ -251,6 +251,8 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         0
     };
     let mut events: u64 = 0;
+    // Page accesses: touches and the pages of read(), write() and file creation.
+    let mut accesses: u64 = 0;
     // Progress guard: events of the running task at one simulated instant, and kernel-thread
     // steps since the last task event.
     let mut still_events: u64 = 0;
@@ -475,16 +477,28 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             ctx.cpu = c as u16;
             ctx.task = th;
             match op {
-                Op::Touch { obj, page, write } => mm.touch(&mut ctx, obj, page, write),
-                Op::Read { obj, page, nr } => mm.file_read(&mut ctx, obj, page, nr),
-                Op::Write { obj, page, nr } => mm.file_write(&mut ctx, obj, page, nr),
+                Op::Touch { obj, page, write } => {
+                    accesses += 1;
+                    mm.touch(&mut ctx, obj, page, write)
+                }
+                Op::Read { obj, page, nr } => {
+                    accesses += nr as u64;
+                    mm.file_read(&mut ctx, obj, page, nr)
+                }
+                Op::Write { obj, page, nr } => {
+                    accesses += nr as u64;
+                    mm.file_write(&mut ctx, obj, page, nr)
+                }
                 Op::Fsync { obj } => mm.fsync(&mut ctx, obj),
                 Op::Create {
                     obj,
                     page,
                     nr,
                     fsync,
-                } => mm.fs_create(&mut ctx, obj, page, nr, fsync),
+                } => {
+                    accesses += nr as u64;
+                    mm.fs_create(&mut ctx, obj, page, nr, fsync)
+                }
                 Op::Advise { obj, hint } => mm.set_hint(
                     obj,
                     match hint {
@@ -830,6 +844,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         sim_seconds: end as f64 / 1e9,
         wall_seconds: wall.elapsed().as_secs_f64(),
         events,
+        accesses,
         reclaim_cpu,
         cgroups,
         devices,

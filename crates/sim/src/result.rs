@@ -21,6 +21,10 @@ pub struct SimResult {
     pub wall_seconds: f64,
     /// Workload events simulated.
     pub events: u64,
+    /// Page accesses among them: touches, and the pages of `read()`, `write()` and file
+    /// creation (the other events are fsync, advice, think time, operation ends, phase
+    /// markers and kernel allocations).
+    pub accesses: u64,
     /// Reclaim CPU time by activity (seconds), all reclaimers.
     pub reclaim_cpu: ReclaimCpuSeconds,
     /// memory.stat-like figures per cgroup at the end.
