@@ -407,10 +407,15 @@ impl Mm {
             if self.objects[obj as usize].ent[k as usize] == 0 && !self.xa_store_new(ctx, obj, k) {
                 for j in index..k {
                     if self.objects[obj as usize].ent[j as usize] == 0 {
-                        self.xa_erase(obj, j);
+                        self.xa_erase(obj, j, false);
                     }
                 }
                 return false;
+            }
+        }
+        for k in index..index + nr {
+            if self.objects[obj as usize].ent[k as usize] & CACHE_SHADOW != 0 {
+                self.xa_set_value(obj, k, false);
             }
         }
         let i = pfn as usize;

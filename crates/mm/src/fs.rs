@@ -494,7 +494,7 @@ impl Mm {
         }
         obj.nr_resident -= nr;
         for k in o.index as u64..o.index as u64 + nr {
-            self.xa_erase(o.obj, k);
+            self.xa_erase(o.obj, k, false);
         }
         self.lru_del(pfn);
         self.free_folio(pfn);

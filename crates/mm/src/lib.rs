@@ -495,6 +495,8 @@ pub struct Mm {
     pub memcg_stock: Vec<memcontrol::MemcgStock>,
     /// Slab caches ([`slab`]).
     pub slab: slab::SlabState,
+    /// The page caches' shadow-only xarray leaves (`shadow_nodes`, [`xarray`]).
+    pub shadow_nodes: xarray::ShadowNodes,
     /// Dentries and inodes of created files ([`fs`]).
     pub fs: fs::FsState,
     /// The superblock shrinker's deferred work ([`shrinker`]).
@@ -545,6 +547,10 @@ impl Mm {
             });
         }
         let mut dev_base = 0u64;
+        // Leaves of the page caches' xarrays, numbered object by object for the shadow
+        // node lists.
+        let mut leaf_base = 0u64;
+        let mut trees = Vec::new();
         let objects = cfg
             .objects
             .iter()
@@ -576,8 +582,13 @@ impl Mm {
                     thp: o.kind == ObjKind::Anon
                         && memory::thp_allowed(cfg.thp_enabled, o.hugepage),
                     thp_madvised: o.hugepage == HugepageAdvice::Hugepage,
-                    xa: (o.kind == ObjKind::File && !is_dir)
-                        .then(|| Box::new(xarray::XaTree::new(o.size_pages))),
+                    xa: (o.kind == ObjKind::File && !is_dir).then(|| {
+                        let t = xarray::XaTree::new(o.size_pages, leaf_base as u32);
+                        trees.push((leaf_base as u32, i as u32));
+                        leaf_base += t.leaves() as u64;
+                        assert!(leaf_base < u32::MAX as u64, "more than 2^32 xarray leaves");
+                        Box::new(t)
+                    }),
                 }
             })
             .collect();
@@ -591,6 +602,7 @@ impl Mm {
         let nr_memcgs = memcgs.len();
         let fs = fs::FsState::new(&cfg.fs.dirs, &cfg.objects, nr_memcgs);
         Mm {
+            shadow_nodes: xarray::ShadowNodes::new(trees, leaf_base as usize, nr_memcgs),
             slab: slab::SlabState::new(nr_memcgs),
             fs,
             shrinker: shrinker::SuperShrinker {
@@ -756,6 +768,7 @@ impl Mm {
             ("nr_page_table_pages", self.node.nr_page_table_pages),
             ("nr_slab_reclaimable", self.slab.node_pages().0),
             ("nr_slab_unreclaimable", self.slab.node_pages().1),
+            ("workingset_nodes", self.shadow_nodes.total()),
             (
                 "nr_swap_used",
                 self.total_swap_pages() - self.nr_swap_free(),

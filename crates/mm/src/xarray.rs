@@ -27,6 +27,19 @@
 //! allocates the nodes before storing the folio (`xas_nomem()`); when that fails the folio
 //! is not added ([`Mm::xa_store_new`] returns false and the caller frees the folio).
 //!
+//! ## Shadow nodes and their shrinker (mm/workingset.c)
+//! A leaf whose occupied slots all hold shadow entries (`node->count == node->nr_values`)
+//! is put on the `shadow_nodes` list_lru of the memcg its node object is charged to
+//! (`workingset_update_node()`, at the tail) and counted in `workingset_nodes`; a folio
+//! stored into it takes it off again. The shadow shrinker (`mm-shadow`,
+//! `SHRINKER_MEMCG_AWARE`, `seeks = 0`) runs from `shrink_slab()` with the others:
+//! `count_shadow_nodes()` allows one shadow node per 8 pages of the memcg (its LRU pages and
+//! slab pages, `pages >> (XA_CHUNK_SHIFT - 3)`) and reports only the excess;
+//! `do_shrink_slab()` with `seeks = 0` scans half of that; `shadow_lru_isolate()` takes
+//! nodes from the head of the list (the oldest), erases their shadow entries and frees
+//! them (and the nodes above that empty with them), counting `workingset_nodereclaim`.
+//! Refaults whose shadows went that way are not recognised as refaults.
+//!
 //! # Where we differ from the kernel (v6.18)
 //! - Entries are counted per index. The kernel stores a folio of order k ≥ 6 (and the
 //!   shadow reclaim leaves for it) as a multi-index entry in `2^(k mod 6)` slots of a node
@@ -38,11 +51,10 @@
 //!   they are one page each in the bundled scenarios, which the kernel keeps in `xa_head`
 //!   without a node, and they are not counted. Shmem's page cache (also an xarray in the
 //!   kernel) is modelled as page-table entries and has no nodes either.
-//! - The workingset shadow-node shrinker (`count_shadow_nodes()`, `shadow_lru_isolate()`,
-//!   `workingset_nodereclaim`) is not modelled: nodes full of shadow entries stay until
-//!   their entries are erased.
 //!
 //! # Kernel references
+//! mm/workingset.c `workingset_update_node()`, `count_shadow_nodes()`,
+//! `scan_shadow_nodes()`, `shadow_lru_isolate()`;
 //! lib/xarray.c `xas_alloc()`, `xas_expand()`, `xas_shrink()`, `xas_delete_node()`,
 //! `xas_nomem()`; mm/filemap.c `__filemap_add_folio()`, `page_cache_delete()`;
 //! fs/inode.c `__address_space_init_once()`; lib/radix-tree.c `radix_tree_node_cachep`.
@@ -67,6 +79,10 @@ pub struct XaTree {
     /// Per level: positions with an occupied slot, and those of them at position ≥ 1.
     busy: Vec<u64>,
     busy_high: Vec<u64>,
+    /// Per leaf position: slots holding shadow entries (`node->nr_values`).
+    values: ZeroedVec<u8>,
+    /// Global id of this tree's leaf 0 in [`ShadowNodes`].
+    leaf_base: u32,
     /// Is index 0 occupied (a lone entry there needs no node)?
     has0: bool,
     /// Nodes allocated.
@@ -116,7 +132,9 @@ pub fn nodes_for(idx: impl IntoIterator<Item = u64>) -> u64 {
 }
 
 impl XaTree {
-    pub fn new(size: u64) -> Self {
+    /// A tree over `size` indices whose leaves are numbered from `leaf_base` in
+    /// [`ShadowNodes`].
+    pub fn new(size: u64, leaf_base: u32) -> Self {
         let levels = levels_for(size.max(1));
         let mut count = Vec::with_capacity(levels);
         let mut node = Vec::with_capacity(levels);
@@ -125,9 +143,12 @@ impl XaTree {
             count.push(ZeroedVec::new(n as usize + 1));
             node.push(ZeroedVec::new(n as usize + 1));
         }
+        let leaves = count[0].len();
         XaTree {
             count,
             node,
+            values: ZeroedVec::new(leaves),
+            leaf_base,
             busy: vec![0; levels],
             busy_high: vec![0; levels],
             has0: false,
@@ -137,6 +158,18 @@ impl XaTree {
 
     fn levels(&self) -> usize {
         self.count.len()
+    }
+
+    /// Leaf positions (`ceil(size / 64)`), the ids this tree takes in [`ShadowNodes`].
+    pub fn leaves(&self) -> u32 {
+        self.count[0].len() as u32
+    }
+
+    /// Is leaf `pos` a node holding only shadow entries (`workingset_update_node()`)?
+    fn shadow_only(&self, pos: u64) -> bool {
+        let p = pos as usize;
+        let v = self.node[0][p];
+        v != 0 && v != ALLOCATING && self.count[0][p] > 0 && self.count[0][p] == self.values[p]
     }
 
     /// The tree's height: 0 with no entry or only index 0, else one level more than the
@@ -191,7 +224,181 @@ impl XaTree {
     }
 }
 
+/// The `shadow_nodes` list_lru: leaves holding only shadow entries, one list per memcg,
+/// oldest at the head. Leaves are numbered globally (each tree's `leaf_base` + position).
+#[derive(Default)]
+pub struct ShadowNodes {
+    /// (first leaf id, object) of each tree, ascending.
+    trees: Vec<(u32, u32)>,
+    /// Per leaf id: list links as id + 1 (0 = none), and the memcg + 1 of the list it is on
+    /// (0 = on none).
+    prev: ZeroedVec<u32>,
+    next: ZeroedVec<u32>,
+    on: ZeroedVec<u16>,
+    /// Per memcg: list head and tail (id + 1), length, the shrinker's `nr_deferred`.
+    head: Vec<u32>,
+    tail: Vec<u32>,
+    pub count: Vec<u64>,
+    pub nr_deferred: Vec<u64>,
+}
+
+impl ShadowNodes {
+    /// Lists for `nr_memcgs` memcgs over the trees `(first leaf id, object)` holding
+    /// `leaves` leaves in all.
+    pub fn new(trees: Vec<(u32, u32)>, leaves: usize, nr_memcgs: usize) -> Self {
+        ShadowNodes {
+            trees,
+            prev: ZeroedVec::new(leaves),
+            next: ZeroedVec::new(leaves),
+            on: ZeroedVec::new(leaves),
+            head: vec![0; nr_memcgs],
+            tail: vec![0; nr_memcgs],
+            count: vec![0; nr_memcgs],
+            nr_deferred: vec![0; nr_memcgs],
+        }
+    }
+
+    /// `workingset_nodes`: shadow-only leaves on every list.
+    pub fn total(&self) -> u64 {
+        self.count.iter().sum()
+    }
+
+    /// `list_lru_add()`: append leaf `id` to memcg `m`'s list.
+    fn add(&mut self, m: u16, id: u32) {
+        let mi = m as usize;
+        let t = self.tail[mi];
+        self.prev[id as usize] = t;
+        self.next[id as usize] = 0;
+        if t == 0 {
+            self.head[mi] = id + 1;
+        } else {
+            self.next[t as usize - 1] = id + 1;
+        }
+        self.tail[mi] = id + 1;
+        self.on[id as usize] = m + 1;
+        self.count[mi] += 1;
+    }
+
+    /// `list_lru_del()`.
+    fn del(&mut self, id: u32) {
+        let m = self.on[id as usize] as usize - 1;
+        let (p, n) = (self.prev[id as usize], self.next[id as usize]);
+        if p == 0 {
+            self.head[m] = n;
+        } else {
+            self.next[p as usize - 1] = n;
+        }
+        if n == 0 {
+            self.tail[m] = p;
+        } else {
+            self.prev[n as usize - 1] = p;
+        }
+        self.on[id as usize] = 0;
+        self.count[m] -= 1;
+    }
+
+    /// The object and leaf position of leaf `id`.
+    fn leaf(&self, id: u32) -> (u32, u64) {
+        let i = self.trees.partition_point(|&(b, _)| b <= id) - 1;
+        let (base, obj) = self.trees[i];
+        (obj, (id - base) as u64)
+    }
+}
+
 impl Mm {
+    /// Kernel: `workingset_update_node()` for leaf `pos` of `obj`'s tree: on its memcg's
+    /// `shadow_nodes` list exactly while it holds only shadow entries.
+    fn xa_leaf_update(&mut self, obj: u32, pos: u64) {
+        let t = self.objects[obj as usize].xa.as_ref().unwrap();
+        let want = t.shadow_only(pos);
+        let id = t.leaf_base + pos as u32;
+        let memcg = (t.node[0][pos as usize] >> 32) as u16;
+        let on = self.shadow_nodes.on[id as usize] != 0;
+        if want && !on {
+            self.shadow_nodes.add(memcg, id);
+        } else if !want && on {
+            self.shadow_nodes.del(id);
+        }
+    }
+
+    /// Slot `index` of `obj` changes between a folio and a shadow entry (`shadow` true: the
+    /// folio was replaced by its shadow, `page_cache_delete()` under reclaim; false: a folio
+    /// was stored over the shadow).
+    pub(crate) fn xa_set_value(&mut self, obj: u32, index: u64, shadow: bool) {
+        let Some(t) = self.objects[obj as usize].xa.as_mut() else {
+            return;
+        };
+        let pos = index >> XA_CHUNK_SHIFT;
+        let v = &mut t.values[pos as usize];
+        if shadow {
+            *v += 1;
+        } else {
+            *v -= 1;
+        }
+        self.xa_leaf_update(obj, pos);
+    }
+
+    /// Kernel: `count_shadow_nodes()` for memcg `m`: the shadow nodes beyond one per 8 of
+    /// the memcg's pages (its LRU pages and slab pages).
+    fn count_shadow_nodes(&self, m: usize) -> u64 {
+        let nodes = self.shadow_nodes.count[m];
+        if nodes == 0 {
+            return 0;
+        }
+        let lru: u64 = self.lruvecs[m].nr.iter().sum();
+        let slab = self.slab.memcg_bytes[m].iter().sum::<u64>() >> 12;
+        let max_nodes = (lru + slab) >> (XA_CHUNK_SHIFT - 3);
+        nodes.saturating_sub(max_nodes)
+    }
+
+    /// Kernel: the shadow shrinker's turn in `shrink_slab()` for memcg `m`
+    /// (`do_shrink_slab()` with `seeks = 0`, `scan_shadow_nodes()`). Returns nodes freed.
+    pub(crate) fn shrink_shadow_nodes(&mut self, m: usize, priority: i32) -> u64 {
+        let freeable = self.count_shadow_nodes(m);
+        if freeable == 0 {
+            return 0;
+        }
+        let mut deferred = self.shadow_nodes.nr_deferred[m];
+        let (freed, _) =
+            crate::shrinker::do_shrink_slab(freeable, &mut deferred, priority, 0, 0, |n| {
+                let mut done = 0;
+                while done < n {
+                    let head = self.shadow_nodes.head[m];
+                    if head == 0 {
+                        break;
+                    }
+                    self.shadow_lru_isolate(head - 1);
+                    done += 1;
+                }
+                crate::shrinker::ScanResult::Done {
+                    scanned: done,
+                    freed: done,
+                }
+            });
+        self.shadow_nodes.nr_deferred[m] = deferred;
+        freed
+    }
+
+    /// Kernel: `shadow_lru_isolate()`: take shadow-only leaf `id` off its list, erase its
+    /// shadow entries (the node, and the nodes above that empty with it, are freed) and
+    /// count `workingset_nodereclaim`.
+    fn shadow_lru_isolate(&mut self, id: u32) {
+        self.shadow_nodes.del(id);
+        let (obj, pos) = self.shadow_nodes.leaf(id);
+        let first = pos << XA_CHUNK_SHIFT;
+        let end = (first + (1 << XA_CHUNK_SHIFT)).min(self.objects[obj as usize].size_pages);
+        for k in first..end {
+            let e = self.objects[obj as usize].ent[k as usize];
+            if e == 0 {
+                continue;
+            }
+            debug_assert!(e & crate::filemap::CACHE_SHADOW != 0);
+            self.objects[obj as usize].ent[k as usize] = 0;
+            self.xa_erase(obj, k, true);
+        }
+        self.ev.add(crate::vmstat::Ev::WorkingsetNodereclaim, 1);
+    }
+
     /// The node positions a store or erase at `index` can change: its path and position 0
     /// of every level (where the tree grows and shrinks).
     fn xa_candidates(&self, obj: u32, index: u64) -> ([(u8, u64); 22], usize) {
@@ -220,8 +427,12 @@ impl Mm {
             if v == 0 || v == ALLOCATING || t.wanted(l as usize, pos) {
                 continue;
             }
+            let id = t.leaf_base + pos as u32;
             t.node[l as usize][pos as usize] = 0;
             t.nr_nodes -= 1;
+            if l == 0 && self.shadow_nodes.on[id as usize] != 0 {
+                self.shadow_nodes.del(id);
+            }
             self.slab_free(RADIX_TREE_NODE, (v as u32) - 1, (v >> 32) as u16);
         }
     }
@@ -236,7 +447,9 @@ impl Mm {
         };
         let h = t.height();
         if !t.account(index, true) && t.height() == h {
-            // A slot of an existing leaf, the tree's shape unchanged.
+            // A slot of an existing leaf, the tree's shape unchanged; a leaf of shadows
+            // that now holds a folio leaves the shadow list.
+            self.xa_leaf_update(obj, index >> XA_CHUNK_SHIFT);
             return true;
         }
         let (cand, n) = self.xa_candidates(obj, index);
@@ -262,29 +475,40 @@ impl Mm {
                     t.node[l][p] = 0;
                     t.account(index, false);
                     self.xa_free_unwanted(obj, index);
+                    self.xa_leaf_update(obj, index >> XA_CHUNK_SHIFT);
                     return false;
                 }
             }
         }
+        self.xa_leaf_update(obj, index >> XA_CHUNK_SHIFT);
         true
     }
 
     /// Kernel: `xas_store(NULL)` on occupied slot `index` of `obj` (`page_cache_delete()`
-    /// without a shadow, truncation): account it and free the nodes no longer needed.
-    pub(crate) fn xa_erase(&mut self, obj: u32, index: u64) {
+    /// without a shadow, truncation, the shadow shrinker), which held a shadow entry if
+    /// `shadow`: account it and free the nodes no longer needed.
+    pub(crate) fn xa_erase(&mut self, obj: u32, index: u64, shadow: bool) {
         let Some(t) = self.objects[obj as usize].xa.as_mut() else {
             return;
         };
+        let pos = index >> XA_CHUNK_SHIFT;
+        if shadow {
+            t.values[pos as usize] -= 1;
+        }
         let h = t.height();
         if t.account(index, false) || t.height() != h {
             self.xa_free_unwanted(obj, index);
         }
+        self.xa_leaf_update(obj, pos);
     }
 
     /// Xarray invariants: each tree's nodes are the ones its occupied page-cache entries
-    /// need ([`nodes_for`]), and the `radix_tree_node` cache holds exactly the trees' nodes.
+    /// need ([`nodes_for`]), each leaf's `nr_values` counts its shadow entries and it is on a
+    /// shadow list exactly when it holds only shadows, and the `radix_tree_node` cache holds
+    /// exactly the trees' nodes.
     pub fn check_xarray(&self) -> Result<(), String> {
         let mut total = 0;
+        let mut shadow_total = 0;
         for (o, obj) in self.objects.iter().enumerate() {
             let Some(t) = obj.xa.as_ref() else { continue };
             let want = nodes_for((0..obj.size_pages).filter(|&k| obj.ent[k as usize] != 0));
@@ -294,6 +518,29 @@ impl Mm {
                     t.nr_nodes
                 ));
             }
+            let mut on_lists = 0;
+            for pos in 0..t.leaves() as u64 {
+                let first = pos << XA_CHUNK_SHIFT;
+                let end = (first + (1 << XA_CHUNK_SHIFT)).min(obj.size_pages);
+                let shadows = (first..end)
+                    .filter(|&k| obj.ent[k as usize] & crate::filemap::CACHE_SHADOW != 0)
+                    .count();
+                if shadows != t.values[pos as usize] as usize {
+                    return Err(format!(
+                        "object {o} leaf {pos}: {shadows} shadow entries, nr_values {}",
+                        t.values[pos as usize]
+                    ));
+                }
+                let on = self.shadow_nodes.on[(t.leaf_base as u64 + pos) as usize] != 0;
+                if on != t.shadow_only(pos) {
+                    return Err(format!(
+                        "object {o} leaf {pos}: on the shadow list {on}, shadow-only {}",
+                        t.shadow_only(pos)
+                    ));
+                }
+                on_lists += on as u64;
+            }
+            shadow_total += on_lists;
             let mut live = 0;
             for l in 0..t.levels() {
                 for p in 0..t.node[l].len() {
@@ -311,6 +558,12 @@ impl Mm {
                 ));
             }
             total += live;
+        }
+        if shadow_total != self.shadow_nodes.total() {
+            return Err(format!(
+                "{shadow_total} shadow-only leaves, the shadow lists count {}",
+                self.shadow_nodes.total()
+            ));
         }
         let objs = self.slab.caches[RADIX_TREE_NODE].nr_objects;
         if objs != total {
@@ -354,7 +607,7 @@ mod tests {
 
     #[test]
     fn incremental_counts_match_the_reference_through_growth_and_shrinking() {
-        let mut t = XaTree::new(300_000);
+        let mut t = XaTree::new(300_000, 0);
         let mut set = std::collections::BTreeSet::new();
         let mut x = 12345u64;
         let check = |t: &mut XaTree, set: &std::collections::BTreeSet<u64>| {
@@ -467,6 +720,67 @@ mod tests {
         assert_eq!(mm.slab.memcg_pages[1], 37);
         assert!(mm.memcgs[1].usage <= 4096);
         assert!(mm.objects[1].nr_resident + 37 <= 4096);
+        mm.check_xarray().unwrap();
+    }
+
+    /// A memcg of 1024 pages streaming once through 32768 pages of a file leaves shadow
+    /// entries behind in leaves of their own; the shadow shrinker (seeks = 0, run by every
+    /// limit reclaim's shrink_slab()) holds the shadow-only leaves near one per 8 of the
+    /// memcg's pages (here 241 for 977 pages, 256 reclaimed), counting
+    /// workingset_nodereclaim, and a second pass recognises as refaults only the pages whose
+    /// shadows survived.
+    #[test]
+    fn the_shadow_shrinker_holds_shadow_nodes_near_one_per_8_pages() {
+        use crate::testutil::*;
+        use crate::vmstat::Ev;
+        use crate::{BalanceKind, InstantIo, MemcgCfg};
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 32768);
+        cfg.max_file_folio_order = 0;
+        cfg.memcgs = vec![MemcgCfg {
+            max_pages: Some(1024),
+            swappiness: None,
+            swap_max_pages: None,
+        }];
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 1);
+        mm.set_hint(1, crate::filemap::Hint::Random);
+        for p in (0..32768).step_by(32) {
+            mm.file_read(&mut ctx, 1, p, 32);
+        }
+        mm.check_xarray().unwrap();
+        let lru: u64 = mm.lruvecs[1].nr.iter().sum();
+        let slab = mm.slab.memcg_bytes[1].iter().sum::<u64>() >> 12;
+        let shadow_leaves = mm.shadow_nodes.count[1];
+        let reclaimed = mm.ev.get(Ev::WorkingsetNodereclaim);
+        // Without the shrinker: (32768 - 1024) / 64 = 496 leaves of shadows.
+        assert!(reclaimed > 0);
+        assert!(
+            shadow_leaves + reclaimed >= 490,
+            "{shadow_leaves} + {reclaimed}"
+        );
+        // do_shrink_slab() scans in batches of SHRINK_BATCH (128) and, with seeks = 0 at
+        // DEF_PRIORITY, asks for half the excess: the excess over one node per 8 pages stays
+        // under two batches.
+        assert!(
+            shadow_leaves < ((lru + slab) >> 3) + 2 * 128,
+            "{shadow_leaves} shadow leaves for {lru} + {slab} pages"
+        );
+        // The second pass refaults only where a shadow is left.
+        let shadows = (0..32768u64)
+            .filter(|&k| mm.objects[1].ent[k as usize] & crate::filemap::CACHE_SHADOW != 0)
+            .count() as u64;
+        let before = mm.ev.get(Ev::WorkingsetRefaultFile);
+        for p in (0..32768).step_by(32) {
+            mm.file_read(&mut ctx, 1, p, 32);
+        }
+        let refaults = mm.ev.get(Ev::WorkingsetRefaultFile) - before;
+        assert!(
+            refaults <= shadows,
+            "{refaults} refaults, {shadows} shadows"
+        );
+        // Every reclaimed node took at least one shadow with it.
+        assert!(shadows <= 32768 - 1024 - reclaimed, "{shadows} shadows");
         mm.check_xarray().unwrap();
     }
 }
