@@ -19,6 +19,7 @@
 //! | mm/memory.c (faults)                     | [`memory`]                   |
 //! | mm/memcontrol.c                          | [`memcontrol`]               |
 //! | mm/slub.c                                | [`slab`]                     |
+//! | lib/xarray.c (page-cache nodes)          | [`xarray`]                   |
 //! | mm/shrinker.c, fs/super.c (sb shrinker)  | [`shrinker`]                 |
 //! | fs/dcache.c, fs/inode.c                  | [`fs`]                       |
 //! | mm/vmstat.c                              | [`vmstat`]                   |
@@ -48,6 +49,7 @@ pub mod vmscan;
 pub mod vmstat;
 pub mod workingset;
 pub mod writeback;
+pub mod xarray;
 pub mod zeroed;
 
 #[cfg(test)]
@@ -384,6 +386,8 @@ pub struct Object {
     pub thp_madvised: bool,
     /// VM_LOCKED ([`ObjectCfg::mlock`]).
     pub mlock: bool,
+    /// File (not a `create` directory): the page cache's xarray nodes ([`xarray`]).
+    pub xa: Option<Box<xarray::XaTree>>,
 }
 
 impl Object {
@@ -520,6 +524,8 @@ pub struct Mm {
     pub memcg_stock: Vec<memcontrol::MemcgStock>,
     /// Slab caches ([`slab`]).
     pub slab: slab::SlabState,
+    /// The page caches' shadow-only xarray leaves (`shadow_nodes`, [`xarray`]).
+    pub shadow_nodes: xarray::ShadowNodes,
     /// Dentries and inodes of created files ([`fs`]).
     pub fs: fs::FsState,
     /// The superblock shrinker's deferred work ([`shrinker`]).
@@ -554,11 +560,17 @@ impl Mm {
             });
         }
         let mut dev_base = 0u64;
+        // Leaves of the page caches' xarrays, numbered object by object for the shadow
+        // node lists.
+        let mut leaf_base = 0u64;
+        let mut trees = Vec::new();
         let objects = cfg
             .objects
             .iter()
-            .map(|o| {
+            .enumerate()
+            .map(|(i, o)| {
                 let base = dev_base;
+                let is_dir = cfg.fs.dirs.iter().any(|d| d.obj as usize == i);
                 if o.kind == ObjKind::File {
                     dev_base += o.size_pages;
                 }
@@ -584,6 +596,13 @@ impl Mm {
                         && memory::thp_allowed(cfg.thp_enabled, o.hugepage),
                     thp_madvised: o.hugepage == HugepageAdvice::Hugepage,
                     mlock: o.mlock && o.kind != ObjKind::File,
+                    xa: (o.kind == ObjKind::File && !is_dir).then(|| {
+                        let t = xarray::XaTree::new(o.size_pages, leaf_base as u32);
+                        trees.push((leaf_base as u32, i as u32));
+                        leaf_base += t.leaves() as u64;
+                        assert!(leaf_base < u32::MAX as u64, "more than 2^32 xarray leaves");
+                        Box::new(t)
+                    }),
                 }
             })
             .collect();
@@ -597,6 +616,7 @@ impl Mm {
         let nr_memcgs = memcgs.len();
         let fs = fs::FsState::new(&cfg.fs.dirs, &cfg.objects, nr_memcgs);
         Mm {
+            shadow_nodes: xarray::ShadowNodes::new(trees, leaf_base as usize, nr_memcgs),
             slab: slab::SlabState::new(nr_memcgs),
             fs,
             shrinker: shrinker::SuperShrinker {
@@ -846,6 +866,7 @@ impl Mm {
             ("nr_page_table_pages", self.node.nr_page_table_pages),
             ("nr_slab_reclaimable", self.slab.node_pages().0),
             ("nr_slab_unreclaimable", self.slab.node_pages().1),
+            ("workingset_nodes", self.shadow_nodes.total()),
             (
                 "nr_swap_used",
                 self.total_swap_pages() - self.nr_swap_free(),

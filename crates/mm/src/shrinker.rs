@@ -141,6 +141,13 @@ impl Mm {
     /// root memcg: the global lists; a child: `shrink_slab_memcg()`, memcg-aware shrinkers
     /// only). Returns the objects freed; the pages freed accumulate in `slab.reclaimed`.
     pub fn shrink_slab(&mut self, memcg: usize, priority: i32, kswapd: bool) -> u64 {
+        // The shadow-node shrinker (`mm-shadow`, crate::xarray), then the superblock's.
+        let shadow = self.shrink_shadow_nodes(memcg, priority);
+        shadow + self.shrink_super(memcg, priority, kswapd)
+    }
+
+    /// The superblock shrinker's turn in [`Mm::shrink_slab`].
+    fn shrink_super(&mut self, memcg: usize, priority: i32, kswapd: bool) -> u64 {
         if self.fs.state.is_empty() {
             return 0;
         }

@@ -521,6 +521,9 @@ impl Mm {
             for k in o.index as u64..o.index as u64 + nr {
                 obj.ent[k as usize] = crate::filemap::CACHE_SHADOW | sh.0;
             }
+            for k in o.index as u64..o.index as u64 + nr {
+                self.xa_set_value(o.obj, k, true);
+            }
         }
         self.objects[o.obj as usize].nr_resident -= nr;
     }

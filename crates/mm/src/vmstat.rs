@@ -83,6 +83,7 @@ vm_events! {
     KcompactdMigrateScanned => "compact_daemon_migrate_scanned",
     KcompactdFreeScanned => "compact_daemon_free_scanned",
     SlabsScanned => "slabs_scanned",
+    WorkingsetNodereclaim => "workingset_nodereclaim",
     KswapdInodesteal => "kswapd_inodesteal",
     PgInodesteal => "pginodesteal",
     DropPagecache => "drop_pagecache",

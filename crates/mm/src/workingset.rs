@@ -39,8 +39,8 @@
 //!
 //! # Where we differ from the kernel (v6.18)
 //! - No `bucket_order` coarsening (exact ages; the kernel is exact below 2^36 pages too).
-//! - Shadows are kept until the slot is reused; no shadow-node shrinker (its memory bound is
-//!   what `workingset_nodereclaim` measures; not modelled yet).
+//! - Shadows are kept until the slot is reused or the shadow-node shrinker frees the xarray
+//!   leaf holding them ([`crate::xarray`]: `workingset_nodes`, `workingset_nodereclaim`).
 //!
 //! # Kernel references
 //! mm/workingset.c `workingset_age_nonresident()`, `workingset_eviction()`,
