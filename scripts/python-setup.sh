@@ -15,7 +15,7 @@
 # 2. Builds a wheel with maturin (`maturin build --release`; `maturin develop` would need a
 #    virtualenv, and CI has none) into a temporary directory.
 # 3. pip installs the wheel (its dependencies: pandas, matplotlib, tomli-w), with --test its
-#    `test` extra too (pytest, tqdm, ray, mypy, pandas-stubs: pyproject.toml is the one
+#    `test` extra too (pytest, tqdm, ray, mypy, pandas-stubs, damo: pyproject.toml is the one
 #    list), then force-reinstalls the wheel itself so the fresh extension replaces any older
 #    install, editable ones too.
 #

@@ -12,6 +12,15 @@ cargo clippy --workspace --all-targets -- -D warnings
 echo "== VM twin prerequisites (QEMU, busybox, Debian's 6.1 cloud kernel; once, cached)"
 scripts/vm-setup.sh debian-6.1 >/dev/null \
     || echo "vm-setup failed: the VM twin test will say it is skipped"
+echo "== valgrind (the test that records a real program with \`refault record\`)"
+if command -v valgrind >/dev/null 2>&1; then
+    :
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ -z "${REFAULT_SKIP_APT:-}" ]; then
+    { apt-get update -qq && apt-get install -y -qq --no-install-recommends valgrind >/dev/null; } \
+        || echo "apt-get install valgrind failed: the lackey recording test will say it is skipped"
+else
+    echo "valgrind missing and apt-get unusable here: the lackey recording test will say it is skipped"
+fi
 echo "== release build (for the bundled scenarios and the reproduction tests)"
 cargo build --release -p refault
 echo "== cargo test"

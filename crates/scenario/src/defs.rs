@@ -607,8 +607,10 @@ static PHASE: SectionDef = SectionDef {
                 "advice",
                 Computed("\"normal\""),
                 "fadvise/madvise hint for the phase: \"normal\", \"random\" or \"sequential\". \
-            Default: random for the random, zipf and hot-cold patterns, normal for \
-            sequential."
+            Default: normal (MADV_NORMAL, the kernel's default) for anon and shmem objects; \
+            for a file, random for the random, zipf and hot-cold patterns (what fio does) and \
+            normal for sequential. Random and sequential make reclaim ignore the mapping's \
+            page-table references and turn off readahead (random) or double it (sequential)."
             ),
             k!(
                 "fsync",

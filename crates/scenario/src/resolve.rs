@@ -1645,10 +1645,9 @@ fn resolve_phase_at(
             ));
         }
     }
-    let advice = p.advice.unwrap_or(match pattern_name {
-        PatternName::Sequential => Advice::Normal,
-        _ => Advice::Random,
-    });
+    let advice = p
+        .advice
+        .unwrap_or_else(|| default_advice(pattern_name, obj.kind));
     Ok(PhaseSpec {
         name,
         access,
@@ -1664,6 +1663,19 @@ fn resolve_phase_at(
         fsync,
         mix: Vec::new(),
     })
+}
+
+/// A generated phase's `advice` when the scenario gives none. Memory (anon and shmem objects)
+/// gets the kernel's default, MADV_NORMAL, whatever the pattern: a program does not madvise()
+/// its heap, so its page-table references count in reclaim (`folio_referenced()`,
+/// `vma_has_recency()`) and swap-in and fault-around read ahead as normal. A file phase with a
+/// random, zipf or hot-cold pattern gets random (POSIX_FADV_RANDOM / MADV_RANDOM), what fio
+/// does for random I/O (`fadvise_hint`, on by default); a sequential one gets normal.
+fn default_advice(pattern: PatternName, kind: ObjectKind) -> Advice {
+    match (pattern, kind) {
+        (_, ObjectKind::Anon | ObjectKind::Shmem) | (PatternName::Sequential, _) => Advice::Normal,
+        _ => Advice::Random,
+    }
 }
 
 /// `model.kernel`: "MAJOR.MINOR" (a release string such as "6.1.0-50-cloud-amd64" is cut to

@@ -249,7 +249,11 @@ fn phase(name: &str, access: Access, object: usize, pattern: Pattern, end: u64) 
         name: name.into(),
         access,
         object,
-        advice: if pattern == Pattern::Sequential {
+        // The default advice: random for a non-sequential read()/write() of a file; the
+        // touches below are all of anon objects, which default to normal.
+        advice: if pattern == Pattern::Sequential
+            || matches!(access, Access::Touch | Access::TouchWrite)
+        {
             Advice::Normal
         } else {
             Advice::Random
@@ -1532,5 +1536,85 @@ fn mlock_applies_to_anon_and_shmem_objects() {
             ErrorKind::InvalidValue,
             "t.toml:7:9: object `f`: mlock applies to anon and shmem objects".into()
         )
+    );
+}
+
+/// Generated phases without `advice`: memory (anon, shmem) gets MADV_NORMAL whatever the
+/// pattern, a file random (fio's fadvise_hint) unless the pattern is sequential; an explicit
+/// `advice` wins.
+#[test]
+fn default_advice_is_normal_for_memory_and_random_for_random_file_io() {
+    let text = r#"
+[machine]
+memory = "1G"
+
+[[object]]
+name = "heap"
+kind = "anon"
+size = "64M"
+
+[[object]]
+name = "shm"
+kind = "shmem"
+size = "64M"
+
+[[object]]
+name = "data"
+kind = "file"
+size = "64M"
+
+[[task]]
+name = "t"
+
+[[task.phase]]
+access = "touch"
+object = "heap"
+pattern = "random"
+
+[[task.phase]]
+access = "touch-write"
+object = "heap"
+pattern = "zipf"
+
+[[task.phase]]
+access = "touch"
+object = "shm"
+pattern = "hot-cold"
+
+[[task.phase]]
+access = "touch"
+object = "heap"
+pattern = "random"
+advice = "random"
+
+[[task.phase]]
+access = "read"
+object = "data"
+pattern = "random"
+
+[[task.phase]]
+access = "touch"
+object = "data"
+pattern = "zipf"
+
+[[task.phase]]
+access = "read"
+object = "data"
+
+[[task.phase]]
+access = "read"
+object = "data"
+pattern = "random"
+advice = "normal"
+"#;
+    let s = ok(text);
+    let Workload::Phases { phases, .. } = &s.tasks[0].workload else {
+        panic!("phases")
+    };
+    let got: Vec<Advice> = phases.iter().map(|p| p.advice).collect();
+    use Advice::*;
+    assert_eq!(
+        got,
+        [Normal, Normal, Normal, Random, Random, Random, Normal, Normal]
     );
 }
