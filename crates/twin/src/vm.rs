@@ -149,7 +149,7 @@ pub fn device_from_probe(scn: &mut Scenario, p: &DiskProbe) {
 }
 
 /// How QEMU runs the guest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Accel {
     /// KVM when /dev/kvm is usable and a short probe boot with it works, TCG otherwise
@@ -947,6 +947,25 @@ pub fn twin_vm(
     let (accel, accel_reason) = (s.accel, s.accel_reason.clone());
     drop(s);
     check_interrupted()?;
+    compare_vm(scn, &runs, swap, accel, accel_reason)
+}
+
+/// The simulation of `scn` on the guest's machine (as the first of `runs` started on it,
+/// with its disk as probed and the rules of its kernel version) compared with the guest's
+/// runs. `refault twin --vm` calls it after booting; `refault fidelity --vm --replay`
+/// calls it on the runs a previous `--out` saved, to measure a model change against the
+/// same kernel runs without booting again.
+pub fn compare_vm(
+    scn: &Scenario,
+    runs: &[GuestRun],
+    swap: SwapKind,
+    accel: Accel,
+    accel_reason: String,
+) -> Result<crate::TwinReport, String> {
+    if runs.is_empty() {
+        return Err("no guest runs to compare with".into());
+    }
+    let mut real: Vec<Counters> = runs.iter().map(|r| r.vmstat.clone()).collect();
     // The simulated machine is the guest's as the first run started on it.
     let zones = parse_zoneinfo(&runs[0].zoneinfo_before);
     let mut sim_scn = machine_from_zoneinfo(scn, &zones)?;
@@ -1006,6 +1025,7 @@ pub fn twin_vm(
     rep.memcg_stat = runs.iter().map(|r| r.memcg_stat.clone()).collect();
     rep.real_task_seconds = runs.iter().map(|r| r.task_seconds.clone()).collect();
     rep.vm = Some(VmReport {
+        guest_runs: runs.to_vec(),
         accel,
         accel_reason,
         zones,
@@ -1039,6 +1059,8 @@ pub fn model_kernel_for(release: &str) -> Result<String, String> {
 /// What the VM twin adds to a report: the guest's own view of its memory.
 #[derive(Clone, Debug, Serialize)]
 pub struct VmReport {
+    /// What each guest run brought back (for `refault fidelity --vm --replay`).
+    pub guest_runs: Vec<GuestRun>,
     pub accel: Accel,
     /// Why this accelerator (`--accel auto`'s probe, or asked for).
     pub accel_reason: String,
