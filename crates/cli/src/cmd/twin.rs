@@ -138,7 +138,11 @@ fn saved_guest_runs(
     doc: &serde_json::Value,
     file: &Path,
     scenario: &str,
-) -> Result<(Vec<refault_twin::vm::GuestRun>, refault_twin::vm::Accel, String)> {
+) -> Result<(
+    Vec<refault_twin::vm::GuestRun>,
+    refault_twin::vm::Accel,
+    String,
+)> {
     let entry = doc["scenarios"]
         .as_array()
         .and_then(|v| v.iter().find(|e| e["scenario"] == scenario))
