@@ -317,13 +317,12 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
         let scn = refault_scenario::load(f, &[], None)?;
         let swap = default_swap(&scn);
         eprintln!(
-            "fidelity: {} ({}{} run(s), swap {swap:?})",
+            "fidelity: {} ({}, swap {swap:?})",
             scn.name,
-            plan.min,
-            if plan.max > plan.min {
-                format!(" to {}", plan.max)
-            } else {
-                String::new()
+            match &replay {
+                Some((p, _)) => format!("replaying the guest runs saved in {}", p.display()),
+                None if plan.max > plan.min => format!("{} to {} run(s)", plan.min, plan.max),
+                None => format!("{} run(s)", plan.min),
             }
         );
         let r = match (&vm, &replay) {
