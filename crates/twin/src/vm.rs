@@ -1364,7 +1364,7 @@ Node 0, zone   Normal
         assert_eq!(m.machine.memory_pages, bare.machine.memory_pages + 820);
         // The scenario's task starts once the guest's pages are mapped.
         let settle = m.tasks[0].start_ns - bare.tasks[0].start_ns;
-        assert!(settle > 0 && settle % 1_000_000 == 0, "{settle}");
+        assert!(settle > 0 && settle.is_multiple_of(1_000_000), "{settle}");
         assert_eq!(m.objects.len(), 2);
         assert_eq!(m.objects[1].size_pages, 820);
         assert_eq!(m.tasks[1].name, GUEST_PAGE_CACHE);
