@@ -428,6 +428,20 @@ impl Mm {
         if now < self.memcg_stats_next_flush {
             return;
         }
+        self.memcg_flush_stats_now();
+        let p = self.cfg.memcg_stats_flush_ns;
+        let first = first_stats_flush(p, self.cfg.memcg_stats_first_flush_ns);
+        self.memcg_stats_next_flush = first + ((now - first) / p + 1) * p;
+    }
+
+    /// Kernel (6.1–6.11): `mem_cgroup_flush_stats()` from `prepare_scan_count()`: copy the
+    /// current hierarchical list sizes and activation counts of every lruvec into their
+    /// flushed copies now, leaving the periodic flusher's schedule alone
+    /// ([`crate::workingset::KernelVersion::reclaim_reads_ratelimited_stats`]).
+    pub fn memcg_flush_stats_now(&mut self) {
+        if self.cfg.memcg_stats_flush_ns == 0 {
+            return;
+        }
         for lv in 0..self.lruvecs.len() {
             let mut lru = [0; 4];
             for (i, l) in EVICTABLE_LRUS.iter().enumerate() {
@@ -437,9 +451,6 @@ impl Mm {
             v.flushed_lru = lru;
             v.flushed_activate = v.workingset_activate;
         }
-        let p = self.cfg.memcg_stats_flush_ns;
-        let first = first_stats_flush(p, self.cfg.memcg_stats_first_flush_ns);
-        self.memcg_stats_next_flush = first + ((now - first) / p + 1) * p;
     }
 
     /// When the next periodic memcg stats flush is due (u64::MAX when off).

@@ -327,6 +327,11 @@ impl Mm {
 
     /// Kernel: `prepare_scan_control()`.
     fn prepare_scan_control(&mut self, sc: &mut ScanControl) {
+        // Before v6.12 reclaim flushed the memcg statistics here (mem_cgroup_flush_stats()
+        // in prepare_scan_count()); since, it reads them as of the last periodic flush.
+        if !self.cfg.kernel.reclaim_reads_ratelimited_stats() {
+            self.memcg_flush_stats_now();
+        }
         let t = sc.target;
         let tv = &self.lruvecs[t];
         sc.cost = [tv.anon_cost, tv.file_cost];
@@ -1426,6 +1431,37 @@ mod kernel_rules {
             assert_eq!(mm.lruvec_hier(0, LruList::ActiveAnon), 10);
             assert_eq!(mm.lruvec_page_state(0, LruList::ActiveAnon), 0);
             assert_eq!(mm.inactive_is_low(0, false), low, "{balance:?}");
+        }
+    }
+
+    /// Reclaim's statistics by kernel version: before v6.12 prepare_scan_count() flushed
+    /// the memcg statistics, so cache-trim mode sees the inactive file pages read since the
+    /// last periodic flush; since v6.12 ("memcg: use ratelimited stats flush in the
+    /// reclaim") it reads them as of that flush: here none, so no cache-trim mode.
+    #[test]
+    fn reclaim_flushes_memcg_stats_before_6_12() {
+        for (kernel, trim) in [((6, 1), true), ((6, 11), true), ((6, 12), false)] {
+            let mut cfg = tiny_config(BalanceKind::RefaultCost, 16_384);
+            cfg.memcg_stats_flush_ns = 2_000_000_000;
+            cfg.memcg_stats_first_flush_ns = 1_000_000_000;
+            cfg.readahead_max_pages = 0;
+            cfg.kernel = crate::workingset::KernelVersion::new(kernel.0, kernel.1);
+            let mut mm = Mm::new(cfg);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            for p in 0..8192 {
+                mm.file_read(&mut ctx, 1, p, 1);
+            }
+            assert_eq!(mm.lruvec_hier(0, LruList::InactiveFile), 8192);
+            assert_eq!(mm.lruvec_page_state(0, LruList::InactiveFile), 0);
+            let mut sc = ScanControl::new(32, 0);
+            sc.kswapd = true;
+            mm.prepare_scan_control(&mut sc);
+            assert_eq!(sc.cache_trim_mode, trim, "{kernel:?}");
+            let seen = if trim { 8192 } else { 0 };
+            assert_eq!(mm.lruvec_page_state(0, LruList::InactiveFile), seen);
+            // The periodic flusher's schedule is its own.
+            assert_eq!(mm.memcg_stats_flush_due(), 1_000_000_000);
         }
     }
 

@@ -87,6 +87,7 @@ impl Shadow {
 /// | 6.14 | "mm/mglru: rework workingset protection" | [`Self::mglru_folio_seq_by_workingset`] |
 /// | 6.14 | "mm/mglru: rework aging feedback" | [`Self::mglru_aging_by_generations_only`] |
 /// | 6.7 | "mm/mglru: respect min_ttl_ms with memcgs" | [`Self::mglru_kswapd_ages_in_eviction`] |
+/// | 6.12 | "memcg: use ratelimited stats flush in the reclaim" | [`Self::reclaim_reads_ratelimited_stats`] |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KernelVersion {
     pub major: u16,
@@ -153,6 +154,19 @@ impl KernelVersion {
     /// eviction path leaves the aging to it; direct reclaim ages and goes on evicting.
     pub fn mglru_kswapd_ages_in_eviction(self) -> bool {
         self >= KernelVersion::new(6, 7)
+    }
+
+    /// Since v6.12 ("memcg: use ratelimited stats flush in the reclaim"):
+    /// `prepare_scan_control()` calls `mem_cgroup_flush_stats_ratelimited()`, so the
+    /// classic LRU's heuristics (`may_deactivate`, cache-trim mode, `file_is_tiny`) read list
+    /// sizes and activation counts as of the last periodic flush, up to 2 s old. Before
+    /// (6.1–6.11): `prepare_scan_count()` calls `mem_cgroup_flush_stats()`, which flushes
+    /// whenever more than (online CPUs + 1) × `MEMCG_CHARGE_BATCH` (64) statistics updates
+    /// are pending, so reclaim reads them nearly exact. The model flushes at every
+    /// `prepare_scan_control()` under the older rule (the pending-updates threshold, at
+    /// most a few hundred pages of list moves, is left out).
+    pub fn reclaim_reads_ratelimited_stats(self) -> bool {
+        self >= KernelVersion::new(6, 12)
     }
 
     /// Parse "6.1", "6.12", "7.2" or a release string such as "6.1.0-50-cloud-amd64".

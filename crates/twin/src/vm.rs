@@ -149,7 +149,7 @@ pub fn device_from_probe(scn: &mut Scenario, p: &DiskProbe) {
 }
 
 /// How QEMU runs the guest.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Accel {
     /// KVM when /dev/kvm is usable and a short probe boot with it works, TCG otherwise
@@ -947,9 +947,29 @@ pub fn twin_vm(
     let (accel, accel_reason) = (s.accel, s.accel_reason.clone());
     drop(s);
     check_interrupted()?;
+    compare_vm(scn, &runs, swap, accel, accel_reason)
+}
+
+/// The simulation of `scn` on the guest's machine (as the first of `runs` started on it,
+/// with its disk as probed and the rules of its kernel version) compared with the guest's
+/// runs. `refault twin --vm` calls it after booting; `refault fidelity --vm --replay`
+/// calls it on the runs a previous `--out` saved, to measure a model change against the
+/// same kernel runs without booting again.
+pub fn compare_vm(
+    scn: &Scenario,
+    runs: &[GuestRun],
+    swap: SwapKind,
+    accel: Accel,
+    accel_reason: String,
+) -> Result<crate::TwinReport, String> {
+    if runs.is_empty() {
+        return Err("no guest runs to compare with".into());
+    }
+    let mut real: Vec<Counters> = runs.iter().map(|r| r.vmstat.clone()).collect();
     // The simulated machine is the guest's as the first run started on it.
     let zones = parse_zoneinfo(&runs[0].zoneinfo_before);
     let mut sim_scn = machine_from_zoneinfo(scn, &zones)?;
+    add_guest_page_cache(&mut sim_scn, &runs[0].zoneinfo_before)?;
     // The guest's disk as it measured it (mean over the runs' probes).
     let probes: Vec<&DiskProbe> = runs.iter().filter_map(|r| r.disk_probe.as_ref()).collect();
     let disk_probe = (!probes.is_empty()).then(|| {
@@ -1006,6 +1026,7 @@ pub fn twin_vm(
     rep.memcg_stat = runs.iter().map(|r| r.memcg_stat.clone()).collect();
     rep.real_task_seconds = runs.iter().map(|r| r.task_seconds.clone()).collect();
     rep.vm = Some(VmReport {
+        guest_runs: runs.to_vec(),
         accel,
         accel_reason,
         zones,
@@ -1039,6 +1060,8 @@ pub fn model_kernel_for(release: &str) -> Result<String, String> {
 /// What the VM twin adds to a report: the guest's own view of its memory.
 #[derive(Clone, Debug, Serialize)]
 pub struct VmReport {
+    /// What each guest run brought back (for `refault fidelity --vm --replay`).
+    pub guest_runs: Vec<GuestRun>,
     pub accel: Accel,
     /// Why this accelerator (`--accel auto`'s probe, or asked for).
     pub accel_reason: String,
@@ -1121,6 +1144,94 @@ pub fn parse_zoneinfo(text: &str) -> Vec<GuestZone> {
     out
 }
 
+/// A per-node statistic of a /proc/zoneinfo text (`nr_inactive_file`, ...: the node's,
+/// printed once under its first zone's "per-node stats"); 0 when absent.
+pub fn zoneinfo_node_stat(text: &str, key: &str) -> u64 {
+    text.lines()
+        .find_map(|l| {
+            let mut it = l.split_whitespace();
+            (it.next() == Some(key))
+                .then(|| it.next().and_then(|v| v.parse().ok()))
+                .flatten()
+        })
+        .unwrap_or(0)
+}
+
+/// The object and task [`machine_from_zoneinfo`] adds for the guest's own page cache.
+pub const GUEST_PAGE_CACHE: &str = "guest-page-cache";
+
+/// The scenario with the guest's starting state added: the file pages on the guest's LRU
+/// when the run started (`nr_inactive_file` + `nr_active_file` of `zoneinfo`: the
+/// executor's own binary on the virtio disk, mapped by the running executor), which the
+/// scenario does not describe, become a file object of that many pages, mapped and touched
+/// once at the start by a task of their own ([`GUEST_PAGE_CACHE`], appended after the
+/// scenario's objects and tasks so theirs keep their indices and random streams), with the
+/// machine grown by as many pages. Reclaim then finds them as the kernel did: on the
+/// inactive file list, mapped with young PTEs (`folio_check_references()` keeps a folio
+/// with a referenced PTE once, then reclaims it). The guest had them before its run
+/// started, so the scenario's own tasks start once the task has mapped them: every start
+/// moves by the time that task alone takes on the machine (a short simulation of it,
+/// rounded up to the millisecond; on one CPU a task still faulting them in would take the
+/// CPU from kswapd while the scenario's tasks run). Simplifications: the guest's active file
+/// pages (a dozen) start inactive too, and the executor's later use of its code (the
+/// kernel refaults and activates some of those pages during the run) is not modelled —
+/// nothing touches them again. The guest's anon, shmem (its initramfs) and slab pages stay
+/// out of the simulated machine.
+pub fn add_guest_page_cache(scn: &mut Scenario, zoneinfo: &str) -> Result<(), String> {
+    use refault_scenario::{
+        Access, Advice, ObjectKind, ObjectSpec, Pattern, PhaseSpec, TaskSpec, Workload,
+    };
+    let pages = zoneinfo_node_stat(zoneinfo, "nr_inactive_file")
+        + zoneinfo_node_stat(zoneinfo, "nr_active_file");
+    if pages == 0 || scn.machine.zones.is_empty() {
+        return Ok(());
+    }
+    let object = scn.objects.len();
+    scn.objects.push(ObjectSpec {
+        name: GUEST_PAGE_CACHE.into(),
+        kind: ObjectKind::File,
+        size_pages: pages,
+        exists: true,
+        madvise: Default::default(),
+    });
+    scn.tasks.push(TaskSpec {
+        name: GUEST_PAGE_CACHE.into(),
+        cgroup: None,
+        instances: 1,
+        start_ns: 0,
+        workload: Workload::Phases {
+            phases: vec![PhaseSpec {
+                name: "map".into(),
+                access: Access::Touch,
+                object,
+                pattern: Pattern::Sequential,
+                start_page: 0,
+                end_page: pages,
+                ops: pages,
+                pages_per_op: 1,
+                write_fraction: 0.0,
+                think_ns: 0,
+                advice: Advice::Normal,
+                fsync: false,
+                mix: Vec::new(),
+            }],
+            repeat: 1,
+        },
+    });
+    scn.machine.zones[0].pages += pages;
+    scn.machine.memory_pages += pages;
+    let mut alone = scn.clone();
+    alone.tasks = vec![scn.tasks.last().expect("just pushed").clone()];
+    let r = refault_sim::run(&alone, Default::default()).map_err(|e| e.to_string())?;
+    const MS: u64 = 1_000_000;
+    let settle = ((r.sim_seconds * 1e9) as u64).div_ceil(MS).max(1) * MS;
+    let n = scn.tasks.len() - 1;
+    for t in &mut scn.tasks[..n] {
+        t.start_ns += settle;
+    }
+    Ok(())
+}
+
 /// The scenario with the guest's machine: one simulated zone per guest zone kind — DMA and
 /// DMA32 together as DMA32 (the model has no DMA zone; on the guest the 16 MiB DMA zone
 /// serves user pages once DMA32 is below its watermark plus a small lowmem reserve),
@@ -1171,6 +1282,8 @@ mod tests {
     const ZONEINFO: &str = "Node 0, zone      DMA
   per-node stats
       nr_inactive_anon 926
+      nr_inactive_file 808
+      nr_active_file 12
   pages free     3808
         boost    0
         min      31
@@ -1224,6 +1337,45 @@ Node 0, zone   Normal
         assert_eq!(m.sysctl.min_free_kbytes, Some((31 + 700) * 4));
         // And the simulation runs on it.
         refault_sim::run(&m, Default::default()).unwrap();
+    }
+
+    /// The guest's file pages at the start (808 inactive + 12 active) join the machine as
+    /// a mapped file object: a file stream past them reclaims each once, after keeping it
+    /// once for its young PTE (two scans each), where the stream's own unmapped pages are
+    /// scanned once.
+    #[test]
+    fn guest_page_cache_is_on_the_simulated_machine() {
+        assert_eq!(zoneinfo_node_stat(ZONEINFO, "nr_inactive_file"), 808);
+        assert_eq!(zoneinfo_node_stat(ZONEINFO, "nr_active_file"), 12);
+        assert_eq!(zoneinfo_node_stat(ZONEINFO, "nr_shmem"), 0);
+        let scn = refault_scenario::parse(
+            "[machine]\nmemory = \"256M\"\n[[object]]\nname = \"f\"\nkind = \"file\"\nsize = \"512M\"\n[[task]]\nname = \"t\"\nstart = \"10ms\"\n[[task.phase]]\naccess = \"read\"\nobject = \"f\"\npattern = \"sequential\"\npages_per_op = 32\n",
+            "t.toml",
+            &[],
+            None,
+        )
+        .unwrap();
+        let z = parse_zoneinfo(ZONEINFO);
+        let bare = machine_from_zoneinfo(&scn, &z).unwrap();
+        let mut m = bare.clone();
+        add_guest_page_cache(&mut m, ZONEINFO).unwrap();
+        assert_eq!(m.machine.memory_pages, bare.machine.memory_pages + 820);
+        // The scenario's task starts once the guest's pages are mapped.
+        let settle = m.tasks[0].start_ns - bare.tasks[0].start_ns;
+        assert!(settle > 0 && settle.is_multiple_of(1_000_000), "{settle}");
+        assert_eq!(m.objects.len(), 2);
+        assert_eq!(m.objects[1].size_pages, 820);
+        assert_eq!(m.tasks[1].name, GUEST_PAGE_CACHE);
+        let extra_scans = |scn: &Scenario| {
+            let r = refault_sim::run(scn, Default::default()).unwrap();
+            let v = |k: &str| r.vmstat.get(k).copied().unwrap_or(0);
+            (v("pgscan_file") - v("pgsteal_file"), v("pgsteal_file"))
+        };
+        let (extra_bare, _) = extra_scans(&bare);
+        let (extra, stolen) = extra_scans(&m);
+        assert_eq!(extra_bare, 0);
+        assert_eq!(extra, 820);
+        assert!(stolen > 131_072 - 60_000, "{stolen}");
     }
 
     #[test]

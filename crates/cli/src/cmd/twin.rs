@@ -126,6 +126,40 @@ pub struct FidelityArgs {
     /// Run only the scenarios whose name contains this.
     #[arg(long)]
     pub only: Option<String>,
+    /// Boot nothing: simulate each scenario again with this build's model and compare it
+    /// with the guest runs a previous `fidelity --vm --out FILE` saved in FILE (the same
+    /// kernel runs, the same guest machine), to measure a model change.
+    #[arg(long, requires = "vm")]
+    pub replay: Option<PathBuf>,
+}
+
+/// The guest runs a `fidelity --vm --out` file saved for `scenario`, and the accelerator.
+fn saved_guest_runs(
+    doc: &serde_json::Value,
+    file: &Path,
+    scenario: &str,
+) -> Result<(
+    Vec<refault_twin::vm::GuestRun>,
+    refault_twin::vm::Accel,
+    String,
+)> {
+    let entry = doc["scenarios"]
+        .as_array()
+        .and_then(|v| v.iter().find(|e| e["scenario"] == scenario))
+        .ok_or_else(|| anyhow!("{}: no saved runs of {scenario}", file.display()))?;
+    let vm = &entry["vm"];
+    if vm.is_null() {
+        return Err(anyhow!(
+            "{}: {scenario} has no guest runs (written by a build before --replay, or not --vm)",
+            file.display()
+        ));
+    }
+    let runs = serde_json::from_value(vm["guest_runs"].clone())
+        .with_context(|| format!("{}: {scenario}: vm.guest_runs", file.display()))?;
+    let accel = serde_json::from_value(vm["accel"].clone())
+        .with_context(|| format!("{}: {scenario}: vm.accel", file.display()))?;
+    let reason = vm["accel_reason"].as_str().unwrap_or_default().to_string();
+    Ok((runs, accel, reason))
 }
 
 /// The swap the scenario implies: zram for a zram (synchronous) device, a file otherwise.
@@ -255,6 +289,16 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
         boot_timeout: 600.0,
     });
     files.sort();
+    let replay = match &a.replay {
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            let doc: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("{}: not a fidelity --out file", p.display()))?;
+            Some((p.clone(), doc))
+        }
+        None => None,
+    };
     let runs = a.runs.unwrap_or(if a.quick { 1 } else { 3 }).max(1);
     let plan = plan(runs, a.max_runs, a.sem, a.max_seconds)?;
     let mut scenarios = Vec::new();
@@ -273,19 +317,23 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
         let scn = refault_scenario::load(f, &[], None)?;
         let swap = default_swap(&scn);
         eprintln!(
-            "fidelity: {} ({}{} run(s), swap {swap:?})",
+            "fidelity: {} ({}, swap {swap:?})",
             scn.name,
-            plan.min,
-            if plan.max > plan.min {
-                format!(" to {}", plan.max)
-            } else {
-                String::new()
+            match &replay {
+                Some((p, _)) => format!("replaying the guest runs saved in {}", p.display()),
+                None if plan.max > plan.min => format!("{} to {} run(s)", plan.min, plan.max),
+                None => format!("{} run(s)", plan.min),
             }
         );
-        let r = match &vm {
-            Some(o) => refault_twin::vm::twin_vm(&scn, plan, swap, o, &a.workdir)
+        let r = match (&vm, &replay) {
+            (Some(_), Some((p, doc))) => {
+                let (runs, accel, reason) = saved_guest_runs(doc, p, &scn.name)?;
+                refault_twin::vm::compare_vm(&scn, &runs, swap, accel, reason)
+                    .map_err(|e| anyhow!("replay of {}: {e}", scn.name))?
+            }
+            (Some(o), None) => refault_twin::vm::twin_vm(&scn, plan, swap, o, &a.workdir)
                 .map_err(|e| anyhow!("twin --vm of {}: {e}", scn.name))?,
-            None => run_twin(&scn, plan, swap, &a.workdir)?,
+            (None, _) => run_twin(&scn, plan, swap, &a.workdir)?,
         };
         let mut rows = Vec::new();
         let keys: &[&str] = if vm.is_some() {
@@ -328,7 +376,8 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
             "kernel": r.kernel, "counters": rows,
             "real_task_seconds": r.real_task_seconds,
             "simulated_task_seconds": r.simulated_task_seconds,
-            "damon_pageout_bytes_per_run": r.damon_pageout_bytes_per_run}));
+            "damon_pageout_bytes_per_run": r.damon_pageout_bytes_per_run,
+            "vm": r.vm}));
     }
     let med = median(errors);
     outln!(

@@ -421,3 +421,79 @@ access = "touch-write"
 object = "anon"
 pattern = "sequential"
 "#;
+
+/// `fidelity --vm --replay FILE` boots nothing: it simulates each scenario again on the
+/// guest machine the saved runs describe (the guest's free pages, its page cache, its
+/// kernel version) and compares with the saved counters. A file without the scenario's runs
+/// is an error that names it.
+#[test]
+fn fidelity_vm_replay_resimulates_saved_guest_runs() {
+    let d = scratch("fidelity-replay");
+    let suite = d.join("suite");
+    std::fs::create_dir_all(&suite).unwrap();
+    std::fs::write(
+        suite.join("tiny.toml"),
+        format!("name = \"tiny\"\n{VM_TINY}"),
+    )
+    .unwrap();
+    let zoneinfo = "Node 0, zone    DMA32\n  per-node stats\n      nr_inactive_file 300\n      nr_active_file 20\n  pages free     40000\n        min      400\n        low      500\n        high     600\n        managed  50000\n";
+    let run = serde_json::json!({
+        "kernel": "6.1.0-50-cloud-amd64",
+        "vmstat": {"pgscan_file": 9000, "pgsteal_file": 9000, "pgpgin": 32768},
+        "zoneinfo_before": zoneinfo, "zoneinfo_after": zoneinfo,
+        "buddyinfo_before": "", "buddyinfo_after": "", "lru_gen": "",
+        "task_seconds": [["reader", 0.5]], "memcg_stat": {}
+    });
+    let saved = d.join("saved.json");
+    let doc = serde_json::json!({"scenarios": [{"scenario": "tiny",
+        "vm": {"accel": "tcg", "accel_reason": "asked for", "guest_runs": [run.clone(), run]}}]});
+    std::fs::write(&saved, doc.to_string()).unwrap();
+    let out = d.join("out.json");
+    let o = Command::new(bin())
+        .args(["fidelity", "--vm", "--replay"])
+        .arg(&saved)
+        .arg("--suite")
+        .arg(&suite)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "fidelity --replay failed: {err}");
+    assert!(err.contains("replaying the guest runs saved in"), "{err}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let s = &j["scenarios"][0];
+    assert_eq!(s["runs"], 2);
+    assert_eq!(s["vm"]["simulated_kernel"], "6.1");
+    // The guest's 40000 free pages and its 320 page-cache pages.
+    assert_eq!(s["vm"]["simulated_zones"][0][1], 40320);
+    let row = s["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["counter"] == "pgscan_file")
+        .unwrap()
+        .clone();
+    assert_eq!(row["real_mean"], 9000.0);
+    assert!(s["simulated_task_seconds"]
+        .to_string()
+        .contains("guest-page-cache"));
+    // The saved runs are written again, so a replay's output can be replayed.
+    assert_eq!(s["vm"]["guest_runs"].as_array().unwrap().len(), 2);
+    // A file without this scenario's runs.
+    std::fs::write(&saved, r#"{"scenarios": []}"#).unwrap();
+    let o = Command::new(bin())
+        .args(["fidelity", "--vm", "--replay"])
+        .arg(&saved)
+        .arg("--suite")
+        .arg(&suite)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("saved.json") && err.contains("no saved runs of tiny"),
+        "{err}"
+    );
+}
