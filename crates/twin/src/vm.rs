@@ -1193,6 +1193,7 @@ pub fn add_guest_page_cache(scn: &mut Scenario, zoneinfo: &str) -> Result<(), St
         size_pages: pages,
         exists: true,
         madvise: Default::default(),
+        mlock: false,
     });
     scn.tasks.push(TaskSpec {
         name: GUEST_PAGE_CACHE.into(),
