@@ -261,6 +261,7 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::InstantIo;
 
     #[test]
     fn a_free_lock_is_taken_at_once() {
@@ -309,7 +310,7 @@ mod tests {
 
     #[test]
     fn mm_batches_drain_once_per_31_folios() {
-        use crate::testutil::*;
+        use crate::testutil::tiny_config;
         let mut cfg = tiny_config(crate::BalanceKind::RefaultCost, 1024);
         cfg.costs.lru_lock_ns = 100;
         cfg.costs.lru_move_ns = 50;
@@ -351,7 +352,7 @@ mod tests {
 
     #[test]
     fn mm_a_contended_drain_spins_and_counts_the_wait() {
-        use crate::testutil::*;
+        use crate::testutil::tiny_config;
         let mut cfg = tiny_config(crate::BalanceKind::RefaultCost, 1024);
         cfg.costs.lru_lock_ns = 100;
         cfg.costs.lru_move_ns = 50;
