@@ -89,8 +89,8 @@ impl Expect {
 fn quick_durations(name: &str) -> Option<(&'static str, &'static str)> {
     match name {
         "s0-pgbench" => None,
-        "s1-fio" => Some(("12s", "4s")),
-        "s1-memcached" => Some(("18s", "10s")),
+        "s1-fio" => Some(("2500ms", "1500ms")),
+        "s1-memcached" => Some(("12s", "10s")),
         "s2-vm-scalability" => Some(("3s", "2s")),
         // A fixed amount of work: it runs until the task finishes.
         "s2-linpack" => None,
