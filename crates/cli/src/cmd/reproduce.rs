@@ -7,7 +7,8 @@
 //!
 //! `mglru` (seed S1, 001_61fe62ee94797880.txt): the fio-like and memcached-like scenarios in
 //! `scenarios/s1-*.toml` (scaling in their descriptions), each under `policy.lru = "classic"`
-//! and `"mglru"`, with the reclaim CPU broken down by activity.
+//! and `"mglru"`, with the reclaim CPU broken down by activity, the `lru_lock` wait and the
+//! tasks' CPU per op.
 //!
 //! `swap-readahead` (seed S2, 002_c0ad963f527401c9.txt): the vm-scalability-like and
 //! Linpack-like scenarios in `scenarios/s2-*.toml` (scaling in their descriptions), each under
