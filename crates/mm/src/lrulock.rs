@@ -293,7 +293,10 @@ mod tests {
         l.acquire(3_000, 100);
         assert_eq!(l.acquire(1_500, 500), 1_500);
         assert_eq!(l.acquire(1_500, 2_000), 3_100);
-        assert_eq!(l.holds[..l.len], [(1_000, 1_100), (1_500, 2_000), (3_000, 5_100)]);
+        assert_eq!(
+            l.holds[..l.len],
+            [(1_000, 1_100), (1_500, 2_000), (3_000, 5_100)]
+        );
     }
 
     #[test]

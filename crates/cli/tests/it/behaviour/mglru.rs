@@ -255,5 +255,10 @@ pages_per_op = 1
         .sum();
     // Per thread over the whole run, the totals over the measured period only.
     assert!(spun >= classic.lru_lock.wait_seconds - 1e-9);
-    assert!(reads(&mglru) > reads(&classic), "{} vs {}", reads(&mglru), reads(&classic));
+    assert!(
+        reads(&mglru) > reads(&classic),
+        "{} vs {}",
+        reads(&mglru),
+        reads(&classic)
+    );
 }
