@@ -368,7 +368,6 @@ mod tests {
         }
         mm.lru_settle(&mut a);
         assert_eq!(a.cpu_ns, 1_650);
-        drop(a);
         // CPU 1 fills its batch at 650 ns: it spins 1000 ns, then holds 1650 ns.
         let mut b = Ctx::new(600, &mut io, 0);
         b.cpu = 1;
