@@ -83,10 +83,11 @@ fn two_cpus_leave_an_uncontended_run_as_it_was() {
     // Golden counters: with no wait and no preemption (checked above) the scheduler never
     // intervened, so these are the engine's without it. When the scheduler was introduced
     // they equalled the previous engine's exactly (22654 / 4316 / 83); page-table charging
-    // (issue 12) moved them since.
-    assert_eq!(vm(&r, "pgsteal_kswapd"), 22607);
-    assert_eq!(vm(&r, "pgsteal_direct"), 4368);
-    assert_eq!(vm(&r, "allocstall_normal"), 84);
+    // (issue 12) moved them to 22607 / 4368 / 84, the lru_lock's cost (issue 16: kswapd's
+    // isolation and putback now take the lock) to these.
+    assert_eq!(vm(&r, "pgsteal_kswapd"), 23681);
+    assert_eq!(vm(&r, "pgsteal_direct"), 3774);
+    assert_eq!(vm(&r, "allocstall_normal"), 73);
     assert_eq!(r.sched.base_slice_ms, 1.5);
 }
 
