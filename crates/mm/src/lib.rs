@@ -9,6 +9,7 @@
 //! | mm/page_alloc.c, include/linux/mmzone.h  | [`mmzone`], [`alloc`]        |
 //! | mm/compaction.c, mm/migrate.c            | [`compaction`], [`kcompactd`] |
 //! | `struct lruvec`                          | [`lruvec`]                   |
+//! | `lruvec->lru_lock`, `folio_batch`         | [`lrulock`]                  |
 //! | mm/swap.c (LRU add/activate, lru_note_cost) | [`lru`], [`balance`]      |
 //! | mm/workingset.c                          | [`workingset`]               |
 //! | mm/vmscan.c (classic LRU)                | [`vmscan`], [`kswapd`]       |
@@ -35,6 +36,7 @@ pub mod kcompactd;
 pub mod kswapd;
 pub mod list;
 pub mod lru;
+pub mod lrulock;
 pub mod lruvec;
 pub mod memcontrol;
 pub mod memory;
@@ -128,6 +130,10 @@ pub struct Costs {
     pub compact_scan_per_page_ns: u64,
     /// Migrating one page (copy + remapping).
     pub migrate_per_page_ns: u64,
+    /// Taking and releasing an lruvec's `lru_lock` uncontended ([`lru_lock`]).
+    pub lru_lock_ns: u64,
+    /// One folio moved onto or off an LRU list under the `lru_lock`.
+    pub lru_move_ns: u64,
 }
 
 /// Who compacts for kswapd's high-order wakeups (`policy.kswapd_compaction`).
@@ -295,6 +301,8 @@ pub struct ReclaimCpu {
     pub reclaim_ns: u64,
     /// Submitting writeback / swap-out IO from reclaim.
     pub io_ns: u64,
+    /// Spinning on a held `lru_lock` in reclaim ([`lrulock`]).
+    pub lock_wait_ns: u64,
 }
 
 /// The execution context of one model operation: the time it starts at, where IO goes, and
@@ -319,6 +327,8 @@ pub struct Ctx<'a> {
     /// The task doing the operation (`current`, for its dirty-throttling state), or
     /// [`NO_TASK`].
     pub task: u32,
+    /// Time spent spinning on a held `lru_lock` (part of `cpu_ns`; [`lrulock`]).
+    pub lock_wait_ns: u64,
 }
 
 /// [`Ctx::task`] of an operation done outside any task (tests, kernel threads).
@@ -337,6 +347,7 @@ impl<'a> Ctx<'a> {
             kswapd: false,
             cpu: 0,
             task: NO_TASK,
+            lock_wait_ns: 0,
         }
     }
     #[inline]
@@ -492,6 +503,14 @@ pub struct Mm {
     /// [`compaction::Compactor`]: direct, kcompactd, kswapd.
     pub compact_cpu_ns: [u64; 3],
     pub reclaim_cpu: ReclaimCpu,
+    /// `lruvec->lru_lock` of each lruvec ([`lrulock`]).
+    pub lru_locks: Vec<lrulock::LruLock>,
+    /// Lock totals over every lruvec.
+    pub lru_lock_stats: lrulock::LruLockStats,
+    /// Per-CPU `folio_batch`es, grown to the highest CPU seen.
+    pub cpu_batches: Vec<lrulock::CpuBatches>,
+    /// Batch additions of the current operation, not yet settled on a CPU.
+    pub(crate) lru_pending: lrulock::PendingBatches,
     /// Pending IO completions (writeback, swap-out): (time, pfn).
     pub(crate) completions: BinaryHeap<Reverse<(u64, u32)>>,
     /// Reusable scratch buffer for isolated folios.
@@ -641,6 +660,10 @@ impl Mm {
             kcompactd: kcompactd::Kcompactd::default(),
             compact_cpu_ns: [0; 3],
             reclaim_cpu: ReclaimCpu::default(),
+            lru_locks: vec![Default::default(); nr_memcgs],
+            lru_lock_stats: Default::default(),
+            cpu_batches: Vec::new(),
+            lru_pending: Default::default(),
             completions: BinaryHeap::new(),
             scratch: Vec::with_capacity(64),
             scratch2: Vec::with_capacity(64),

@@ -7,9 +7,10 @@
 //!   and the placement of fault-time folios go to [`crate::mglru`]; rotation and activation
 //!   keep their kernel form (`lru_move_tail()`, `lru_activate()`), which `lru_gen_add_folio()`
 //!   turns into generations.
-//! - No per-CPU `folio_batch`es: every LRU operation takes effect immediately (batch size 1),
-//!   so a new folio is on its list at once and `folio_mark_accessed()` on it activates it
-//!   through the list rather than by setting PG_active inside a pending batch.
+//! - The per-CPU `folio_batch`es of `folio_add_lru()` and `folio_activate()` batch only the
+//!   cost of the `lru_lock` ([`crate::lrulock`]): every LRU operation takes effect
+//!   immediately, so a new folio is on its list at once and `folio_mark_accessed()` on it
+//!   activates it through the list rather than by setting PG_active inside a pending batch.
 
 use crate::list::Links;
 use crate::page::pg;
@@ -116,6 +117,9 @@ impl Mm {
             self.pages.set(pfn, pg::ACTIVE);
         }
         self.lru_add(pfn, false);
+        let lv = self.pages.memcg[pfn as usize] as usize;
+        let large = self.pages.nr_pages(pfn) > 1;
+        self.lru_batch_add(crate::lrulock::BatchKind::Add, lv, large);
     }
 
     /// Kernel: `folio_mark_accessed()` (classic LRU): inactive,unreferenced →
@@ -154,6 +158,7 @@ impl Mm {
         self.pages.set(pfn, pg::ACTIVE);
         self.lru_add(pfn, false);
         self.ev.add(Ev::PgActivate, nr);
+        self.lru_batch_add(crate::lrulock::BatchKind::Activate, lv, nr > 1);
         self.balance
             .note_access_activate(&mut self.lruvecs, lv, file, nr);
     }

@@ -1091,8 +1091,9 @@ impl Mm {
                 break;
             }
         }
+        // scan_folios() sorts and isolates under the lruvec's lru_lock.
         let cost = self.cfg.costs.scan_per_page_ns * folios;
-        ctx.cpu_ns += cost;
+        self.lru_lock_hold(ctx, lv, cost, true);
         self.reclaim_cpu.scan_ns += cost;
         // PGSCAN_* count the isolated folios, not the scanned ones; PGREFILL the sorted.
         self.count_scan(sc, ty == FILE, isolated);
@@ -1143,6 +1144,8 @@ impl Mm {
     ) -> u64 {
         self.scratch.clear();
         self.reclaim_run_completions(ctx);
+        // lru_add_drain() of lru_gen_shrink_lruvec() / lru_gen_shrink_node().
+        self.lru_add_drain(ctx);
         let (mut scanned, ty) = self.isolate_folios(ctx, lv, sc, swappiness);
         scanned += self.try_to_inc_min_seq(lv, swappiness) as u64;
         let lg = &self.lruvecs[lv].lrugen;
@@ -1183,7 +1186,7 @@ impl Mm {
                 true
             });
             self.scratch2 = survivors;
-            self.putback(true);
+            self.putback(ctx, true);
             self.count_steal(sc, ty == FILE, reclaimed);
             if retry.is_empty() || skip_retry {
                 // Anything left in retry on the second pass was put back above.

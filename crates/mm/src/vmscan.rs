@@ -589,20 +589,28 @@ impl Mm {
             self.scratch.push(pfn);
             taken += nr;
         }
+        // The whole isolation batch is done under the lruvec's lru_lock.
         let cost = self.cfg.costs.scan_per_page_ns * self.scratch.len() as u64;
-        ctx.cpu_ns += cost;
+        self.lru_lock_hold(ctx, lv, cost, true);
         self.reclaim_cpu.scan_ns += cost;
         (taken, scanned)
     }
 
     /// Kernel: `move_folios_to_lru()`: put back what reclaim kept; activated folios age the
-    /// non-resident clock.
-    pub(crate) fn putback(&mut self, list_is_scratch2: bool) {
+    /// non-resident clock. Done under the lru_lock of the folios' lruvec: `model.cost.lru_lock`
+    /// plus `model.cost.lru_move` per folio ([`crate::lrulock`]).
+    pub(crate) fn putback(&mut self, ctx: &mut Ctx, list_is_scratch2: bool) {
         let list = if list_is_scratch2 {
             std::mem::take(&mut self.scratch2)
         } else {
             std::mem::take(&mut self.scratch)
         };
+        if let Some(&first) = list.first() {
+            let lv = self.pages.memcg[first as usize] as usize;
+            let work = self.cfg.costs.lru_move_ns * list.len() as u64;
+            self.lru_lock_hold(ctx, lv, work, true);
+            self.reclaim_cpu.scan_ns += work;
+        }
         for &pfn in &list {
             let nr = self.pages.nr_pages(pfn);
             let file = self.pages.is_file_lru(pfn) as usize;
@@ -674,6 +682,7 @@ impl Mm {
     ) -> u64 {
         let file = lru.is_file();
         self.reclaim_run_completions(ctx);
+        self.lru_add_drain(ctx);
         let (taken, scanned) = self.isolate_lru_folios(ctx, lv, lru, nr_to_scan);
         sc.nr_scanned += scanned;
         self.count_scan(sc, file, scanned);
@@ -681,7 +690,7 @@ impl Mm {
             return 0;
         }
         let (reclaimed, stat) = self.shrink_folio_list(ctx, sc);
-        self.putback(true);
+        self.putback(ctx, true);
         self.count_steal(sc, file, reclaimed);
         let outcome = crate::balance::InactiveOutcome {
             taken,
@@ -1111,6 +1120,7 @@ impl Mm {
     ) {
         let file = lru.is_file();
         self.reclaim_run_completions(ctx);
+        self.lru_add_drain(ctx);
         let (taken, scanned) = self.isolate_lru_folios(ctx, lv, lru, nr_to_scan);
         if !sc.cgroup_reclaim {
             self.ev.add(Ev::PgRefill, scanned);
@@ -1127,7 +1137,7 @@ impl Mm {
             deactivated += self.pages.nr_pages(pfn);
         }
         self.scratch = list;
-        self.putback(false);
+        self.putback(ctx, false);
         self.ev.add(Ev::PgDeactivate, deactivated);
         // No VM_EXEC mappings in the model: nothing is rotated back onto the active list.
         self.balance

@@ -989,6 +989,23 @@ static COST: SectionDef = section(
             Value("\"1us\""),
             "Migrating one page during compaction (unmap, copy 4 KiB, remap)."
         ),
+        k!(
+            "lru_lock",
+            Value("\"100ns\""),
+            "Taking and releasing an lruvec's lru_lock (spin_lock_irq/spin_unlock_irq) whose cache \
+             line another CPU wrote last: one core-to-core cache-line transfer, 60-100 ns within a \
+             Skylake-SP socket (the seed S1 machine's Xeon 6154) in published core-to-core \
+             latency measurements, plus the irq-off/irq-on pair. Waiting for a held lock is \
+             simulated, not part of this figure."
+        ),
+        k!(
+            "lru_move",
+            Value("\"50ns\""),
+            "Moving one folio onto or off an LRU list under the lru_lock (lru_add(), \
+             lru_activate(), list_del()/list_add() of isolation and putback): about one cache \
+             miss on a list neighbour's struct page last written by another CPU (20-100 ns: L3 \
+             hit to core-to-core transfer) plus the per-CPU lruvec statistics update."
+        ),
     ],
 );
 

@@ -568,6 +568,21 @@ pub struct CostTable {
     pub compact_scan_per_page_ns: u64,
     /// Migrating one page (copy + remapping).
     pub migrate_per_page_ns: u64,
+    /// Taking and releasing an lruvec's `lru_lock` (one cache-line transfer; waiting is
+    /// simulated separately).
+    #[serde(default = "default_lru_lock")]
+    pub lru_lock_ns: u64,
+    /// One folio moved onto or off an LRU list under the `lru_lock`.
+    #[serde(default = "default_lru_move")]
+    pub lru_move_ns: u64,
+}
+
+fn default_lru_lock() -> u64 {
+    crate::defs::default::<crate::size::Duration>("model.cost", "lru_lock").0
+}
+
+fn default_lru_move() -> u64 {
+    crate::defs::default::<crate::size::Duration>("model.cost", "lru_move").0
 }
 
 /// Model-only knobs (`model.*`).

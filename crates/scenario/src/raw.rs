@@ -345,6 +345,8 @@ pub(crate) struct RawCost {
     pub io_submit: Option<Duration>,
     pub compact_scan_per_page: Option<Duration>,
     pub migrate_per_page: Option<Duration>,
+    pub lru_lock: Option<Duration>,
+    pub lru_move: Option<Duration>,
 }
 
 #[cfg(test)]

@@ -1772,6 +1772,8 @@ fn resolve_model(raw: &RawModel, cx: &Ctx) -> Result<(CostTable, ModelKnobs)> {
         io_submit_ns: d(c.io_submit, "io_submit"),
         compact_scan_per_page_ns: d(c.compact_scan_per_page, "compact_scan_per_page"),
         migrate_per_page_ns: d(c.migrate_per_page, "migrate_per_page"),
+        lru_lock_ns: d(c.lru_lock, "lru_lock"),
+        lru_move_ns: d(c.lru_move, "lru_move"),
     };
     Ok((costs, knobs))
 }

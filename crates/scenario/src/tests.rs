@@ -206,6 +206,8 @@ fn default_costs() -> CostTable {
         io_submit_ns: 2_000,
         compact_scan_per_page_ns: 10,
         migrate_per_page_ns: 1_000,
+        lru_lock_ns: 100,
+        lru_move_ns: 50,
     }
 }
 

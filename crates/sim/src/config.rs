@@ -126,6 +126,8 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
             io_submit_ns: s.costs.io_submit_ns,
             compact_scan_per_page_ns: s.costs.compact_scan_per_page_ns,
             migrate_per_page_ns: s.costs.migrate_per_page_ns,
+            lru_lock_ns: s.costs.lru_lock_ns,
+            lru_move_ns: s.costs.lru_move_ns,
         },
     }
 }

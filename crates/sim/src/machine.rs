@@ -139,6 +139,8 @@ struct Task {
     ops: u64,
     hist: Histogram,
     cpu_ns: u64,
+    /// CPU time after the warm-up.
+    measured_cpu_ns: u64,
     major_faults: u64,
     /// The phase it is in (index into its phase list; phases workloads only).
     phase: u16,
@@ -193,6 +195,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             ops: 0,
             hist: Histogram::default(),
             cpu_ns: 0,
+            measured_cpu_ns: 0,
             major_faults: 0,
             phase: 0,
         })
@@ -240,6 +243,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     let warmup = scn.run.warmup_ns;
     let mut baseline: Option<Vec<(&'static str, u64)>> = None;
     let mut baseline_cpu = refault_mm::ReclaimCpu::default();
+    let mut baseline_lock = refault_mm::lrulock::LruLockStats::default();
     // Debug builds check the invariants now and then even when not asked (VM_BUG_ON style).
     let check_every = if opts.check_every > 0 {
         opts.check_every
@@ -278,6 +282,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             if warmup > 0 && baseline.is_none() && next_sample >= warmup {
                 baseline = Some(mm.vmstat_snapshot());
                 baseline_cpu = mm.reclaim_cpu.clone();
+                baseline_lock = mm.lru_lock_stats.clone();
             }
             mm.run_completions(next_sample);
             mm.memcg_flush_stats(next_sample);
@@ -287,6 +292,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         if warmup > 0 && baseline.is_none() && now >= warmup {
             baseline = Some(mm.vmstat_snapshot());
             baseline_cpu = mm.reclaim_cpu.clone();
+            baseline_lock = mm.lru_lock_stats.clone();
         }
         mm.run_completions(now);
         mm.memcg_flush_stats(now);
@@ -362,7 +368,10 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 KState::Running => {}
             }
             let mut ctx = Ctx::new(now, &mut io, 0);
+            ctx.cpu = c as u16;
             let next = mm.kswapd_step(&mut ctx);
+            mm.lru_settle(&mut ctx);
+            sched.stats[th as usize].lock_wait_ns += ctx.lock_wait_ns;
             let finish = now + ctx.cpu_ns.max(1);
             kswapd_cpu += ctx.cpu_ns;
             sched.ran(c, finish, ctx.cpu_ns);
@@ -392,6 +401,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         }
         if th == kcompactd_id {
             let mut ctx = Ctx::new(now, &mut io, 0);
+            ctx.cpu = c as u16;
             if mm.kcompactd.wake_pending {
                 mm.kcompactd_do_work(&mut ctx);
                 kcompactd_timer = if kcompactd_timer == u64::MAX {
@@ -402,6 +412,8 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             } else if let Some(t) = mm.kcompactd_proactive(&mut ctx) {
                 kcompactd_timer = t;
             }
+            mm.lru_settle(&mut ctx);
+            sched.stats[th as usize].lock_wait_ns += ctx.lock_wait_ns;
             let finish = now + ctx.cpu_ns.max(1);
             if ctx.cpu_ns > 0 {
                 kcompactd_awake += ctx.cpu_ns;
@@ -457,6 +469,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         let waiters = sched.has_waiters();
         let mut cpu_end;
         let mut batch_cpu = 0u64;
+        let mut task_lock_wait = 0u64;
         // Set when the task slept on IO within this batch and woke at that time.
         let mut woke_in_batch = None;
         loop {
@@ -547,8 +560,14 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                     }
                 }
             }
+            // The operation's per-CPU batch additions; a full batch drains under the lock.
+            mm.lru_settle(&mut ctx);
+            task_lock_wait += ctx.lock_wait_ns;
             let finish = t_now + ctx.cpu_ns;
             task.cpu_ns += ctx.cpu_ns;
+            if baseline.is_some() || warmup == 0 {
+                task.measured_cpu_ns += ctx.cpu_ns;
+            }
             batch_cpu += ctx.cpu_ns;
             if ctx.major {
                 task.major_faults += 1;
@@ -602,6 +621,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             }
         }
         sched.ran(c, cpu_end, batch_cpu);
+        sched.stats[ti].lock_wait_ns += task_lock_wait;
         if !tasks[ti].done {
             ready[ti] = t_now;
         }
@@ -724,6 +744,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 seconds: secs,
                 latency_us: LatencyUs::from_hist(&t.hist),
                 cpu_seconds: t.cpu_ns as f64 / 1e9,
+                measured_cpu_seconds: t.measured_cpu_ns as f64 / 1e9,
                 major_faults: t.major_faults,
                 finished: t.done && !t.oom_killed,
                 oom_killed: t.oom_killed,
@@ -740,8 +761,16 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         page_table_walk: (rc.pt_walk_ns - baseline_cpu.pt_walk_ns) as f64 / 1e9,
         reclaim: (rc.reclaim_ns - baseline_cpu.reclaim_ns) as f64 / 1e9,
         io_submit: (rc.io_ns - baseline_cpu.io_ns) as f64 / 1e9,
+        lock_wait: (rc.lock_wait_ns - baseline_cpu.lock_wait_ns) as f64 / 1e9,
         kswapd_total: kswapd_cpu as f64 / 1e9,
         flusher_total: flusher_cpu as f64 / 1e9,
+    };
+    let ls = &mm.lru_lock_stats;
+    let lru_lock = LruLockResult {
+        acquisitions: ls.acquisitions - baseline_lock.acquisitions,
+        contended: ls.contended - baseline_lock.contended,
+        wait_seconds: (ls.wait_ns - baseline_lock.wait_ns) as f64 / 1e9,
+        hold_seconds: (ls.hold_ns - baseline_lock.hold_ns) as f64 / 1e9,
     };
     let cgroups = scn
         .cgroups
@@ -828,6 +857,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 max_wait_ms: s.max_wait_ns as f64 / 1e6,
                 nr_waits: s.nr_waits,
                 nr_preempted: s.nr_preempted,
+                lru_lock_wait_seconds: s.lock_wait_ns as f64 / 1e9,
             })
             .collect(),
     };
@@ -841,6 +871,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         timeseries,
         compaction,
         sched,
+        lru_lock,
         buddyinfo,
         sim_seconds: end as f64 / 1e9,
         wall_seconds: wall.elapsed().as_secs_f64(),

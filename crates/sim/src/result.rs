@@ -37,6 +37,8 @@ pub struct SimResult {
     /// The CPU scheduler (`crate::sched`): each thread's CPU time and run-queue wait over
     /// the whole run (warm-up included).
     pub sched: SchedResult,
+    /// The LRU locks: acquisitions, contention, wait and hold time (measured period).
+    pub lru_lock: LruLockResult,
     /// `/proc/buddyinfo` and `/proc/pagetypeinfo` views with the extfrag indices, sampled
     /// every `run.sample_interval` (and at the end).
     pub buddyinfo: Vec<BuddySample>,
@@ -149,6 +151,8 @@ pub struct TaskResult {
     pub seconds: f64,
     pub latency_us: LatencyUs,
     pub cpu_seconds: f64,
+    /// CPU time over the measured period (after the warm-up), the period `ops` counts.
+    pub measured_cpu_seconds: f64,
     pub major_faults: u64,
     pub finished: bool,
     pub oom_killed: bool,
@@ -190,6 +194,8 @@ pub struct ThreadSchedResult {
     pub nr_waits: u64,
     /// Times it lost its CPU while still runnable (involuntary switches).
     pub nr_preempted: u64,
+    /// CPU time spent spinning on a held `lru_lock` (part of `cpu_seconds`).
+    pub lru_lock_wait_seconds: f64,
 }
 
 #[derive(Serialize, Clone, Debug, Default)]
@@ -307,8 +313,25 @@ pub struct ReclaimCpuSeconds {
     pub page_table_walk: f64,
     pub reclaim: f64,
     pub io_submit: f64,
+    /// Spinning on a held `lruvec->lru_lock` in reclaim (isolation, putback,
+    /// `lru_add_drain()`); part of the reclaimers' CPU time.
+    pub lock_wait: f64,
     pub kswapd_total: f64,
     pub flusher_total: f64,
+}
+
+/// The `lruvec->lru_lock`s (refault_mm::lrulock) over the measured period: every taker,
+/// reclaim and workload alike.
+#[derive(Serialize, Clone, Debug, Default)]
+pub struct LruLockResult {
+    /// Times a lock was taken.
+    pub acquisitions: u64,
+    /// Times the taker found it held and spun.
+    pub contended: u64,
+    /// CPU time spent spinning (seconds, all threads).
+    pub wait_seconds: f64,
+    /// Time the locks were held (seconds).
+    pub hold_seconds: f64,
 }
 
 #[derive(Serialize, Clone, Debug)]

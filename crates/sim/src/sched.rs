@@ -129,6 +129,8 @@ pub struct ThreadStats {
     pub nr_preempted: u64,
     /// Longest single wait.
     pub max_wait_ns: u64,
+    /// Spinning on a held `lru_lock` (part of `cpu_ns`; refault_mm::lrulock).
+    pub lock_wait_ns: u64,
 }
 
 /// The machine's CPUs and run queue.

@@ -130,6 +130,8 @@ pub(crate) fn scenario(objects: Vec<ObjectSpec>, tasks: Vec<TaskSpec>) -> Scenar
             io_submit_ns: 1,
             compact_scan_per_page_ns: 10,
             migrate_per_page_ns: 1_000,
+            lru_lock_ns: 100,
+            lru_move_ns: 50,
         },
         model: ModelKnobs {
             readahead_max_pages: 32,
