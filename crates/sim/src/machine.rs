@@ -686,12 +686,8 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 .and_then(|b| b.iter().find(|x| x.0 == n))
                 .map(|x| x.1)
                 .unwrap_or(0);
-            let is_gauge = n.starts_with("nr_")
-                && !matches!(
-                    n,
-                    "nr_vmscan_write" | "nr_vmscan_immediate_reclaim" | "nr_dirtied" | "nr_written"
-                );
-            (n.to_string(), if is_gauge { v } else { v - base })
+            let gauge = refault_mm::vmstat::is_gauge(n);
+            (n.to_string(), if gauge { v } else { v - base })
         })
         .collect();
     let measured_from = if warmup > 0 { warmup } else { 0 };
