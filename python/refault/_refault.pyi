@@ -58,5 +58,9 @@ def resolve(
 ) -> str:
     """The resolved scenario as JSON."""
 
+def compare(sides: str, per_instance: bool = False) -> str:
+    """`refault compare`'s table (JSON) of ``[[label, [result, ...]], ...]`` (JSON)."""
+    ...
+
 def cli_main(argv: list[str]) -> int:
     """Run the `refault` command line in this process; its exit status. Releases the GIL."""

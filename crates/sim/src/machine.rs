@@ -861,8 +861,13 @@ fn pick(ready: &[u64]) -> Option<(u64, u32, u64)> {
     (best.0 != u64::MAX).then_some((best.0, best.1, second))
 }
 
-fn tasks_ops(tasks: &[Task]) -> Vec<u64> {
-    tasks.iter().map(|t| t.ops).collect()
+/// Per task, the operations counted so far and the sum of their latencies (µs): the
+/// sampler's cumulative `task.NAME.ops` and `task.NAME.latency_sum_us`.
+fn tasks_ops(tasks: &[Task]) -> Vec<(u64, f64)> {
+    tasks
+        .iter()
+        .map(|t| (t.ops, t.hist.sum as f64 / 1e3))
+        .collect()
 }
 
 /// What a stuck task was doing, for [`SimError::NoProgress`].
