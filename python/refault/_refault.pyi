@@ -6,6 +6,7 @@ __all__ = [
     "run",
     "resolve",
     "cli_main",
+    "compare",
     "RefaultError",
     "ScenarioError",
     "SimulationError",

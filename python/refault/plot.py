@@ -358,9 +358,10 @@ def task_latency(r: Result) -> pd.DataFrame:
         cols = [f"task.{m}.latency_sum_us" for m in members]
         if not all(c in ts for c in cols):
             continue
-        dsum = sum(ts[c].diff() for c in cols)
-        dops = sum(ts[f"task.{m}.ops"].diff() for m in members)
-        out[name] = (dsum / dops.where(dops > 0)).where(lambda v: v >= 0)
+        dsum = ts[cols].diff().sum(axis=1, min_count=1)
+        dops = ts[[f"task.{m}.ops" for m in members]].diff().sum(axis=1, min_count=1)
+        mean = dsum / dops.where(dops > 0)
+        out[name] = mean.where(mean >= 0)
     return pd.DataFrame(out, index=ts.index)
 
 

@@ -114,9 +114,9 @@ def compare_table(results: Sequence[tuple[str, Mapping[str, Any] | Sequence[Mapp
                 p = row["percent"][i]
                 data[f"{label} change"].append(nan if p is None else float(p))
             if several:
-                st = (row.get("stats") or [None] * len(labels))[i] or {}
-                for name in stat_names:
-                    data[f"{label} {name}"].append(float(st.get(name, nan)))
+                stats: dict[str, Any] = (row.get("stats") or [None] * len(labels))[i] or {}
+                for stat in stat_names:
+                    data[f"{label} {stat}"].append(float(stats.get(stat, nan)))
                 if i > 0:
                     pv = (row.get("p_value") or [None] * len(labels))[i]
                     data[f"{label} p"].append(nan if pv is None else float(pv))
@@ -182,12 +182,18 @@ def _meta_rows(r: Result) -> list[tuple[str, str]]:
     ]
 
 
-def _side(r: Side) -> list[Result]:
+def _side_items(r: Side) -> list[ResultLike]:
+    """The results of one side: a list of them, or one."""
     if isinstance(r, (list, tuple)):
         if not r:
             raise ValueError("a side of the report has no results")
-        return [x if isinstance(x, Result) else Result.load(x) for x in r]
-    return [r if isinstance(r, Result) else Result.load(r)]
+        return list(r)
+    assert isinstance(r, (Result, str, os.PathLike))
+    return [r]
+
+
+def _side(r: Side) -> list[Result]:
+    return [x if isinstance(x, Result) else Result.load(x) for x in _side_items(r)]
 
 
 def render_html(results: Sequence[Side], names: Sequence[str] | None = None,
@@ -198,7 +204,7 @@ def render_html(results: Sequence[Side], names: Sequence[str] | None = None,
         raise ValueError("a report needs at least one result")
     sides = [_side(r) for r in results]
     loaded = [runs[0] for runs in sides]
-    firsts = [r[0] if isinstance(r, (list, tuple)) else r for r in results]
+    firsts = [_side_items(r)[0] for r in results]
     labels = list(names) if names is not None else _labels(firsts, loaded)
     if len(labels) != len(loaded):
         raise ValueError("one name per result")

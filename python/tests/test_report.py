@@ -65,7 +65,7 @@ def test_report_colours_sections_and_precision(two_results: list[Path]) -> None:
         assert m
         cells = re.findall(r'<td class="num( better| worse)?">', m.group(0))
         change_cls = cells[-1].strip()
-        if row["better"] is None or not p == p or round(p, 2) == 0:
+        if row["better"] not in ("higher", "lower") or not p == p or round(p, 2) == 0:
             assert change_cls == "", fig
         else:
             better = (p > 0) == (row["better"] == "higher")
@@ -166,7 +166,7 @@ def test_report_renders_in_headless_chromium(
     green, red, text = "rgb(26, 127, 55)", "rgb(207, 34, 46)", "rgb(34, 34, 34)"
     for fig, row in table.iterrows():
         p = row["swappy change"]
-        if row["better"] is None or not p == p or round(p, 2) == 0:
+        if row["better"] not in ("higher", "lower") or not p == p or round(p, 2) == 0:
             assert seen["colours"][fig] == text, fig
         else:
             better = (p > 0) == (row["better"] == "higher")
