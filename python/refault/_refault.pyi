@@ -6,6 +6,7 @@ __all__ = [
     "run",
     "resolve",
     "cli_main",
+    "compare",
     "RefaultError",
     "ScenarioError",
     "SimulationError",
@@ -57,6 +58,10 @@ def resolve(
     origin: str | None = None,
 ) -> str:
     """The resolved scenario as JSON."""
+
+def compare(sides: str, per_instance: bool = False) -> str:
+    """`refault compare`'s table (JSON) of ``[[label, [result, ...]], ...]`` (JSON)."""
+    ...
 
 def cli_main(argv: list[str]) -> int:
     """Run the `refault` command line in this process; its exit status. Releases the GIL."""

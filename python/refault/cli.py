@@ -96,8 +96,11 @@ def _parser() -> argparse.ArgumentParser:
                         "and swap rates), or a sweep (directory or sweep.csv): a heatmap with "
                         "--x and --y, lines with --x [--hue].")
     pl.add_argument("input", type=Path, help="result JSON, sweep directory or sweep.csv")
+    pl.add_argument("more", nargs="*", type=Path,
+                    help="more result JSON files: overlay them all on the same axes (A/B)")
     pl.add_argument("-o", "--out", type=Path, required=True, help="image file (.png, .svg, .pdf)")
-    pl.add_argument("--kind", choices=("overview", "memory", "rates", "swap", "dirty", "slab"),
+    pl.add_argument("--kind", choices=("overview", "memory", "rates", "swap", "dirty", "slab",
+                                       "tasks", "balance", "cgroups", "reclaimers", "generations"),
                     default="overview", help="for a result: which figure (default overview)")
     pl.add_argument("--x", help="for a sweep: the parameter across")
     pl.add_argument("--y", help="for a sweep: the parameter down (heatmap)")
@@ -155,6 +158,9 @@ def _plot(a: argparse.Namespace) -> int:
             fig = plot.sweep_heatmap(df, a.x, a.y, a.value)
         else:
             fig = plot.sweep_lines(df, a.x, a.value, hue=a.hue)
+    elif a.more:
+        paths = [a.input, *a.more]
+        fig = plot.compare([Result.load(p) for p in paths], [p.stem for p in paths])
     else:
         fig = plot.draw(Result.load(a.input), a.kind)
     plot.save(fig, a.out)

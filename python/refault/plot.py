@@ -6,7 +6,20 @@ Of one result (:class:`~refault.Result`, or a result file's path):
   inactive/active, the rest), and per memory cgroup its LRU lists against its limit;
 - :func:`rates`: refault and activation rates, and scan and steal rates, over time;
 - :func:`swap`: swap-in and swap-out rates over time, with swap in use;
-- :func:`overview`: all of the above in one figure.
+- :func:`tasks`: each task's throughput and mean latency over time;
+- :func:`balance`: anon vs file scanning and refaults, and the refault ratio (refaults per
+  operation): the balance swappiness moves;
+- :func:`cgroups`: per memory cgroup, usage against ``memory.max`` and its limit reclaim
+  (scanned, reclaimed, ``max`` hits) and refaults over time;
+- :func:`reclaimers`: free memory against the watermarks, and kswapd runs against direct
+  reclaim stalls;
+- :func:`generations`: the multi-gen LRU's generations over time (``policy.lru=mglru``);
+- :func:`overview`: memory, throughput, refaults, scanning and swap in one figure.
+
+Of several results: :func:`compare` overlays them on the same axes (A/B).
+
+The warm-up (not measured) is shaded; every line has its own colour and line style, so
+equal series stay visible; panels and series that are zero throughout are left out.
 
 Of a sweep's table (:func:`refault.sweep`): :func:`sweep_lines` (a line per value of one
 parameter, e.g. the policy, over another) and :func:`sweep_heatmap` (a figure over two).
@@ -144,14 +157,57 @@ def memory(result: ResultLike, ax: Axes | None = None, per_cgroup: bool = True) 
     return fig
 
 
-def _lines(ax: Axes, ts: pd.DataFrame, columns: Sequence[str], title: str, ylabel: str) -> None:
-    for c in columns:
-        if c in ts:
-            ax.plot(ts.index, rate(ts, c), label=c, lw=1.2)
+#: Line styles cycled with the colours, so that equal series stay visible on top of each
+#: other (a dashed line over a solid one).
+LINE_STYLES = ("-", "--", ":", "-.")
+
+
+def _style(i: int) -> dict[str, Any]:
+    return {"ls": LINE_STYLES[i % len(LINE_STYLES)], "color": f"C{i % 10}", "lw": 1.3}
+
+
+def warmup_seconds(r: Result) -> float:
+    """The scenario's warm-up (``run.warmup``) in seconds; 0 without one."""
+    ns = r.scenario.get("run", {}).get("warmup_ns", 0)
+    return float(ns) / 1e9 if isinstance(ns, (int, float)) else 0.0
+
+
+def shade_warmup(ax: Axes, r: Result) -> None:
+    """Shade the warm-up (not measured: counters and task figures start after it)."""
+    w = warmup_seconds(r)
+    if w > 0:
+        ax.axvspan(0, w, color="0.85", alpha=0.5, lw=0, label="_warm-up", zorder=0)
+
+
+def _nonzero(y: Any) -> bool:
+    arr = np.asarray(y, dtype=float)
+    return bool(np.any(np.isfinite(arr) & (arr != 0)))
+
+
+def _finish(ax: Axes, ts: pd.DataFrame, title: str, ylabel: str) -> None:
     ax.set_title(title)
     ax.set_ylabel(ylabel)
     ax.set_xlim(ts.index.min(), ts.index.max())
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small", frameon=False)
+
+
+def _lines(ax: Axes, ts: pd.DataFrame, columns: Sequence[str], title: str, ylabel: str) -> int:
+    """Rates of the ``columns`` that are not zero throughout, each with its own colour and
+    line style; returns how many were drawn."""
+    n = 0
+    for c in columns:
+        if c in ts:
+            y = rate(ts, c)
+            if _nonzero(y):
+                ax.plot(ts.index, y, label=c, **_style(n))
+                n += 1
+    _finish(ax, ts, title, ylabel)
+    return n
+
+
+def _has_rates(ts: pd.DataFrame, columns: Sequence[str]) -> bool:
+    return any(c in ts and _nonzero(ts[c].diff().fillna(0)) for c in columns)
 
 
 REFAULT_SERIES = (
@@ -232,19 +288,280 @@ def slab(result: ResultLike, ax: Axes | None = None) -> Figure:
 
 
 def overview(result: ResultLike) -> Figure:
-    """Memory (and each cgroup), refaults, scanning and swap, stacked in one figure."""
+    """Memory (and each cgroup), throughput, refaults, anon/file scanning, reclaim scanning
+    and swap, stacked in one figure; panels with nothing but zeros are left out, and the
+    warm-up is shaded."""
     r = _result(result)
     groups = cgroup_names(r)
-    fig, axes = _axes(None, 4 + len(groups), height=2.6)
-    _memory_axes(r, axes[0])
-    for name, a in zip(groups, axes[1:]):
-        _cgroup_axes(r, name, a)
-    rest = axes[1 + len(groups):]
     ts = r.timeseries
-    _lines(rest[0], ts, REFAULT_SERIES, "refaults", "pages/s")
-    _lines(rest[1], ts, SCAN_SERIES, "reclaim scanning", "pages/s")
-    swap(r, ax=rest[2])
-    rest[2].set_title("swap")
+    panels: list[str] = ["memory"] + [f"cgroup:{g}" for g in groups]
+    if task_names(r):
+        panels.append("tasks")
+    for key, cols in (("refaults", REFAULT_SERIES), ("balance", ("pgscan_anon", "pgscan_file")),
+                      ("scan", SCAN_SERIES), ("swap", SWAP_SERIES)):
+        if _has_rates(ts, cols):
+            panels.append(key)
+    fig, axes = _axes(None, len(panels), height=2.6)
+    for a, key in zip(axes, panels):
+        if key == "memory":
+            _memory_axes(r, a)
+        elif key.startswith("cgroup:"):
+            _cgroup_axes(r, key[len("cgroup:"):], a)
+        elif key == "tasks":
+            tasks(r, ax=a)
+            a.set_title("throughput")
+        elif key == "refaults":
+            _lines(a, ts, REFAULT_SERIES, "refaults", "pages/s")
+        elif key == "balance":
+            _lines(a, ts, ("pgscan_anon", "pgscan_file"), "scanned, anon vs file", "pages/s")
+        elif key == "scan":
+            _lines(a, ts, SCAN_SERIES, "reclaim scanning", "pages/s")
+        elif key == "swap":
+            swap(r, ax=a)
+            a.set_title("swap")
+        if key != "tasks":  # tasks() shades its own
+            shade_warmup(a, r)
+    axes[-1].set_xlabel("simulated time (s)")
+    return fig
+
+
+def task_names(r: Result) -> list[str]:
+    """Tasks with a throughput series (``task.NAME.ops``), instances (``NAME/K``) included."""
+    return [c[len("task."):-len(".ops")] for c in r.data["timeseries"]
+            if c.startswith("task.") and c.endswith(".ops")]
+
+
+def _task_groups(r: Result) -> dict[str, list[str]]:
+    """Task series grouped by task: instances ``NAME/K`` under ``NAME``."""
+    groups: dict[str, list[str]] = {}
+    for t in task_names(r):
+        base, _, k = t.rpartition("/")
+        groups.setdefault(base if base and k.isdigit() else t, []).append(t)
+    return groups
+
+
+def task_throughput(r: Result) -> pd.DataFrame:
+    """Operations per second of each task (instances summed) per sample interval."""
+    ts = r.timeseries
+    out = {}
+    for name, members in _task_groups(r).items():
+        out[name] = sum(rate(ts, f"task.{m}.ops") for m in members)
+    return pd.DataFrame(out, index=ts.index)
+
+
+def task_latency(r: Result) -> pd.DataFrame:
+    """Mean latency (µs) of each task's operations that ended in each sample interval
+    (instances together); NaN for an interval without operations."""
+    ts = r.timeseries
+    out = {}
+    for name, members in _task_groups(r).items():
+        cols = [f"task.{m}.latency_sum_us" for m in members]
+        if not all(c in ts for c in cols):
+            continue
+        dsum = ts[cols].diff().sum(axis=1, min_count=1)
+        dops = ts[[f"task.{m}.ops" for m in members]].diff().sum(axis=1, min_count=1)
+        mean = dsum / dops.where(dops > 0)
+        out[name] = mean.where(mean >= 0)
+    return pd.DataFrame(out, index=ts.index)
+
+
+def tasks(result: ResultLike, ax: Axes | None = None) -> Figure:
+    """Each task's throughput (ops/s) and mean latency (µs) over time, instances of a task
+    together; with ``ax``, only the throughput."""
+    r = _result(result)
+    ts = r.timeseries
+    fig, axes = _axes(ax, 1 if ax is not None else 2)
+    for i, (name, y) in enumerate(task_throughput(r).items()):
+        axes[0].plot(ts.index, y, label=name, **_style(i))
+    shade_warmup(axes[0], r)
+    _finish(axes[0], ts, f"{r.name}: throughput", "ops/s")
+    if len(axes) > 1:
+        for i, (name, y) in enumerate(task_latency(r).items()):
+            axes[1].plot(ts.index, y, label=name, **_style(i))
+        shade_warmup(axes[1], r)
+        _finish(axes[1], ts, f"{r.name}: mean latency per interval", "µs")
+    axes[-1].set_xlabel("simulated time (s)")
+    return fig
+
+
+def refault_ratio(r: Result) -> pd.Series:
+    """Refaults (anon and file) per task operation in each sample interval: how much of the
+    work found its page evicted; NaN for an interval without operations."""
+    ts = r.timeseries
+    refaults = sum(rate(ts, c) for c in ("workingset_refault_anon", "workingset_refault_file")
+                   if c in ts)
+    ops = task_throughput(r).sum(axis=1)
+    return (refaults / ops.where(ops > 0)).rename("refaults per op")
+
+
+def balance(result: ResultLike, ax: Axes | None = None) -> Figure:
+    """The anon/file balance swappiness moves: scanning of anon against file pages, and
+    anon against file refaults (pages/s), and the refault ratio (refaults per operation);
+    with ``ax``, only the scanning panel."""
+    r = _result(result)
+    ts = r.timeseries
+    fig, axes = _axes(ax, 1 if ax is not None else 3)
+    _lines(axes[0], ts, ("pgscan_anon", "pgscan_file"), f"{r.name}: scanned, anon vs file",
+           "pages/s")
+    if len(axes) > 1:
+        _lines(axes[1], ts, ("workingset_refault_anon", "workingset_refault_file"),
+               "refaults, anon vs file", "pages/s")
+        axes[2].plot(ts.index, refault_ratio(r), color="black", lw=1.3, label="refaults per op")
+        _finish(axes[2], ts, "refault ratio", "refaults / op")
+    for a in axes:
+        shade_warmup(a, r)
+    axes[-1].set_xlabel("simulated time (s)")
+    return fig
+
+
+CGROUP_RATES = (
+    ("pgscan", "scanned"),
+    ("pgsteal", "reclaimed"),
+    ("workingset_activate_anon", "anon refaults activated"),
+    ("workingset_activate_file", "file refaults activated"),
+    ("max_events", "memory.max hits"),
+)
+
+
+def cgroups(result: ResultLike) -> Figure:
+    """Per memory cgroup: usage against ``memory.max`` (MiB), and its reclaim at the limit
+    and refaults over time (per second: memory.stat ``pgscan``/``pgsteal``,
+    ``workingset_activate_*``, memory.events ``max``). Empty panels are left out."""
+    r = _result(result)
+    ts = r.timeseries
+    names = cgroup_names(r)
+    panels: list[tuple[str, str]] = []
+    for n in names:
+        panels.append((n, "usage"))
+        if _has_rates(ts, [f"cgroup.{n}.{c}" for c, _ in CGROUP_RATES]):
+            panels.append((n, "rates"))
+    fig, axes = _axes(None, max(1, len(panels)), height=2.6)
+    for a, (n, what) in zip(axes, panels):
+        prefix = f"cgroup.{n}."
+        if what == "usage":
+            a.plot(ts.index, _mib(ts[prefix + "usage_pages"]), color="black", lw=1.3,
+                   label="usage")
+            for cg in r.scenario.get("cgroups", []):
+                limit = cg.get("memory_max_pages") if isinstance(cg, dict) else None
+                if cg.get("name") == n and isinstance(limit, (int, float)):
+                    a.axhline(_mib(float(limit)), color="C3", ls="--", lw=1, label="memory.max")
+            _finish(a, ts, f"cgroup {n}: usage", "MiB")
+        else:
+            k = 0
+            for c, label in CGROUP_RATES:
+                if prefix + c in ts and _nonzero(rate(ts, prefix + c)):
+                    a.plot(ts.index, rate(ts, prefix + c), label=label, **_style(k))
+                    k += 1
+            _finish(a, ts, f"cgroup {n}: reclaim and refaults", "per second")
+        shade_warmup(a, r)
+    axes[-1].set_xlabel("simulated time (s)")
+    return fig
+
+
+def reclaimers(result: ResultLike, ax: Axes | None = None) -> Figure:
+    """Free memory against the zones' watermarks (min, low, high, summed over the zones),
+    and who reclaims: kswapd's runs (``pageoutrun``, per second) against direct-reclaim
+    stalls (``allocstall_*``) and the pages each scanned; with ``ax``, only the first
+    panel."""
+    r = _result(result)
+    ts = r.timeseries
+    fig, axes = _axes(ax, 1 if ax is not None else 2)
+    a = axes[0]
+    if "nr_free_pages" in ts:
+        a.plot(ts.index, _mib(ts["nr_free_pages"]), color="black", lw=1.3, label="free")
+    zones = r.data.get("watermarks") or []
+    for k, (mark, ls) in enumerate((("min", ":"), ("low", "--"), ("high", "-."))):
+        total = sum(z.get(mark, 0) for z in zones if isinstance(z, dict))
+        if total:
+            a.axhline(_mib(float(total)), color=f"C{k + 1}", ls=ls, lw=1, label=f"{mark} watermark")
+    shade_warmup(a, r)
+    _finish(a, ts, f"{r.name}: free memory and watermarks", "MiB")
+    if len(axes) > 1:
+        b = axes[1]
+        k = 0
+        for c, label in (("pageoutrun", "kswapd runs"), ("allocstall_normal", "direct reclaim stalls"),
+                         ("allocstall_dma32", "direct reclaim stalls (DMA32)")):
+            if c in ts and _nonzero(rate(ts, c)):
+                b.plot(ts.index, rate(ts, c), label=label, **_style(k))
+                k += 1
+        shade_warmup(b, r)
+        _finish(b, ts, "kswapd and direct reclaim", "per second")
+    axes[-1].set_xlabel("simulated time (s)")
+    return fig
+
+
+def generations(result: ResultLike, ax: Axes | None = None) -> Figure:
+    """The multi-gen LRU's generations over time, stacked by age (youngest at the bottom;
+    anon and file), in MiB, over every memcg; policy.lru=mglru results only."""
+    r = _result(result)
+    ts = r.timeseries
+    cols = [c for c in ts.columns if c.startswith("lru_gen.gen")]
+    if not cols:
+        raise ValueError(f"{r.name}: no multi-gen LRU series (run with policy.lru=mglru)")
+    fig, axes = _axes(ax)
+    a = axes[0]
+    ys, labels, colors = [], [], []
+    ages = sorted({c.split(".")[1] for c in cols})
+    for ty, cmap in (("anon", ("#c62828", "#e57373", "#ef9a9a", "#ffcdd2")),
+                     ("file", ("#1f5fa8", "#64b5f6", "#90caf9", "#bbdefb"))):
+        for k, age in enumerate(ages):
+            col = f"lru_gen.{age}.{ty}"
+            if col in ts and _nonzero(ts[col]):
+                ys.append(_mib(ts[col]))
+                labels.append(f"{ty} {'youngest' if k == 0 else f'{k} older'}")
+                colors.append(cmap[k % len(cmap)])
+    if ys:
+        a.stackplot(ts.index, *ys, labels=labels, colors=colors, linewidth=0)
+    shade_warmup(a, r)
+    _finish(a, ts, f"{r.name}: multi-gen LRU generations", "MiB")
+    a.set_xlabel("simulated time (s)")
+    return fig
+
+
+#: The panels :func:`compare` overlays: (title, unit, how to get a series of a result).
+def _compare_panels() -> list[tuple[str, str, Any]]:
+    def total_ops(r: Result) -> pd.Series:
+        return task_throughput(r).sum(axis=1)
+
+    def rate_of(col: str) -> Any:
+        return lambda r: rate(r.timeseries, col) if col in r.timeseries else None
+
+    return [
+        ("throughput (all tasks)", "ops/s", total_ops),
+        ("file refaults", "pages/s", rate_of("workingset_refault_file")),
+        ("anon refaults", "pages/s", rate_of("workingset_refault_anon")),
+        ("anon pages scanned", "pages/s", rate_of("pgscan_anon")),
+        ("file pages scanned", "pages/s", rate_of("pgscan_file")),
+        ("swap-out", "pages/s", rate_of("pswpout")),
+        ("free memory", "MiB",
+         lambda r: _mib(r.timeseries["nr_free_pages"]) if "nr_free_pages" in r.timeseries else None),
+    ]
+
+
+def compare(results: Sequence[ResultLike], labels: Sequence[str] | None = None) -> Figure:
+    """A/B (or more): the results overlaid on the same axes, one colour and line style per
+    result, for throughput, anon and file refaults and scanning, swap-out and free memory;
+    panels where every result is zero are left out."""
+    rs = [_result(x) for x in results]
+    names = list(labels) if labels is not None else [r.name for r in rs]
+    panels = []
+    for title, unit, get in _compare_panels():
+        series = [get(r) for r in rs]
+        if any(y is not None and _nonzero(y) for y in series):
+            panels.append((title, unit, series))
+    fig, axes = _axes(None, max(1, len(panels)), height=2.4)
+    for a, (title, unit, series) in zip(axes, panels):
+        for i, (r, y, name) in enumerate(zip(rs, series, names)):
+            if y is not None:
+                a.plot(r.timeseries.index, y, label=name, **_style(i))
+        shade_warmup(a, rs[0])
+        a.set_title(title)
+        a.set_ylabel(unit)
+        a.grid(True, alpha=0.3)
+    if panels:
+        axes[0].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small",
+                       frameon=False)
+    axes[-1].set_xlabel("simulated time (s)")
     return fig
 
 
@@ -284,7 +601,9 @@ def dirty(result: ResultLike, ax: Axes | None = None) -> Figure:
     return fig
 
 
-KINDS = {"overview": overview, "memory": memory, "rates": rates, "swap": swap, "dirty": dirty, "slab": slab}
+KINDS = {"overview": overview, "memory": memory, "rates": rates, "swap": swap, "dirty": dirty,
+         "slab": slab, "tasks": tasks, "balance": balance, "cgroups": cgroups,
+         "reclaimers": reclaimers, "generations": generations}
 
 
 def draw(result: ResultLike, kind: str = "overview", **kwargs: Any) -> Figure:

@@ -2,10 +2,13 @@
 change, the percent change) and the plots, embedded as PNG data, so the file opens in any
 browser without network.
 
-The table holds the same rows as ``refault compare``, in the same order: per task ``ops/s``,
-``latency_mean_us`` and ``latency_p99_us``; ``sim_seconds``; then every vmstat counter that is
-non-zero in some result, in report order (reclaim, workingset, swap and faults, the rest).
-It is arithmetic on the results' figures (presentation), not model logic.
+The table is ``refault compare``'s, computed by the same code in the core
+(``_refault.compare``): per task (instances aggregated) ``ops/s``, ``latency_mean_us`` and
+``latency_p99_us``; ``sim_seconds``; the vmstat counters, then the end-of-run gauges in a
+section of their own; rows zero everywhere left out; one precision per row; changes coloured
+green when better and red when worse (throughput up, latency, stalls, refaults and swapping
+down). A side with several runs (seeds) shows its mean and standard deviation, and marks a
+change significant by Welch's t-test with ``*``.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 import math
 import os
 from pathlib import Path
@@ -22,28 +26,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from . import plot
-from .result import Result, task_labels, write_atomic
+from . import _refault, plot
+from .result import Result, write_atomic
 
 ResultLike = Result | str | os.PathLike[str]
-
-# Report order of counters: groups of patterns (a trailing `_` is a prefix), then the rest.
-_COUNTER_GROUPS: tuple[tuple[str, ...], ...] = (
-    ("pgscan_", "pgsteal_", "pgrefill", "pgactivate", "pgdeactivate", "pgrotated",
-     "allocstall_"),
-    ("workingset_",),
-    ("pswpin", "pswpout", "pgmajfault", "pgfault"),
-)
-
-
-def counter_order(name: str) -> tuple[int, int, str]:
-    """Sort key putting counters in report order (as ``refault compare`` lists them)."""
-    for g, patterns in enumerate(_COUNTER_GROUPS):
-        for i, p in enumerate(patterns):
-            if (p.endswith("_") and name.startswith(p)) or name == p:
-                return (g, i, name)
-    return (len(_COUNTER_GROUPS), 0, name)
-
 
 def percent_change(baseline: float, value: float) -> float:
     """Change of ``value`` against ``baseline`` in percent of the baseline's magnitude; 0
@@ -72,52 +58,71 @@ def format_percent(p: float) -> str:
     return "0.00%" if p == 0 else f"{p:+.2f}%"
 
 
-def _num(v: Any) -> float:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
+def format_cell(v: float, decimals: int) -> str:
+    """A table cell with the row's precision (``refault compare``'s): ``6579``, ``99.20``;
+    ``-`` when missing."""
+    if isinstance(v, float) and math.isnan(v):
+        return "-"
+    s = f"{v:.{decimals}f}"
+    return s.lstrip("-") if set(s.lstrip("-")) <= {"0", "."} else s
 
 
-def compare_table(results: Sequence[tuple[str, Mapping[str, Any]]]) -> pd.DataFrame:
-    """The comparison of ``(label, result document)`` pairs against the first.
+Side = ResultLike | Sequence[ResultLike]
 
-    One row per figure (index ``figure``); a column of values per result (named by its
-    label) and, for every result after the baseline, ``<label> change`` (percent, NaN for
-    n/a).
+
+def compare_table(results: Sequence[tuple[str, Mapping[str, Any] | Sequence[Mapping[str, Any]]]],
+                  per_instance: bool = False) -> pd.DataFrame:
+    """The comparison of ``(label, result document)`` pairs against the first, computed by
+    the core (the table ``refault compare`` prints: one implementation). A side may be a
+    list of documents (the same scenario under several seeds).
+
+    One row per figure (index ``figure``); a column of values per side (named by its label;
+    the mean over its runs) and, for every side after the baseline, ``<label> change``
+    (percent, NaN for n/a); ``kind`` (task, run, counter, gauge), ``better`` (higher,
+    lower or None), ``decimals``; with several runs per side also ``<label> stddev``,
+    ``<label> coeffvar``, ``<label> min``, ``<label> max``, ``<label> hmean`` and, after the
+    baseline, ``<label> p`` (Welch's t-test against the baseline).
     """
-    labels = [name for name, _ in results]
-    per_result = []
-    for _, r in results:
-        tasks = r.get("tasks", [])
-        per_result.append(dict(zip(task_labels(tasks), tasks)))
-    rows: list[tuple[str, list[float]]] = []
-    seen: list[str] = []
-    for tasks in per_result:
-        for label in tasks:
-            if label not in seen:
-                seen.append(label)
-    for label in seen:
-        def figure(f: Any) -> list[float]:
-            return [f(t[label]) if label in t else math.nan for t in per_result]
-        rows.append((f"ops/s {label}", figure(lambda t: _num(t.get("ops_per_sec")))))
-        rows.append((f"latency_mean_us {label}",
-                     figure(lambda t: _num(t.get("latency_us", {}).get("mean")))))
-        rows.append((f"latency_p99_us {label}",
-                     figure(lambda t: _num(t.get("latency_us", {}).get("p99")))))
-    rows.append(("sim_seconds", [_num(r.get("sim_seconds")) for _, r in results]))
-    counters: list[str] = []
-    for _, r in results:
-        for name, v in r.get("vmstat", {}).items():
-            if v != 0 and name not in counters:
-                counters.append(name)
-    counters.sort(key=counter_order)
-    for name in counters:
-        rows.append((name, [_num(r.get("vmstat", {}).get(name, 0)) for _, r in results]))
-
-    data: dict[str, list[float]] = {}
+    sides = []
+    for label, docs in results:
+        runs = list(docs) if isinstance(docs, (list, tuple)) else [docs]
+        sides.append([label, runs])
+    table = json.loads(_refault.compare(json.dumps(sides), per_instance))
+    labels = table["names"]
+    data: dict[str, list[Any]] = {"kind": [], "better": [], "decimals": []}
     for i, label in enumerate(labels):
-        data[label] = [vals[i] for _, vals in rows]
+        data[label] = []
         if i > 0:
-            data[f"{label} change"] = [percent_change(vals[0], vals[i]) for _, vals in rows]
-    return pd.DataFrame(data, index=pd.Index([f for f, _ in rows], name="figure"))
+            data[f"{label} change"] = []
+    several = table["seeds"] > 1
+    stat_names = ("hmean", "stddev", "coeffvar", "min", "max")
+    if several:
+        for i, label in enumerate(labels):
+            for st in stat_names:
+                data[f"{label} {st}"] = []
+            if i > 0:
+                data[f"{label} p"] = []
+    nan = math.nan
+    for row in table["rows"]:
+        data["kind"].append(row["kind"])
+        data["better"].append(row["better"])
+        data["decimals"].append(row["decimals"])
+        for i, label in enumerate(labels):
+            v = row["values"][i]
+            data[label].append(nan if v is None else float(v))
+            if i > 0:
+                p = row["percent"][i]
+                data[f"{label} change"].append(nan if p is None else float(p))
+            if several:
+                stats: dict[str, Any] = (row.get("stats") or [None] * len(labels))[i] or {}
+                for stat in stat_names:
+                    data[f"{label} {stat}"].append(float(stats.get(stat, nan)))
+                if i > 0:
+                    pv = (row.get("p_value") or [None] * len(labels))[i]
+                    data[f"{label} p"].append(nan if pv is None else float(pv))
+    df = pd.DataFrame(data, index=pd.Index([r["figure"] for r in table["rows"]], name="figure"))
+    df.attrs["seeds"] = table["seeds"]
+    return df
 
 
 def _labels(results: Sequence[ResultLike], loaded: Sequence[Result]) -> list[str]:
@@ -143,28 +148,8 @@ def _png(fig: Figure) -> str:
 
 
 def comparison_figure(results: Sequence[Result], labels: Sequence[str]) -> Figure:
-    """One line per result: file and anon refault rates, swap-out rate and free memory."""
-    fig = Figure(figsize=(9, 9), layout="constrained")
-    axes = fig.subplots(4, 1, sharex=True)
-    panels = (
-        ("workingset_refault_file", "file refaults", "pages/s", True),
-        ("workingset_refault_anon", "anon refaults", "pages/s", True),
-        ("pswpout", "swap-out", "pages/s", True),
-        ("nr_free_pages", "free memory", "MiB", False),
-    )
-    for ax, (col, title, unit, is_rate) in zip(axes, panels):
-        for r, label in zip(results, labels):
-            ts = r.timeseries
-            if col not in ts:
-                continue
-            y = plot.rate(ts, col) if is_rate else ts[col] * 4096 / (1 << 20)
-            ax.plot(ts.index, y, label=label, lw=1.2)
-        ax.set_title(title)
-        ax.set_ylabel(unit)
-        ax.grid(True, alpha=0.3)
-    axes[0].legend(fontsize="small", frameon=False)
-    axes[-1].set_xlabel("simulated time (s)")
-    return fig
+    """The results overlaid on the same axes (:func:`refault.plot.compare`)."""
+    return plot.compare(results, labels)
 
 
 _CSS = """
@@ -174,7 +159,9 @@ table { border-collapse: collapse; font-size: 0.9em; }
 th, td { padding: 0.2em 0.8em; border-bottom: 1px solid #ddd; }
 th { text-align: left; background: #f4f4f4; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.up { color: #0550ae; } td.down { color: #953800; }
+td.better { color: #1a7f37; font-weight: 600; } td.worse { color: #cf222e; font-weight: 600; }
+tr.section td { font-weight: 600; background: #fafafa; padding-top: 0.8em; }
+td.sig { color: #222; }
 img.plot { max-width: 100%; border: 1px solid #eee; margin: 0.5em 0; }
 .meta td { border: none; padding: 0.1em 0.8em 0.1em 0; }
 """
@@ -195,16 +182,35 @@ def _meta_rows(r: Result) -> list[tuple[str, str]]:
     ]
 
 
-def render_html(results: Sequence[ResultLike], names: Sequence[str] | None = None,
-                title: str | None = None, plots: bool = True) -> str:
+def _side_items(r: Side) -> list[ResultLike]:
+    """The results of one side: a list of them, or one."""
+    if isinstance(r, (list, tuple)):
+        if not r:
+            raise ValueError("a side of the report has no results")
+        return list(r)
+    assert isinstance(r, (Result, str, os.PathLike))
+    return [r]
+
+
+def _side(r: Side) -> list[Result]:
+    return [x if isinstance(x, Result) else Result.load(x) for x in _side_items(r)]
+
+
+def render_html(results: Sequence[Side], names: Sequence[str] | None = None,
+                title: str | None = None, plots: bool = True,
+                per_instance: bool = False) -> str:
     """The report as an HTML string (see the module documentation)."""
     if not results:
         raise ValueError("a report needs at least one result")
-    loaded = [r if isinstance(r, Result) else Result.load(r) for r in results]
-    labels = list(names) if names is not None else _labels(results, loaded)
+    sides = [_side(r) for r in results]
+    loaded = [runs[0] for runs in sides]
+    firsts = [_side_items(r)[0] for r in results]
+    labels = list(names) if names is not None else _labels(firsts, loaded)
     if len(labels) != len(loaded):
         raise ValueError("one name per result")
-    table = compare_table([(lab, r.data) for lab, r in zip(labels, loaded)])
+    table = compare_table([(lab, [r.data for r in runs]) for lab, runs in zip(labels, sides)],
+                          per_instance=per_instance)
+    several = table.attrs["seeds"] > 1
     esc = html.escape
     title = title or ("refault: " + " vs ".join(labels))
 
@@ -219,25 +225,49 @@ def render_html(results: Sequence[ResultLike], names: Sequence[str] | None = Non
         out.append(f"<tr><td>{esc(key)}</td>")
         out.extend(f"<td>{esc(m[i][1])}</td>" for m in metas)
         out.append("</tr>")
+    if several:
+        out.append("<tr><td>runs</td>")
+        out.extend(f"<td>{len(runs)} seeds</td>" for runs in sides)
+        out.append("</tr>")
     out.append("</table>")
 
     out.append('<h2>Comparison</h2><table id="compare" class="compare"><thead><tr>'
                "<th>figure</th>")
     for i, lab in enumerate(labels):
-        out.append(f"<th>{esc(lab)}</th>")
+        out.append(f"<th>{esc(lab)}{' (mean)' if several else ''}</th>")
+        if several:
+            out.append(f"<th>{esc(lab)} stddev</th>")
         if i > 0:
             out.append("<th>change</th>")
     out.append("</tr></thead><tbody>")
+    ncols = 1 + len(labels) * (2 if several else 1) + len(labels) - 1
+    gauges = False
     for figure, row in table.iterrows():
-        out.append(f'<tr class="row" data-figure="{esc(str(figure))}"><td>{esc(str(figure))}</td>')
+        if row["kind"] == "gauge" and not gauges:
+            gauges = True
+            out.append(f'<tr class="section"><td colspan="{ncols}">end-of-run gauges</td></tr>')
+        d = int(row["decimals"]) if not several else max(2, int(row["decimals"]))
+        out.append(f'<tr class="row {row["kind"]}" data-figure="{esc(str(figure))}">'
+                   f"<td>{esc(str(figure))}</td>")
         for i, lab in enumerate(labels):
-            out.append(f'<td class="num">{format_value(row[lab])}</td>')
+            out.append(f'<td class="num">{format_cell(row[lab], d)}</td>')
+            if several:
+                out.append(f'<td class="num">{format_cell(row[f"{lab} stddev"], d)}</td>')
             if i > 0:
                 p = row[f"{lab} change"]
-                cls = "" if not np.isfinite(p) or round(p, 2) == 0 else (" up" if p > 0 else " down")
-                out.append(f'<td class="num{cls}">{format_percent(p)}</td>')
+                cls = ""
+                if np.isfinite(p) and round(p, 2) != 0 and row["better"] in ("higher", "lower"):
+                    up_is_better = row["better"] == "higher"
+                    cls = " better" if (p > 0) == up_is_better else " worse"
+                mark = ""
+                if several and np.isfinite(row[f"{lab} p"]) and row[f"{lab} p"] < 0.05:
+                    mark = f' <span class="sig" title="Welch p = {row[f"{lab} p"]:.3g}">*</span>'
+                out.append(f'<td class="num{cls}">{format_percent(p)}{mark}</td>')
         out.append("</tr>")
     out.append("</tbody></table>")
+    if several:
+        out.append("<p><small>Values are means over each side's runs; * marks a change whose "
+                   "Welch t-test against the baseline has p &lt; 0.05.</small></p>")
 
     if plots:
         out.append("<h2>Plots</h2>")
@@ -250,20 +280,24 @@ def render_html(results: Sequence[ResultLike], names: Sequence[str] | None = Non
             out.append(f'<img class="plot" alt="{esc(lab)} overview" '
                        f'src="data:image/png;base64,{_png(fig)}">')
     out.append("<p><small>Written by refault's Python package; counters are /proc/vmstat names, "
-               "changes are against the first result.</small></p></body></html>")
+               "changes are against the first result (green: better, red: worse).</small></p>"
+               "</body></html>")
     return "\n".join(out)
 
 
-def report(results: Sequence[ResultLike], path: str | os.PathLike[str] | None = None,
+def report(results: Sequence[Side], path: str | os.PathLike[str] | None = None,
            names: Sequence[str] | None = None, title: str | None = None,
-           plots: bool = True) -> str:
+           plots: bool = True, per_instance: bool = False) -> str:
     """Build the HTML report of ``results`` (the first is the baseline) and, with ``path``,
     write it there atomically. Returns the HTML.
 
-    ``results`` are :class:`~refault.Result` objects or result files; ``names`` label them
-    (default: file stems, or scenario names).
+    ``results`` are :class:`~refault.Result` objects or result files, or lists of them (one
+    side run under several seeds: means, standard deviations and Welch's significance);
+    ``names`` label them (default: file stems, or scenario names). ``per_instance`` keeps a
+    row set per task instance.
     """
-    text = render_html(results, names=names, title=title, plots=plots)
+    text = render_html(results, names=names, title=title, plots=plots,
+                       per_instance=per_instance)
     if path is not None:
         write_atomic(path, text)
     return text

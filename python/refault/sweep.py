@@ -261,7 +261,7 @@ def _run_ray(text: str, origin: str, seed: int | None, check_every: int,
             ray.init(num_cpus=workers, include_dashboard=False, logging_level=logging.ERROR,
                      log_to_driver=False)
         else:
-            ray.init(address=address, logging_level=logging.ERROR)
+            connect_ray(ray, address)
         started = True
     try:
         remote = ray.remote(num_cpus=1, max_retries=2)(_simulate)
@@ -284,6 +284,86 @@ def _run_ray(text: str, origin: str, seed: int | None, check_every: int,
     finally:
         if started:
             ray.shutdown()
+
+
+#: Seconds to wait for a Ray cluster to answer (``$REFAULT_RAY_TIMEOUT`` overrides it).
+RAY_CONNECT_TIMEOUT = 30.0
+
+
+class RayConnectError(ConnectionError):
+    """The Ray cluster named by ``address`` cannot be reached or did not answer in time."""
+
+
+def _ray_endpoint(address: str) -> tuple[str, int] | None:
+    """The host and port ``address`` names (``ray://HOST:PORT``, ``HOST:PORT``), or None
+    for ``"auto"`` and other forms Ray resolves itself."""
+    rest = address[len("ray://"):] if address.startswith("ray://") else address
+    host, sep, port = rest.rpartition(":")
+    if not sep or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
+
+
+def connect_ray(ray: Any, address: str, timeout: float | None = None) -> None:
+    """``ray.init(address=address)``, bounded: the cluster's port is tried first (a refused
+    or unreachable address fails at once, naming it), then ``ray.init`` runs in a helper
+    thread while this one waits, so a cluster that accepts connections but never answers
+    fails after ``timeout`` seconds and SIGINT/SIGTERM still reach the main thread.
+
+    Raises:
+        RayConnectError: the address cannot be reached, refused the connection, Ray
+            refused it (authentication, version mismatch: Ray's message is kept), or no
+            answer came within ``timeout``.
+    """
+    import socket
+    import threading
+
+    if timeout is None:
+        timeout = float(os.environ.get("REFAULT_RAY_TIMEOUT", RAY_CONNECT_TIMEOUT))
+    hint = ("is the cluster up (`ray status` on the head node) and the port open? "
+            "ray://HOST:10001 is the Ray Client server (pip install 'refault[ray]' brings "
+            "ray[client]), HOST:6379 the GCS, \"auto\" a cluster started on this machine")
+    ep = _ray_endpoint(address)
+    if ep is not None:
+        try:
+            socket.create_connection(ep, timeout=timeout).close()
+        except OSError as e:
+            reason = "no answer" if isinstance(e, TimeoutError) else (e.strerror or str(e))
+            raise RayConnectError(
+                f"Ray cluster {address}: cannot connect to {ep[0]}:{ep[1]} ({reason}); {hint}"
+            ) from None
+    # Ray's C++ core logs every failed reconnection attempt to stderr: keep only its errors
+    # (the failure itself is reported here, once).
+    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")
+    outcome: list[BaseException | None] = []
+
+    def init() -> None:
+        try:
+            ray.init(address=address, logging_level=logging.ERROR)
+            outcome.append(None)
+        except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
+            outcome.append(e)
+
+    t = threading.Thread(target=init, name="refault-ray-init", daemon=True)
+    t.start()
+    t.join(timeout)
+    if not outcome:
+        raise RayConnectError(
+            f"Ray cluster {address}: no answer from ray.init within {timeout:g} s "
+            f"($REFAULT_RAY_TIMEOUT changes the limit); {hint}"
+        )
+    err = outcome[0]
+    if err is not None:
+        msg = str(err).strip().splitlines()
+        first = msg[0] if msg else type(err).__name__
+        auth = ""
+        if "auth" in str(err).lower() or "token" in str(err).lower():
+            auth = (" (a cluster with token authentication needs its token here: "
+                    "RAY_AUTH_MODE=token and RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH, "
+                    "see docs/python.md)")
+        if "pip install" in first:  # Ray says what is missing (ray[client]): say only that
+            raise RayConnectError(f"Ray cluster {address}: {first}") from err
+        raise RayConnectError(f"Ray cluster {address}: {first}{auth}; {hint}") from err
 
 
 def load_sweep(out: str | os.PathLike[str]) -> pd.DataFrame:

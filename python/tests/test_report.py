@@ -7,6 +7,7 @@ import base64
 import html
 import importlib
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -46,6 +47,50 @@ def test_table_equals_refault_compare(cli: Path, two_results: list[Path], tmp_pa
             assert row["swappy change"] == pytest.approx(r["percent"][1])
 
 
+def test_report_colours_sections_and_precision(two_results: list[Path]) -> None:
+    docs = [(p.stem, json.loads(p.read_text())) for p in two_results]
+    table = report.compare_table(docs)
+    page = report.report(two_results)
+    # Gauges after the counters, under their own heading.
+    kinds = list(table["kind"])
+    assert "gauge" in kinds and kinds.index("gauge") > max(i for i, k in enumerate(kinds) if k == "counter")
+    assert page.index("end-of-run gauges") < page.index('data-figure="nr_free_pages"')
+    assert page.index('data-figure="pswpout"') < page.index("end-of-run gauges")
+    # No row is zero on both sides.
+    assert ((table["base"] != 0) | (table["swappy"] != 0)).all()
+    # Better/worse classes follow the row's direction.
+    for fig, row in table.iterrows():
+        p = row["swappy change"]
+        m = re.search(rf'data-figure="{re.escape(str(fig))}">.*?</tr>', page, re.S)
+        assert m
+        cells = re.findall(r'<td class="num( better| worse)?">', m.group(0))
+        change_cls = cells[-1].strip()
+        if row["better"] not in ("higher", "lower") or not p == p or round(p, 2) == 0:
+            assert change_cls == "", fig
+        else:
+            better = (p > 0) == (row["better"] == "higher")
+            assert change_cls == ("better" if better else "worse"), fig
+    # One precision per row: integers stay integers, other rows have two decimals.
+    ops = table.loc["ops/s heap"]
+    assert ops["decimals"] == 2
+    assert f'<td class="num">{ops["base"]:.2f}</td>' in page
+
+
+def test_report_with_several_seeds_per_side(small: Path, tmp_path: Path) -> None:
+    sides = [[refault.run(small, seed=s) for s in (1, 2, 3)],
+             [refault.run(small, {"vm.swappiness": 200}, seed=s) for s in (1, 2, 3)]]
+    table = report.compare_table([("base", [r.data for r in sides[0]]),
+                                  ("swappy", [r.data for r in sides[1]])])
+    assert table.attrs["seeds"] == 3
+    ops = table.loc["ops/s heap"]
+    vals = [r.tasks.loc["heap", "ops_per_sec"] for r in sides[0]]
+    assert ops["base"] == pytest.approx(sum(vals) / 3)
+    assert ops["base min"] == pytest.approx(min(vals))
+    assert 0 <= ops["swappy p"] <= 1
+    page = report.report(sides, tmp_path / "seeds.html", names=["base", "swappy"], plots=False)
+    assert "base (mean)" in page and "base stddev" in page and "3 seeds" in page
+
+
 def test_formatting_matches_the_cli() -> None:
     assert report.format_value(6579.0) == "6579"
     assert report.format_value(80.65) == "80.65"
@@ -75,10 +120,12 @@ window.addEventListener("load", () => {
     i => ({w: i.naturalWidth, h: i.naturalHeight, shown: i.getBoundingClientRect().height}));
   const rows = [...document.querySelectorAll("#compare tbody tr")].map(
     tr => [...tr.cells].map(td => td.textContent));
+  const colours = Object.fromEntries([...document.querySelectorAll("#compare tbody tr.row")].map(
+    tr => [tr.dataset.figure, getComputedStyle(tr.cells[tr.cells.length - 1]).color]));
   const t = document.getElementById("compare").getBoundingClientRect();
   const pre = document.createElement("pre");
   pre.id = "probe";
-  pre.textContent = JSON.stringify({imgs, rows, table: {w: t.width, h: t.height}});
+  pre.textContent = JSON.stringify({imgs, rows, colours, table: {w: t.width, h: t.height}});
   document.body.appendChild(pre);
 });
 </script>
@@ -114,8 +161,18 @@ def test_report_renders_in_headless_chromium(
     assert rows["pswpout"][:2] == [str(base_out), str(change_out)]
     assert rows["pswpout"][2] == report.format_percent(report.percent_change(base_out, change_out))
     assert "ops/s heap" in rows and "sim_seconds" in rows
+    # Better is drawn green, worse red, the rest in the text colour.
+    table = report.compare_table([(p.stem, d) for p, d in zip(two_results, docs)])
+    green, red, text = "rgb(26, 127, 55)", "rgb(207, 34, 46)", "rgb(34, 34, 34)"
+    for fig, row in table.iterrows():
+        p = row["swappy change"]
+        if row["better"] not in ("higher", "lower") or not p == p or round(p, 2) == 0:
+            assert seen["colours"][fig] == text, fig
+        else:
+            better = (p > 0) == (row["better"] == "higher")
+            assert seen["colours"][fig] == (green if better else red), fig
 
-    shot = tmp_path / "shot.png"
+    shot = Path(os.environ.get("REFAULT_REPORT_SCREENSHOT", tmp_path / "shot.png"))
     subprocess.run([chromium, *base, "--window-size=1200,1600", f"--screenshot={shot}",
                     out.as_uri()], check=True, capture_output=True, timeout=120)
     assert shot.stat().st_size > 20_000

@@ -133,6 +133,28 @@ pub struct MemcgEvents {
     pub swap_max_events: u64,
 }
 
+/// The kernel's cumulative `nr_*` items that the model does not count (node_stat_item
+/// entries that only ever grow, like the event counters): never gauges.
+const CUMULATIVE_NR_NOT_MODELLED: [&str; 2] = ["nr_foll_pin_acquired", "nr_foll_pin_released"];
+
+/// Whether the /proc/vmstat item `name` is a gauge (a level, like `nr_free_pages`: reported
+/// as its value at the end of the run) rather than a counter (events since boot, reported
+/// as the difference over the measured interval). The kernel's rule, by construction of
+/// `vmstat_text[]`: the zone and node stat items (`nr_*`, and `workingset_nodes`) are
+/// levels, except the ones that only grow (`nr_dirtied`, `nr_written`, `nr_throttled_written`, `nr_vmscan_write`,
+/// `nr_vmscan_immediate_reclaim`, `nr_foll_pin_*`), and the vm_event_item entries are
+/// counters. The one home of the rule: the simulator subtracts the warm-up by it, the
+/// reports and the mmtests export split gauges from counters by it.
+pub fn is_gauge(name: &str) -> bool {
+    (name.starts_with("nr_")
+        && !EVENT_NAMES.contains(&name)
+        && !CUMULATIVE_NR_NOT_MODELLED.contains(&name))
+        || NODE_STAT_LEVELS_NOT_NR.contains(&name)
+}
+
+/// Node stat items (levels) whose names do not start with `nr_`.
+const NODE_STAT_LEVELS_NOT_NR: [&str; 1] = ["workingset_nodes"];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +169,29 @@ mod tests {
             "workingset_refault_file"
         );
         assert_eq!(EVENT_NAMES[Ev::PgScanKswapd as usize], "pgscan_kswapd");
+    }
+
+    #[test]
+    fn gauges_are_the_levels_among_nr_items() {
+        for g in [
+            "nr_free_pages",
+            "nr_inactive_file",
+            "nr_dirty",
+            "nr_slab_reclaimable",
+        ] {
+            assert!(is_gauge(g), "{g}");
+        }
+        for c in [
+            "pgscan_kswapd",
+            "nr_dirtied",
+            "nr_written",
+            "nr_throttled_written",
+            "nr_vmscan_write",
+            "nr_vmscan_immediate_reclaim",
+            "nr_foll_pin_acquired",
+            "workingset_refault_file",
+        ] {
+            assert!(!is_gauge(c), "{c}");
+        }
     }
 }

@@ -260,6 +260,23 @@ fn resolve(
     Ok(json)
 }
 
+/// The `refault compare` table of `sides` (JSON: `[[label, [result, ...]], ...]`, the
+/// first side the baseline, one or more results per side) as its JSON document
+/// (`refault compare --out`'s): the one implementation of the table, which the HTML report
+/// shows.
+#[pyfunction]
+#[pyo3(signature = (sides, per_instance=false))]
+fn compare(py: Python<'_>, sides: &str, per_instance: bool) -> PyResult<String> {
+    let json = without_gil(py, || {
+        let sides: Vec<(String, Vec<serde_json::Value>)> = serde_json::from_str(sides)?;
+        let opts = refault_report::CompareOptions { per_instance };
+        Ok(serde_json::to_string(&refault_report::compare_runs(
+            &sides, &opts,
+        ))?)
+    })?;
+    Ok(json)
+}
+
 /// Runs the `refault` command line in this process (`argv`: the program name, then the
 /// arguments) and returns its exit status; what the Python package's `refault` console
 /// script calls for every subcommand it does not implement itself (`sweep`, `plot`,
@@ -275,6 +292,7 @@ fn _refault(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add("RefaultError", py.get_type::<RefaultError>())?;
     m.add("ScenarioError", py.get_type::<ScenarioError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;

@@ -41,9 +41,11 @@ mod text;
 pub mod vmstat;
 
 pub use atomic::{check_writable, out_target, write_atomic, OutTarget};
-pub use compare::{compare, Row, Table};
+pub use compare::{
+    better, compare, compare_runs, Better, Kind, Options as CompareOptions, Row, Table,
+};
 pub use format::{format_percent, format_value, percent_change};
 pub use lrugen::lru_gen_text;
 pub use seed::{render_seed_table, SeedRow};
-pub use stats::{mmtests_stats, MmtestsStats};
+pub use stats::{mmtests_stats, welch_p, MmtestsStats};
 pub use summary::summary;

@@ -159,7 +159,7 @@ pub fn tests_sysstate(bench: &str, result: &Value) -> String {
     let at_warmup = t.iter().rposition(|&x| x <= warmup + 1e-9);
     s.push_str("file start :: /proc/vmstat\n");
     for (k, v) in &vmstat {
-        if is_gauge(k) {
+        if refault_mm::vmstat::is_gauge(k) {
             let before = at_warmup
                 .and_then(|i| ts[k.as_str()].as_array().and_then(|a| a.get(i)))
                 .and_then(Value::as_f64);
@@ -197,16 +197,6 @@ pub fn tests_sysstate(bench: &str, result: &Value) -> String {
         end - warmup
     ));
     s
-}
-
-/// The kernel's gauges among /proc/vmstat's names: `nr_*` except the event counters that
-/// carry the prefix (the same rule the simulator uses when it subtracts the warm-up).
-fn is_gauge(name: &str) -> bool {
-    name.starts_with("nr_")
-        && !matches!(
-            name,
-            "nr_vmscan_write" | "nr_vmscan_immediate_reclaim" | "nr_dirtied" | "nr_written"
-        )
 }
 
 /// The `compare-mmtests.pl --from-json` module of one run.

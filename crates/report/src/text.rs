@@ -10,6 +10,21 @@ pub(crate) enum Align {
 
 const GAP: &str = "  ";
 
+/// Width of a cell as drawn: characters, not counting ANSI colour sequences (`ESC [ ... m`).
+pub(crate) fn width(cell: &str) -> usize {
+    let mut n = 0;
+    let mut in_escape = false;
+    for c in cell.chars() {
+        match (in_escape, c) {
+            (false, '\x1b') => in_escape = true,
+            (true, 'm') => in_escape = false,
+            (true, _) => {}
+            (false, _) => n += 1,
+        }
+    }
+    n
+}
+
 /// Renders `header` (if any) and `rows` with `indent` spaces in front of every line. Rows
 /// shorter than `align` are padded with empty cells; every line ends with `\n`.
 pub(crate) fn render(
@@ -21,7 +36,7 @@ pub(crate) fn render(
     let mut widths = vec![0usize; align.len()];
     for line in header.into_iter().chain(rows.iter().map(Vec::as_slice)) {
         for (w, cell) in widths.iter_mut().zip(line) {
-            *w = (*w).max(cell.chars().count());
+            *w = (*w).max(width(cell));
         }
     }
     let mut out = String::new();
@@ -32,7 +47,7 @@ pub(crate) fn render(
             if i > 0 {
                 s.push_str(GAP);
             }
-            let pad = w - cell.chars().count();
+            let pad = w - width(cell);
             match a {
                 Align::Left => {
                     s.push_str(cell);
@@ -74,5 +89,12 @@ mod tests {
              \x20 longer      7\n\
              \x20 x\n"
         );
+        // Colour sequences take no room.
+        let rows = vec![
+            cells(&["a", "\x1b[32m+1.00%\x1b[0m"]),
+            cells(&["b", "-2.00%"]),
+        ];
+        let text = render(None, &rows, &[Align::Left, Align::Right], 0);
+        assert_eq!(text, "a  \x1b[32m+1.00%\x1b[0m\nb  -2.00%\n");
     }
 }

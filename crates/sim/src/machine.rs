@@ -720,13 +720,8 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 .and_then(|b| b.iter().find(|x| x.0 == n))
                 .map(|x| x.1)
                 .unwrap_or(0);
-            let is_gauge = (n.starts_with("nr_")
-                && !matches!(
-                    n,
-                    "nr_vmscan_write" | "nr_vmscan_immediate_reclaim" | "nr_dirtied" | "nr_written"
-                ))
-                || n == "workingset_nodes";
-            (n.to_string(), if is_gauge { v } else { v - base })
+            let gauge = refault_mm::vmstat::is_gauge(n);
+            (n.to_string(), if gauge { v } else { v - base })
         })
         .collect();
     let measured_from = if warmup > 0 { warmup } else { 0 };
@@ -919,8 +914,13 @@ fn pick(ready: &[u64]) -> Option<(u64, u32, u64)> {
     (best.0 != u64::MAX).then_some((best.0, best.1, second))
 }
 
-fn tasks_ops(tasks: &[Task]) -> Vec<u64> {
-    tasks.iter().map(|t| t.ops).collect()
+/// Per task, the operations counted so far and the sum of their latencies (µs): the
+/// sampler's cumulative `task.NAME.ops` and `task.NAME.latency_sum_us`.
+fn tasks_ops(tasks: &[Task]) -> Vec<(u64, f64)> {
+    tasks
+        .iter()
+        .map(|t| (t.ops, t.hist.sum as f64 / 1e3))
+        .collect()
 }
 
 /// What a stuck task was doing, for [`SimError::NoProgress`].

@@ -401,7 +401,7 @@ const GAUGES: [&str; 14] = [
     "nr_slab_reclaimable",
     "nr_slab_unreclaimable",
 ];
-const COUNTERS: [&str; 19] = [
+const COUNTERS: [&str; 22] = [
     "pgscan_kswapd",
     "pgscan_direct",
     "pgscan_anon",
@@ -421,6 +421,11 @@ const COUNTERS: [&str; 19] = [
     "kswapd_inodesteal",
     "pginodesteal",
     "nr_vmscan_immediate_reclaim",
+    // kswapd's balance_pgdat() runs (its wake-ups that found work) and direct reclaim
+    // entries: the plots' "who reclaims" panel.
+    "pageoutrun",
+    "allocstall_normal",
+    "allocstall_dma32",
 ];
 
 /// The first interval of an adaptive series (`run.sample_interval = "auto"` on a run
@@ -496,7 +501,9 @@ impl Sampler {
         t_ns + self.interval_ns
     }
 
-    pub fn sample(&mut self, t_ns: u64, mm: &Mm, task_ops: &[u64]) {
+    /// Records a sample at `t_ns`; `task_ops` is, per task, its operations so far and
+    /// the sum of their latencies in µs.
+    pub fn sample(&mut self, t_ns: u64, mm: &Mm, task_ops: &[(u64, f64)]) {
         // Do not record the same instant twice (end-of-run sample on a boundary).
         if let Some(ts) = self.series.get("t_s") {
             if ts.last().is_some_and(|&l| l >= t_ns as f64 / 1e9) {
@@ -528,9 +535,55 @@ impl Sampler {
                 format!("cgroup.{name}.slab_reclaimable"),
                 mm.slab.memcg_bytes[i + 1][0] as f64,
             );
+            // Cumulative: memory.stat pgscan / pgsteal, memory.events max (reclaim at the
+            // limit), and workingset_activate_{anon,file} of memory.stat (refaults that
+            // found their page in the workingset, hierarchical as the kernel's lruvec
+            // counter).
+            let ev = &mm.memcgs[i + 1].events;
+            push(format!("cgroup.{name}.pgscan"), ev.pgscan as f64);
+            push(format!("cgroup.{name}.pgsteal"), ev.pgsteal as f64);
+            push(format!("cgroup.{name}.max_events"), ev.max_events as f64);
+            push(
+                format!("cgroup.{name}.workingset_activate_anon"),
+                lv.workingset_activate[0] as f64,
+            );
+            push(
+                format!("cgroup.{name}.workingset_activate_file"),
+                lv.workingset_activate[1] as f64,
+            );
         }
-        for (i, (name, ops)) in self.task_names.iter().zip(task_ops).enumerate() {
+        if mm.cfg.lru == refault_mm::LruKind::Mglru {
+            // The multi-gen LRU's generations by age, over every lruvec: `lru_gen.genK.TYPE`
+            // is the pages K generations older than their lruvec's youngest (K = 0..3), as
+            // debugfs lru_gen lists them; `lru_gen.max_seq` the root's youngest sequence
+            // number (it counts the aging rounds).
+            let mut by_age = [[0u64; 2]; refault_mm::mglru::MAX_NR_GENS as usize];
+            for lv in &mm.lruvecs {
+                let g = &lv.lrugen;
+                for ty in 0..2 {
+                    for seq in g.min_seq[ty]..=g.max_seq {
+                        let age = (g.max_seq - seq) as usize;
+                        let gen = (seq % refault_mm::mglru::MAX_NR_GENS) as usize;
+                        if let Some(slot) = by_age.get_mut(age) {
+                            slot[ty] += g.nr_pages[gen][ty].iter().sum::<u64>();
+                        }
+                    }
+                }
+            }
+            for (age, pages) in by_age.iter().enumerate() {
+                push(format!("lru_gen.gen{age}.anon"), pages[0] as f64);
+                push(format!("lru_gen.gen{age}.file"), pages[1] as f64);
+            }
+            push(
+                "lru_gen.max_seq".into(),
+                mm.lruvecs[0].lrugen.max_seq as f64,
+            );
+        }
+        for (i, (name, (ops, lat_us))) in self.task_names.iter().zip(task_ops).enumerate() {
             push(format!("task.{name}.ops"), *ops as f64);
+            // Cumulative, as ops: the mean latency of an interval is the difference of this
+            // over the difference of ops.
+            push(format!("task.{name}.latency_sum_us"), *lat_us);
             // Cumulative time paused by balance_dirty_pages().
             push(
                 format!("task.{name}.dirty_throttle_s"),

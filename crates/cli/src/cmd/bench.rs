@@ -72,7 +72,8 @@ pub fn main(a: Args) -> Result<()> {
         "B/page"
     )?;
     let mut classic_rate = None;
-    for (name, text) in WORKLOADS {
+    let progress = super::progress::Progress::new("bench", WORKLOADS.len());
+    for (k, (name, text)) in WORKLOADS.into_iter().enumerate() {
         let mut ov = Vec::new();
         if let Some(s) = a.seconds {
             ov.push(("run.duration".to_string(), format!("{s}s")));
@@ -83,7 +84,14 @@ pub fn main(a: Args) -> Result<()> {
         }
         let scn = refault_scenario::parse(text, &format!("scenarios/{name}.toml"), &ov, None)?;
         reset_peak_rss();
-        let r = refault_sim::run(&scn, Default::default())?;
+        progress.set_label(&format!("bench {name}"));
+        let mut f = |x: f64| progress.set(k, x);
+        let opts = refault_sim::RunOptions {
+            progress: Some(&mut f),
+            ..Default::default()
+        };
+        let r = refault_sim::run(&scn, opts)?;
+        progress.finish();
         let wall = r.wall_seconds.max(1e-9);
         let rate = r.accesses as f64 / wall;
         let ev_rate = r.events as f64 / wall;

@@ -16,6 +16,7 @@ macro_rules! outln {
 pub mod bench;
 pub mod compare;
 pub mod mmtests;
+pub mod progress;
 pub mod python;
 pub mod reproduce;
 pub mod run;
@@ -24,7 +25,6 @@ pub mod trace;
 pub mod twin;
 
 use anyhow::{Context, Result};
-use std::io::IsTerminal;
 use std::path::Path;
 
 /// Write `bytes` to `path` atomically (never a half-written result); `-` is standard
@@ -45,34 +45,17 @@ pub fn check_out(path: Option<&Path>) -> Result<()> {
     }
 }
 
-/// A progress reporter on stderr (only when stderr is a terminal): `label  42%`.
-pub fn progress(label: &str) -> Option<impl FnMut(f64) + '_> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let mut last = -1i64;
-    Some(move |f: f64| {
-        let pct = (f * 100.0) as i64;
-        if pct != last {
-            last = pct;
-            eprint!("\r{label} {pct:3}%");
-            if pct >= 100 {
-                eprint!("\r{}\r", " ".repeat(label.len() + 6));
-            }
-        }
-    })
-}
-
 /// Run a resolved scenario with optional progress and checks.
 pub fn simulate(
     scn: &refault_scenario::Scenario,
     check_every: u64,
     label: &str,
 ) -> Result<refault_sim::SimResult> {
-    let mut prog = progress(label);
+    let progress = progress::Progress::new(label, 1);
+    let mut f = |x: f64| progress.set(0, x);
     let opts = refault_sim::RunOptions {
         check_every,
-        progress: prog.as_mut().map(|p| p as &mut dyn FnMut(f64)),
+        progress: Some(&mut f),
         trace: None,
     };
     refault_sim::run(scn, opts).with_context(|| format!("simulating {}", scn.name))

@@ -27,9 +27,7 @@ use refault_report::SeedRow;
 use refault_scenario::Scenario;
 use refault_sim::SimResult;
 use serde_json::{json, Value};
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -777,28 +775,7 @@ pub fn main(a: Args) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
     // The four runs are independent: run them on the host's cores, with one progress line
     // for all four (runs of the full S2 scenarios take minutes).
-    let progress = Progress::new(&format!("reproduce {}", a.name), scns.len());
-    let results: Vec<Result<SimResult>> = std::thread::scope(|s| {
-        let hs: Vec<_> = scns
-            .iter()
-            .enumerate()
-            .map(|(i, scn)| {
-                let progress = &progress;
-                s.spawn(move || {
-                    let mut f = |x: f64| progress.set(i, x);
-                    let opts = refault_sim::RunOptions {
-                        progress: Some(&mut f),
-                        ..Default::default()
-                    };
-                    refault_sim::run(scn, opts).map_err(anyhow::Error::from)
-                })
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| h.join().expect("simulation thread"))
-            .collect()
-    });
-    progress.done();
+    let results = super::progress::run_all(&format!("reproduce {}", a.name), &scns);
     let results = results.into_iter().collect::<Result<Vec<_>>>()?;
     let pg = rows[0](&results[0], &results[1]);
     let pio = rows[1](&results[2], &results[3]);
@@ -836,49 +813,4 @@ pub fn main(a: Args) -> Result<()> {
         super::write_out(&out, serde_json::to_string_pretty(&doc)?.as_bytes())?;
     }
     Ok(())
-}
-
-/// One progress line on stderr for runs in parallel: the mean of their fractions done, as
-/// `\rLABEL 42%` on a terminal, else a line at every 10%.
-struct Progress {
-    label: String,
-    /// Per run, the fraction done in thousandths.
-    done: Vec<AtomicU64>,
-    /// The last percentage printed.
-    shown: AtomicI64,
-    tty: bool,
-}
-
-impl Progress {
-    fn new(label: &str, runs: usize) -> Progress {
-        Progress {
-            label: label.to_string(),
-            done: (0..runs).map(|_| AtomicU64::new(0)).collect(),
-            shown: AtomicI64::new(-1),
-            tty: std::io::stderr().is_terminal(),
-        }
-    }
-
-    fn set(&self, run: usize, fraction: f64) {
-        self.done[run].store(
-            (fraction.clamp(0.0, 1.0) * 1000.0) as u64,
-            Ordering::Relaxed,
-        );
-        let total: u64 = self.done.iter().map(|d| d.load(Ordering::Relaxed)).sum();
-        let pct = (total / 10 / self.done.len() as u64) as i64;
-        let step = if self.tty { pct } else { pct / 10 * 10 };
-        if self.shown.fetch_max(step, Ordering::Relaxed) < step {
-            if self.tty {
-                eprint!("\r{} {step:3}%", self.label);
-            } else {
-                eprintln!("{} {step}%", self.label);
-            }
-        }
-    }
-
-    fn done(&self) {
-        if self.tty {
-            eprint!("\r{}\r", " ".repeat(self.label.len() + 6));
-        }
-    }
 }

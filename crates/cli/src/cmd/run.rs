@@ -15,9 +15,13 @@ pub struct Args {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Write the result JSON here (atomically; `-` = standard output) instead of printing a
-    /// summary.
+    /// summary (see --summary).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// With --out FILE: print the summary on standard output as well (with `--out -`, on
+    /// standard error, so the JSON stays alone on standard output).
+    #[arg(long, requires = "out")]
+    pub summary: bool,
     /// Check the model's invariants (every page in one place, list sizes, memcg usage,
     /// mapping back-pointers) every N events and at the end (default N: 1000).
     #[arg(long, num_args = 0..=1, default_missing_value = "1000", value_name = "N")]
@@ -81,6 +85,14 @@ pub fn main(a: Args) -> Result<()> {
             );
         }
         None => out!("{}", refault_report::summary(&v))?,
+    }
+    if a.summary {
+        let text = refault_report::summary(&v);
+        if a.out.as_ref().is_some_and(|p| p.as_os_str() == "-") {
+            eprint!("{text}");
+        } else {
+            out!("{text}")?;
+        }
     }
     // Checked above: a multi-gen LRU result always carries `lru_gen`.
     if let (true, Some(t)) = (a.lru_gen_stats, refault_report::lru_gen_text(&v)) {

@@ -219,17 +219,7 @@ pub fn rows(b: &S3Figures, c: &S3Figures) -> Vec<Expect> {
 pub fn main(a: Args) -> Result<()> {
     super::check_out(a.out.as_deref())?;
     let scns = [load(true, a.quick)?, load(false, a.quick)?];
-    let results: Vec<Result<SimResult>> = std::thread::scope(|s| {
-        let hs: Vec<_> = scns
-            .iter()
-            .map(|scn| {
-                s.spawn(move || refault_sim::run(scn, Default::default()).map_err(Into::into))
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| h.join().expect("simulation thread"))
-            .collect()
-    });
+    let results = super::progress::run_all("reproduce slab-boost", &scns);
     let results = results.into_iter().collect::<Result<Vec<_>>>()?;
     let (fb, fc) = (figures(&results[0]), figures(&results[1]));
     let table = rows(&fb, &fc);

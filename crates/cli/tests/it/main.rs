@@ -17,6 +17,7 @@ mod determinism;
 mod errors;
 mod golden;
 mod mmtests;
+mod progress;
 mod robust;
 mod traces;
 mod twin;
