@@ -10,38 +10,56 @@
 //!
 //! # In this model
 //! `compact_zone()` with `isolate_migratepages()` / `isolate_migratepages_block()` (one
-//! pageblock at a time, at most COMPACT_CLUSTER_MAX folios per batch, skip bits, source
-//! suitability by pageblock type for async direct compaction), `isolate_freepages()` /
-//! `isolate_freepages_block()` (only MOVABLE pageblocks, never a free block of pageblock
-//! order; free blocks kept whole per order, as v6.9+ does, and split by
-//! `compaction_alloc()`), `__compact_finished()`, `compaction_suitable()` with the
-//! fragmentation index, deferral, the cached scanner positions, and `compact_blockskip_flush`.
+//! pageblock at a time, at most COMPACT_CLUSTER_MAX folios per batch unless the block is being
+//! finished after a failed migration, skip bits, source suitability by pageblock type for
+//! async direct compaction, async direct compaction's skip-on-failure per order-aligned
+//! chunk), `fast_find_migrateblock()` (a migration source from the MOVABLE free lists for
+//! costly orders), `fast_isolate_freepages()` / `fast_isolate_around()` (migration targets
+//! from the MOVABLE free lists, round-robin over the orders below the target, before the
+//! linear scan) and `isolate_freepages()` / `isolate_freepages_block()` (MOVABLE pageblocks
+//! below a free block of pageblock order, async compaction's sampling stride, the min
+//! watermark check of `__isolate_free_page()`; free blocks kept whole per order, as v6.9+
+//! does, and split by `compaction_alloc()`), `__compact_finished()`, `compaction_suitable()`
+//! with the fragmentation index, deferral, the cached scanner positions as the kernel moves
+//! them while scanning (`update_cached_migrate()`, `update_pageblock_skip()`), and
+//! `compact_blockskip_flush`.
 //! Migration moves a folio's state to the new frames, repoints the PTE, the page-cache
 //! entries or the swap-cache slot at it, frees the old frames and puts the new folio back on
 //! the LRU with `folio_add_lru()` (as `migrate_folio_move()` does: flags such as active,
-//! referenced, workingset and the multi-gen refs are kept, the list position is the head).
+//! referenced, workingset and the multi-gen refs are kept, the list position is the head). A
+//! large page-cache folio that finds no free block of its order is split and migrated page
+//! by page (`migrate_pages_batch()`'s -ENOMEM case).
 //! Callers: direct compaction in the allocator slow path (`try_to_compact_pages()`),
 //! kcompactd (`kcompactd_do_work()`, proactive compaction) and the pre-v4.5 kswapd
 //! (`compact_pgdat()`, `policy.kswapd_compaction = "kswapd"`).
 //!
 //! # Where we differ from the kernel (v6.18)
-//! - No `fast_find_migrateblock()` / `fast_isolate_freepages()` (the linear scanners only),
-//!   no async scan-stride doubling, no skip-on-failure of async direct compaction, no capture
-//!   of a freed block (`compaction_capture()`), no lock contention or `need_resched()` aborts.
+//! - `compact_init_migrate_pfn` / `compact_init_free_pfn` are the zone's first and last
+//!   pageblocks (the kernel's `__reset_isolation_suitable()` moves them to the first and last
+//!   blocks worth scanning); a pass that starts at the first is a whole-zone pass.
+//! - No capture of a freed block (`compaction_capture()`), no lock contention,
+//!   `too_many_isolated()` or `need_resched()` aborts, no pcp lists to drain.
+//! - The fast searches walk the model's free lists, whose order is the model's (freed blocks
+//!   go to the head; the kernel sometimes frees to the tail).
 //! - Folios under writeback or with a read in flight are not isolated (sync-light migration
 //!   would not wait for them; the model never uses MIGRATE_SYNC).
 //! - Only LRU folios are movable (no `movable_ops` pages such as zsmalloc or balloon); as
 //!   in the kernel, a folio of at least the target order or of pageblock order (a THP, an
-//!   order-9 page-cache folio) is left in place (`skip_isolation_on_order()`).
+//!   order-9 page-cache folio) is left in place (`skip_isolation_on_order()`). Only
+//!   page-cache folios are split on -ENOMEM (the model's large anonymous folios are THPs).
 //!
 //! # Kernel references
 //! mm/compaction.c `compact_zone()`, `isolate_migratepages()`,
 //! `isolate_migratepages_block()`, `isolate_freepages()`, `isolate_freepages_block()`,
-//! `compaction_alloc()`, `__compact_finished()`, `compaction_suitable()`,
+//! `fast_isolate_freepages()`, `fast_isolate_around()`, `fast_find_migrateblock()`,
+//! `suitable_migration_source()`, `suitable_migration_target()`, `update_cached_migrate()`,
+//! `update_pageblock_skip()`, `compaction_alloc()`, `__compact_finished()`,
+//! `compaction_suitable()`,
 //! `compaction_suit_allocation_order()`, `defer_compaction()`, `compaction_deferred()`,
 //! `compaction_defer_reset()`, `compaction_restarting()`, `__reset_isolation_suitable()`,
 //! `try_to_compact_pages()`, `fragmentation_score_zone()`; mm/page_alloc.c
-//! `__alloc_pages_direct_compact()`; mm/migrate.c `migrate_pages()`, `migrate_folio_move()`.
+//! `__alloc_pages_direct_compact()`, `__isolate_free_page()`; mm/migrate.c `migrate_pages()`,
+//! `migrate_pages_batch()`, `try_split_folio()`, `migrate_folio_move()`.
 
 use crate::filemap::cache_entry;
 use crate::memory::{pte_pfn, pte_present, PTE_PRESENT};
@@ -123,6 +141,12 @@ pub struct ZoneCompact {
     pub order_failed: u32,
     /// `compact_blockskip_flush`.
     pub blockskip_flush: bool,
+    /// `compact_init_migrate_pfn` / `compact_init_free_pfn`: where a pass over the whole zone
+    /// starts (the model: the zone's first and last pageblocks; the kernel's
+    /// `__reset_isolation_suitable()` refines them to the first and last blocks worth
+    /// scanning).
+    pub init_migrate_pfn: Pfn,
+    pub init_free_pfn: Pfn,
     start_pfn: Pfn,
     end_pfn: Pfn,
 }
@@ -130,6 +154,44 @@ pub struct ZoneCompact {
 #[inline]
 fn pageblock_start(pfn: Pfn) -> Pfn {
     pfn & !(PAGEBLOCK_NR_PAGES as u32 - 1)
+}
+
+/// Kernel: `pageblock_end_pfn()`: the end of the pageblock holding `pfn`.
+#[inline]
+fn pageblock_end(pfn: Pfn) -> Pfn {
+    pageblock_start(pfn) + PAGEBLOCK_NR_PAGES as u32
+}
+
+/// Kernel: `freelist_scan_limit()`: how many free-list entries a fast search looks at,
+/// halved by each consecutive failure: `(COMPACT_CLUSTER_MAX >> fast_search_fail) + 1`.
+pub fn freelist_scan_limit(fast_search_fail: u32) -> u32 {
+    (COMPACT_CLUSTER_MAX as u32 >> fast_search_fail.min(31)) + 1
+}
+
+/// Kernel: `next_search_order()`: the fast free search visits orders `order - 1` down to 0
+/// round-robin from `cc->search_order`; when it wraps round, `search_order` moves one down
+/// (so the next search starts lower) and the search ends (-1).
+pub fn next_search_order(cc: &mut CompactControl, order: i32) -> i32 {
+    let mut order = order - 1;
+    if order < 0 {
+        order = cc.order - 1;
+    }
+    if order == cc.search_order {
+        cc.search_order -= 1;
+        if cc.search_order < 0 {
+            cc.search_order = cc.order - 1;
+        }
+        return -1;
+    }
+    order
+}
+
+/// Kernel: `__isolate_free_page()`'s watermark check: compaction may take a free block of
+/// `order` only while the zone keeps `_watermark[WMARK_MIN] + 2^order` free pages (the
+/// unboosted min watermark, checked at order 0).
+#[inline]
+pub fn isolate_free_page_allowed(z: &crate::mmzone::Zone, order: u32) -> bool {
+    z.watermark_ok(0, z.wmark[Wmark::Min as usize] + (1u64 << order))
 }
 
 impl ZoneCompact {
@@ -141,6 +203,8 @@ impl ZoneCompact {
             defer_shift: 0,
             order_failed: 0,
             blockskip_flush: false,
+            init_migrate_pfn: start_pfn,
+            init_free_pfn: pageblock_start(end_pfn.saturating_sub(1)).max(start_pfn),
             start_pfn,
             end_pfn,
         };
@@ -232,6 +296,15 @@ pub struct CompactControl {
     pub migrate_scanned: u64,
     pub free_scanned: u64,
     pub isolated: u64,
+    /// `cc->search_order`: where `fast_isolate_freepages()` starts its round-robin.
+    pub search_order: i32,
+    /// `cc->fast_search_fail`: consecutive failed fast searches (shrinks the scan limit).
+    pub fast_search_fail: u32,
+    /// `cc->fast_start_pfn`: lowest block `fast_find_migrateblock()` found (0: none yet,
+    /// `Pfn::MAX`: already used to restart the linear scan).
+    pub fast_start_pfn: Pfn,
+    /// `cc->finish_pageblock`: isolate the rest of the current block, past COMPACT_CLUSTER_MAX.
+    pub finish_pageblock: bool,
 }
 
 impl CompactControl {
@@ -257,6 +330,10 @@ impl CompactControl {
             migrate_scanned: 0,
             free_scanned: 0,
             isolated: 0,
+            search_order: order,
+            fast_search_fail: 0,
+            fast_start_pfn: 0,
+            finish_pageblock: false,
         }
     }
 }
@@ -343,7 +420,13 @@ impl Mm {
         z.compact.reset_cached_positions();
     }
 
-    /// Kernel: `compact_zone()`.
+    /// Kernel: `compact_zone()`. The scanners start at the zone's cached positions (a pass
+    /// that starts at `compact_init_migrate_pfn` counts as a whole-zone pass, so meeting ends
+    /// it with COMPLETE); the cached positions move while scanning (`update_cached_migrate()`,
+    /// `update_pageblock_skip()`, `fast_isolate_freepages()`), not at the end, except that free
+    /// pages left over are released and the cached free pfn moves back up to the highest of
+    /// them. A pageblock whose migration failed part-way is rescanned whole once
+    /// (`cc->finish_pageblock`), so it gets its skip bit.
     pub fn compact_zone(&mut self, ctx: &mut Ctx, cc: &mut CompactControl) -> CompactResult {
         let zi = cc.zi;
         // The scanners walk frames: deferred max-order blocks must be real free blocks.
@@ -363,16 +446,24 @@ impl Mm {
             cc.migrate_pfn = zstart;
             cc.free_pfn = pageblock_start(zend - 1).max(zstart);
         } else {
-            let c = &self.zones[zi].compact;
+            let c = &mut self.zones[zi].compact;
             cc.migrate_pfn = c.cached_migrate_pfn[sync];
             cc.free_pfn = c.cached_free_pfn;
             if cc.free_pfn < zstart || cc.free_pfn >= zend {
                 cc.free_pfn = pageblock_start(zend - 1).max(zstart);
+                c.cached_free_pfn = cc.free_pfn;
             }
             if cc.migrate_pfn < zstart || cc.migrate_pfn >= zend {
                 cc.migrate_pfn = zstart;
+                c.cached_migrate_pfn = [zstart; 2];
+            }
+            if cc.migrate_pfn <= c.init_migrate_pfn {
+                cc.whole_zone = true;
             }
         }
+        let c = &self.zones[zi].compact;
+        let mut update_cached = sync == 0 && c.cached_migrate_pfn[0] == c.cached_migrate_pfn[1];
+        let mut last_migrated_pfn: Pfn = 0;
         let scanned0 = (cc.migrate_scanned, cc.free_scanned);
         let mut ret;
         loop {
@@ -380,27 +471,60 @@ impl Mm {
             if ret != CompactResult::Continue {
                 break;
             }
-            if !self.isolate_migratepages(cc) {
-                continue;
-            }
-            if !self.migrate_pages(ctx, cc) && !self.scanners_met(cc) {
+            let iteration_start = cc.migrate_pfn;
+            cc.finish_pageblock =
+                pageblock_start(last_migrated_pfn) == pageblock_start(iteration_start);
+            loop {
+                // rescan:
+                if !self.isolate_migratepages(cc) {
+                    if update_cached {
+                        let c = &mut self.zones[zi].compact;
+                        c.cached_migrate_pfn[1] = c.cached_migrate_pfn[0];
+                    }
+                    break;
+                }
+                update_cached = false;
+                last_migrated_pfn = pageblock_start(cc.migrate_pfn - 1).max(zstart);
+                if self.migrate_pages(ctx, cc) {
+                    break;
+                }
                 // -ENOMEM from compaction_alloc(): out of free targets.
-                ret = CompactResult::Contended;
+                if !self.scanners_met(cc) {
+                    ret = CompactResult::Contended;
+                    break;
+                }
+                if cc.migrate_pfn & (PAGEBLOCK_NR_PAGES as u32 - 1) != 0
+                    && !cc.ignore_skip_hint
+                    && !cc.finish_pageblock
+                {
+                    cc.finish_pageblock = true;
+                    if cc.order == COMPACTION_HPAGE_ORDER as i32 {
+                        last_migrated_pfn = 0;
+                    }
+                    continue;
+                }
+                break;
+            }
+            if ret == CompactResult::Contended {
                 break;
             }
         }
-        // Release the free pages left over.
+        // release_free_list(): the free pages left over go back; the cached free pfn moves
+        // back up to the highest of them (only up: the scanners may have met and reset it).
+        let mut high_pfn: Pfn = 0;
         for pfn in std::mem::take(&mut cc.freepages) {
             let o = self.pages.order[pfn as usize] as u32;
             self.zones[zi].free_block(&mut self.pages, pfn, o);
+            high_pfn = high_pfn.max(pfn);
+        }
+        if cc.nr_freepages > 0 {
+            let free_pfn = pageblock_start(high_pfn);
+            let c = &mut self.zones[zi].compact;
+            if free_pfn > c.cached_free_pfn {
+                c.cached_free_pfn = free_pfn;
+            }
         }
         cc.nr_freepages = 0;
-        if !cc.whole_zone && ret != CompactResult::Complete && ret != CompactResult::PartialSkipped
-        {
-            let c = &mut self.zones[zi].compact;
-            c.cached_migrate_pfn[sync] = cc.migrate_pfn;
-            c.cached_free_pfn = cc.free_pfn;
-        }
         let ms = cc.migrate_scanned - scanned0.0;
         let fs = cc.free_scanned - scanned0.1;
         self.ev.add(Ev::CompactMigrateScanned, ms);
@@ -459,44 +583,234 @@ impl Mm {
         CompactResult::Continue
     }
 
-    /// Kernel: `isolate_migratepages()` for one pageblock: returns true when folios were
-    /// isolated.
-    fn isolate_migratepages(&mut self, cc: &mut CompactControl) -> bool {
-        let zi = cc.zi;
-        let low = cc.migrate_pfn.max(self.zones[zi].start_pfn);
-        let block_end =
-            (pageblock_start(low) + PAGEBLOCK_NR_PAGES as u32).min(self.zones[zi].end_pfn);
-        // Never cross the free scanner's pageblock.
-        if pageblock_start(low) >= cc.free_pfn {
-            cc.migrate_pfn = cc.free_pfn;
-            return false;
+    /// Kernel: `update_cached_migrate()`: where async and sync compaction restart (only
+    /// forward).
+    fn update_cached_migrate(&mut self, cc: &CompactControl, pfn: Pfn) {
+        let pfn = pageblock_end(pfn);
+        let c = &mut self.zones[cc.zi].compact;
+        if pfn > c.cached_migrate_pfn[0] {
+            c.cached_migrate_pfn[0] = pfn;
         }
-        let z = &self.zones[zi];
-        let skip = !cc.ignore_skip_hint && z.pageblock_skip(low);
-        let bt = z.pageblock_mt(low);
-        let first_free_big = self
-            .pages
-            .test(pageblock_start(low).max(z.start_pfn), pg::BUDDY)
-            && self.pages.order[pageblock_start(low).max(z.start_pfn) as usize] as u32
-                >= PAGEBLOCK_ORDER;
-        // suitable_migration_source(): async direct compaction only migrates from blocks of
-        // the request's type (any movable type for a movable request).
-        let unsuitable = first_free_big
-            || (cc.mode == MigrateMode::Async
-                && cc.who == Compactor::Direct
-                && bt != cc.migratetype);
-        if skip || unsuitable {
-            cc.migrate_pfn = block_end;
-            return false;
+        if cc.mode != MigrateMode::Async && pfn > c.cached_migrate_pfn[1] {
+            c.cached_migrate_pfn[1] = pfn;
         }
-        self.isolate_migratepages_block(cc, low, block_end)
     }
 
-    /// Kernel: `isolate_migratepages_block()`.
-    fn isolate_migratepages_block(&mut self, cc: &mut CompactControl, low: Pfn, end: Pfn) -> bool {
+    /// Kernel: `update_pageblock_skip()` (free scanner): mark the block skipped and move the
+    /// cached free pfn down to `pfn`.
+    fn update_pageblock_skip(&mut self, zi: usize, block: Pfn, pfn: Pfn) {
+        let z = &mut self.zones[zi];
+        z.set_pageblock_skip(block, true);
+        if pfn < z.compact.cached_free_pfn {
+            z.compact.cached_free_pfn = pfn;
+        }
+    }
+
+    /// Kernel: `isolation_suitable()`.
+    #[inline]
+    fn isolation_suitable(&self, cc: &CompactControl, pfn: Pfn) -> bool {
+        cc.ignore_skip_hint || !self.zones[cc.zi].pageblock_skip(pfn)
+    }
+
+    /// Kernel: `pageblock_skip_persistent()`: a block starting with a folio of pageblock
+    /// order or more (a THP) is never a migration source.
+    #[inline]
+    fn pageblock_skip_persistent(&self, block: Pfn) -> bool {
+        let i = block as usize;
+        self.pages.flags[i] & pg::HEAD != 0 && self.pages.order[i] as u32 >= PAGEBLOCK_ORDER
+    }
+
+    /// Kernel: `suitable_migration_source()`: async direct compaction only migrates from
+    /// blocks of the request's type (any movable type for a movable request).
+    fn suitable_migration_source(&self, cc: &CompactControl, block: Pfn) -> bool {
+        if self.pageblock_skip_persistent(block) {
+            return false;
+        }
+        if cc.mode != MigrateMode::Async || cc.who != Compactor::Direct {
+            return true;
+        }
+        self.zones[cc.zi].pageblock_mt(block) == cc.migratetype
+    }
+
+    /// Kernel: `suitable_migration_target()`: a block whose first page is a free block of
+    /// pageblock order is left alone; otherwise only MOVABLE blocks (any block when
+    /// `ignore_block_suitable`).
+    fn suitable_migration_target(&self, cc: &CompactControl, block: Pfn) -> bool {
+        let i = block as usize;
+        if self.pages.flags[i] & pg::BUDDY != 0 && self.pages.order[i] as u32 >= PAGEBLOCK_ORDER {
+            return false;
+        }
+        cc.ignore_block_suitable || self.zones[cc.zi].pageblock_mt(block) == mt::MOVABLE
+    }
+
+    /// Kernel: `fast_find_migrateblock()`: at the start of a pageblock, for a costly order
+    /// (kcompactd, or a direct compaction for a MOVABLE request), look for a migration source
+    /// on the MOVABLE free lists of orders `order - 1` down to PAGE_ALLOC_COSTLY_ORDER: the
+    /// first free block (from the list head, at most `freelist_scan_limit()` entries) in the
+    /// first half (first eighth once the scanner has moved) of the space between the
+    /// scanners whose pageblock is not skipped. Its pageblock becomes the migrate scanner's
+    /// (it is marked skipped once scanned without isolating anything, as any block is); the
+    /// free block goes to the list's tail (`move_freelist_tail()`).
+    /// A failed search restarts the linear scan at the lowest block a search found
+    /// (`reinit_migrate_pfn()`). List entries count as migrate-scanned pages.
+    fn fast_find_migrateblock(&mut self, cc: &mut CompactControl) -> Pfn {
+        let zi = cc.zi;
+        let zstart = self.zones[zi].start_pfn;
+        let mut pfn = cc.migrate_pfn;
+        if cc.ignore_skip_hint || cc.finish_pageblock {
+            return pfn;
+        }
+        if pfn != zstart && pfn != pageblock_start(pfn) {
+            return pfn;
+        }
+        if cc.order <= PAGE_ALLOC_COSTLY_ORDER as i32 {
+            return pfn;
+        }
+        if cc.who == Compactor::Direct && cc.migratetype != mt::MOVABLE {
+            return pfn;
+        }
+        let mut distance = cc.free_pfn.saturating_sub(cc.migrate_pfn) >> 1;
+        if cc.migrate_pfn != zstart {
+            distance >>= 2;
+        }
+        let high_pfn = pageblock_start(cc.migrate_pfn + distance);
+        let limit = freelist_scan_limit(cc.fast_search_fail);
+        let mut nr_scanned = 0u32;
+        let mut found = false;
+        let mut order = cc.order - 1;
+        while order >= PAGE_ALLOC_COSTLY_ORDER as i32 && !found && nr_scanned < limit {
+            let (o, t) = (order as usize, mt::MOVABLE as usize);
+            let mut cur = self.zones[zi].free_area[o][t].head;
+            while cur != NIL {
+                let next = self.pages.next[cur as usize];
+                nr_scanned += 1;
+                if nr_scanned > limit {
+                    self.move_freelist_tail(zi, o, cur);
+                    break;
+                }
+                if cur < high_pfn {
+                    if self.zones[zi].pageblock_skip(cur) {
+                        cur = next;
+                        continue;
+                    }
+                    self.move_freelist_tail(zi, o, cur);
+                    // update_fast_start_pfn()
+                    if cc.fast_start_pfn != Pfn::MAX {
+                        cc.fast_start_pfn = if cc.fast_start_pfn == 0 {
+                            cur
+                        } else {
+                            cc.fast_start_pfn.min(cur)
+                        };
+                    }
+                    pfn = pageblock_start(cur).max(zstart);
+                    cc.fast_search_fail = 0;
+                    found = true;
+                    break;
+                }
+                cur = next;
+            }
+            order -= 1;
+        }
+        cc.migrate_scanned += nr_scanned as u64;
+        if !found {
+            cc.fast_search_fail += 1;
+            // reinit_migrate_pfn()
+            if cc.fast_start_pfn != 0 && cc.fast_start_pfn != Pfn::MAX {
+                cc.migrate_pfn = cc.fast_start_pfn;
+                cc.fast_start_pfn = Pfn::MAX;
+            }
+            pfn = cc.migrate_pfn;
+        }
+        pfn
+    }
+
+    /// Kernel: `move_freelist_tail()`: `pfn` and the entries before it go to the tail.
+    fn move_freelist_tail(&mut self, zi: usize, order: usize, pfn: Pfn) {
+        let next = self.pages.next[pfn as usize];
+        if next != NIL {
+            let mut l = crate::list::Links {
+                prev: &mut self.pages.prev,
+                next: &mut self.pages.next,
+            };
+            l.rotate_to_head(
+                &mut self.zones[zi].free_area[order][mt::MOVABLE as usize],
+                next,
+            );
+        }
+    }
+
+    /// Kernel: `move_freelist_head()`: `pfn` becomes the head, the entries before it go to
+    /// the tail (a reverse scan then sees the unscanned entries first).
+    fn move_freelist_head(&mut self, zi: usize, order: usize, pfn: Pfn) {
+        let mut l = crate::list::Links {
+            prev: &mut self.pages.prev,
+            next: &mut self.pages.next,
+        };
+        l.rotate_to_head(
+            &mut self.zones[zi].free_area[order][mt::MOVABLE as usize],
+            pfn,
+        );
+    }
+
+    /// Kernel: `isolate_migratepages()`: from the pageblock `fast_find_migrateblock()` picked
+    /// (or the migrate scanner's), walk whole pageblocks (never past the free scanner's),
+    /// skipping blocks marked skipped (checked at a block's start) and unsuitable sources
+    /// (which move the cached migrate pfn), and isolate from the first suitable one. Returns
+    /// true when folios were isolated.
+    fn isolate_migratepages(&mut self, cc: &mut CompactControl) -> bool {
+        let zi = cc.zi;
+        let zstart = self.zones[zi].start_pfn;
+        let mut low = self.fast_find_migrateblock(cc);
+        let mut block_start = pageblock_start(low).max(zstart);
+        let mut fast_find_block = low != cc.migrate_pfn && cc.fast_search_fail == 0;
+        let mut block_end = pageblock_end(low);
+        while block_end <= cc.free_pfn {
+            let aligned = low & (PAGEBLOCK_NR_PAGES as u32 - 1) == 0 || low == zstart;
+            let skipped = aligned && !fast_find_block && !self.isolation_suitable(cc, block_start);
+            if !skipped {
+                if !self.suitable_migration_source(cc, block_start) {
+                    self.update_cached_migrate(cc, block_end);
+                } else {
+                    self.isolate_migratepages_block(cc, low, block_end);
+                    break;
+                }
+            }
+            fast_find_block = false;
+            low = block_end;
+            cc.migrate_pfn = block_end;
+            block_start = block_end;
+            block_end += PAGEBLOCK_NR_PAGES as u32;
+        }
+        cc.nr_migratepages > 0
+    }
+
+    /// Kernel: `isolate_migratepages_block()`: isolate LRU folios from `[low, end)`, at most
+    /// COMPACT_CLUSTER_MAX unless the block is being finished. Async direct compaction gives
+    /// up on an order-aligned chunk at its first folio that cannot be isolated and puts back
+    /// what it isolated there (`skip_on_failure`: the chunk cannot become a free block of the
+    /// requested order). A block scanned to its end with nothing isolated (or finished) is
+    /// marked skipped and moves the cached migrate pfn.
+    fn isolate_migratepages_block(&mut self, cc: &mut CompactControl, low: Pfn, end: Pfn) {
+        let skip_on_failure = cc.who == Compactor::Direct && cc.mode == MigrateMode::Async;
+        let chunk_end = |p: Pfn, order: i32| -> Pfn {
+            let sz = 1u32 << order.max(0);
+            (p + 1).div_ceil(sz) * sz
+        };
+        let mut next_skip_pfn = if skip_on_failure {
+            chunk_end(low, cc.order)
+        } else {
+            0
+        };
         let mut p = low;
         let mut nr_isolated = 0u64;
+        let first = cc.migratepages.len();
         while p < end {
+            if skip_on_failure && p >= next_skip_pfn {
+                if nr_isolated > 0 {
+                    break;
+                }
+                next_skip_pfn = chunk_end(p, cc.order);
+            }
             let i = p as usize;
             let f = self.pages.flags[i];
             let o = self.pages.order[i] as u32;
@@ -505,102 +819,319 @@ impl Mm {
                 p += 1 << o;
                 continue;
             }
-            if f & pg::HEAD == 0 {
-                cc.migrate_scanned += 1;
-                p += 1;
-                continue;
-            }
-            let nr = 1u64 << o;
+            let nr = if f & pg::HEAD != 0 { 1u64 << o } else { 1 };
             cc.migrate_scanned += nr;
-            let movable = !skip_isolation_on_order(o, cc.order)
+            let movable = f & pg::HEAD != 0
+                && !skip_isolation_on_order(o, cc.order)
                 && f & pg::LRU != 0
                 && f & (pg::WRITEBACK | pg::LOCKED | pg::ISOLATED) == 0
                 && self.pages.obj[i] != NIL;
+            p += nr as u32;
             if movable {
                 // folio_isolate_lru()
-                self.lru_del(p);
-                self.pages.set(p, pg::ISOLATED);
-                cc.migratepages.push(p);
+                self.lru_del(p - nr as u32);
+                self.pages.set(p - nr as u32, pg::ISOLATED);
+                cc.migratepages.push(p - nr as u32);
                 cc.nr_migratepages += nr;
                 nr_isolated += nr;
+                if cc.migratepages.len() >= COMPACT_CLUSTER_MAX && !cc.finish_pageblock {
+                    break;
+                }
+                continue;
             }
-            p += nr as u32;
-            if cc.migratepages.len() >= COMPACT_CLUSTER_MAX {
-                break;
+            // isolate_fail:
+            if !skip_on_failure {
+                continue;
+            }
+            if nr_isolated > 0 {
+                // putback_movable_pages()
+                for k in first..cc.migratepages.len() {
+                    let q = cc.migratepages[k];
+                    self.pages.clear(q, pg::ISOLATED);
+                    self.lru_add(q, false);
+                }
+                cc.migratepages.truncate(first);
+                cc.nr_migratepages -= nr_isolated;
+                nr_isolated = 0;
+            }
+            if p < next_skip_pfn {
+                p = next_skip_pfn;
+                next_skip_pfn += 1 << cc.order.max(0);
             }
         }
         let p = p.min(end);
-        if p >= end && nr_isolated == 0 && !cc.ignore_skip_hint {
+        if p >= end && (nr_isolated == 0 || cc.finish_pageblock) {
             self.zones[cc.zi].set_pageblock_skip(low, true);
+            self.update_cached_migrate(cc, p);
         }
         cc.migrate_pfn = p;
         cc.isolated += nr_isolated;
         self.ev.add(Ev::CompactIsolated, nr_isolated);
-        nr_isolated > 0
     }
 
-    /// Kernel: `isolate_freepages()`: walk pageblocks backward from the free scanner
-    /// isolating free blocks until there are as many free pages as folios to migrate.
-    fn isolate_freepages(&mut self, cc: &mut CompactControl) {
+    /// Kernel: `isolate_freepages_block()` (not strict): from `start` to `end` every
+    /// `stride` frames, isolate free blocks (`__isolate_free_page()`: refused once the zone
+    /// would fall below its min watermark, which ends the walk) until as many free pages
+    /// as folios to migrate are isolated; a folio is stepped over whole. Counts every frame
+    /// stepped on or isolated as free-scanned. Returns (pages isolated, where it stopped).
+    fn isolate_freepages_block(
+        &mut self,
+        cc: &mut CompactControl,
+        start: Pfn,
+        end: Pfn,
+        stride: u32,
+    ) -> (u64, Pfn) {
+        let zi = cc.zi;
+        let mut p = start;
+        let mut scanned = 0u64;
+        let mut total = 0u64;
+        while p < end {
+            scanned += 1;
+            let i = p as usize;
+            let f = self.pages.flags[i];
+            let o = self.pages.order[i] as u32;
+            if f & pg::HEAD != 0 {
+                if o > 0 && p + (1 << o) <= end {
+                    p += (1 << o) - 1;
+                    scanned += (1 << o) - 1;
+                }
+                p += stride;
+                continue;
+            }
+            if f & pg::BUDDY == 0 {
+                p += stride;
+                continue;
+            }
+            if !isolate_free_page_allowed(&self.zones[zi], o) {
+                break;
+            }
+            self.zones[zi].isolate_free_block(&mut self.pages, p);
+            // An isolated free page: neither PageBuddy nor a folio.
+            self.pages.order[i] = o as u8;
+            cc.freepages.push(p);
+            cc.nr_freepages += 1 << o;
+            scanned += (1 << o) - 1;
+            total += 1 << o;
+            if cc.nr_migratepages <= cc.nr_freepages {
+                p += 1 << o;
+                break;
+            }
+            p += (1 << o) - 1 + stride;
+        }
+        cc.free_scanned += scanned;
+        cc.isolated += total;
+        self.ev.add(Ev::CompactIsolated, total);
+        (total, p.min(end))
+    }
+
+    /// Kernel: `fast_isolate_freepages()`: before the linear free scanner, search the
+    /// MOVABLE free lists of orders below the target (round-robin from `cc->search_order`,
+    /// each list from its tail, at most a `freelist_scan_limit()`-derived number of entries,
+    /// a full half pageblock's worth when the scan starts at the zone's top) for a free block
+    /// in the top quarter of the space between the scanners, else the highest one in the top
+    /// half; isolate it and the rest of its pageblock (`fast_isolate_around()`). A search that
+    /// starts at the top and finds nothing moves the free scanner to the highest pageblock
+    /// with a free block seen (or, for direct compaction, to the half-way mark). The list is
+    /// rotated so that the next search sees other entries; the cached free pfn drops below
+    /// the highest block seen. List entries count as free-scanned pages.
+    fn fast_isolate_freepages(&mut self, cc: &mut CompactControl) {
+        if cc.order <= 0 {
+            return;
+        }
         let zi = cc.zi;
         let zstart = self.zones[zi].start_pfn;
-        let low_limit = pageblock_start(cc.migrate_pfn) + PAGEBLOCK_NR_PAGES as u32;
-        let mut block = cc.free_pfn;
-        while block >= low_limit && block >= zstart {
-            let end = (block + PAGEBLOCK_NR_PAGES as u32).min(self.zones[zi].end_pfn);
-            let z = &self.zones[zi];
-            let head_big = self.pages.test(block, pg::BUDDY)
-                && self.pages.order[block as usize] as u32 >= PAGEBLOCK_ORDER;
-            let suitable =
-                !head_big && (cc.ignore_block_suitable || z.pageblock_mt(block) == mt::MOVABLE);
-            let skip = !cc.ignore_skip_hint && z.pageblock_skip(block);
-            let mut got = 0u64;
-            let mut p = block;
-            if suitable && !skip {
-                while p < end {
-                    let i = p as usize;
-                    let o = self.pages.order[i] as u32;
-                    if self.pages.flags[i] & pg::BUDDY != 0 {
-                        cc.free_scanned += 1 << o;
-                        self.zones[zi].isolate_free_block(&mut self.pages, p);
-                        // An isolated free page: neither PageBuddy nor a folio.
-                        self.pages.order[i] = o as u8;
-                        cc.freepages.push(p);
-                        cc.nr_freepages += 1 << o;
-                        got += 1 << o;
-                        p += 1 << o;
-                    } else {
-                        cc.free_scanned += 1;
-                        p += 1;
+        let mut limit = (freelist_scan_limit(cc.fast_search_fail) >> 1).max(1);
+        let mut scan_start = false;
+        if cc.free_pfn >= self.zones[zi].compact.init_free_pfn {
+            limit = (PAGEBLOCK_NR_PAGES >> 1) as u32;
+            scan_start = true;
+        }
+        let distance = cc.free_pfn.saturating_sub(cc.migrate_pfn);
+        let mut low_pfn = pageblock_start(cc.free_pfn - (distance >> 2));
+        let min_pfn = pageblock_start(cc.free_pfn - (distance >> 1));
+        if min_pfn > low_pfn {
+            low_pfn = min_pfn;
+        }
+        cc.search_order = cc.search_order.min(cc.order - 1);
+        let mut page: Option<Pfn> = None;
+        let mut highest: Pfn = 0;
+        let mut nr_scanned = 0u64;
+        let mut nr_isolated = 0u64;
+        let mut order = cc.search_order;
+        while page.is_none() && order >= 0 {
+            let o = order as usize;
+            let t = mt::MOVABLE as usize;
+            if !self.zones[zi].free_area[o][t].is_empty() {
+                let mut order_scanned = 0u32;
+                let mut high_pfn: Pfn = 0;
+                let mut freepage = NIL;
+                let mut cur = self.zones[zi].free_area[o][t].tail;
+                while cur != NIL {
+                    order_scanned += 1;
+                    nr_scanned += 1;
+                    if cur >= highest {
+                        highest = pageblock_start(cur).max(zstart);
                     }
-                    if cc.nr_freepages >= cc.nr_migratepages {
+                    if cur >= low_pfn {
+                        cc.fast_search_fail = 0;
+                        cc.search_order = order;
+                        page = Some(cur);
+                        freepage = cur;
                         break;
                     }
+                    if cur >= min_pfn && cur > high_pfn {
+                        high_pfn = cur;
+                        limit >>= 1;
+                    }
+                    freepage = cur;
+                    if order_scanned >= limit {
+                        break;
+                    }
+                    cur = self.pages.prev[cur as usize];
                 }
-                if got == 0 && p >= end && !cc.ignore_skip_hint {
-                    self.zones[zi].set_pageblock_skip(block, true);
+                if page.is_none() && high_pfn != 0 {
+                    page = Some(high_pfn);
+                    freepage = high_pfn;
+                }
+                if cur != NIL || page.is_some() {
+                    self.move_freelist_head(zi, o, freepage);
+                }
+                if let Some(p) = page {
+                    if isolate_free_page_allowed(&self.zones[zi], order as u32) {
+                        self.zones[zi].isolate_free_block(&mut self.pages, p);
+                        self.pages.order[p as usize] = order as u8;
+                        nr_isolated = 1 << order;
+                        nr_scanned += nr_isolated - 1;
+                        cc.freepages.push(p);
+                        cc.nr_freepages += nr_isolated;
+                        cc.isolated += nr_isolated;
+                        self.ev.add(Ev::CompactIsolated, nr_isolated);
+                    } else {
+                        // If isolation fails, abort the search.
+                        order = cc.search_order + 1;
+                        page = None;
+                    }
+                }
+                if cc.nr_freepages >= cc.nr_migratepages {
+                    break;
+                }
+                if order_scanned >= limit {
+                    limit = (limit >> 1).max(1);
                 }
             }
-            self.ev.add(Ev::CompactIsolated, got);
-            cc.isolated += got;
-            if cc.nr_freepages >= cc.nr_migratepages && p < end {
-                // Resume in this block next time.
-                cc.free_pfn = block;
-                return;
+            order = next_search_order(cc, order);
+        }
+        if page.is_none() {
+            cc.fast_search_fail += 1;
+            if scan_start {
+                if highest >= min_pfn && highest != 0 {
+                    page = Some(highest);
+                    cc.free_pfn = highest;
+                } else if cc.who == Compactor::Direct {
+                    if self.suitable_migration_target(cc, min_pfn) {
+                        page = Some(min_pfn);
+                    }
+                    cc.free_pfn = min_pfn;
+                }
             }
-            if block < PAGEBLOCK_NR_PAGES as u32 {
-                cc.free_pfn = 0;
-                return;
-            }
-            block -= PAGEBLOCK_NR_PAGES as u32;
-            cc.free_pfn = block;
+        }
+        let c = &mut self.zones[zi].compact;
+        if highest != 0 && highest >= c.cached_free_pfn {
+            c.cached_free_pfn = highest.saturating_sub(PAGEBLOCK_NR_PAGES as u32);
+        }
+        cc.free_scanned += nr_scanned;
+        if let Some(p) = page {
+            self.fast_isolate_around(cc, p, nr_isolated);
+        }
+    }
+
+    /// Kernel: `fast_isolate_around()`: isolate the free pages of the rest of the pageblock
+    /// around a block the fast search found (not for async direct compaction), and mark the
+    /// block skipped if that still was not enough.
+    fn fast_isolate_around(&mut self, cc: &mut CompactControl, pfn: Pfn, nr_isolated: u64) {
+        if cc.nr_freepages >= cc.nr_migratepages {
+            return;
+        }
+        if cc.who == Compactor::Direct && cc.mode == MigrateMode::Async {
+            return;
+        }
+        let z = &self.zones[cc.zi];
+        let start = pageblock_start(pfn).max(z.start_pfn);
+        let end = pageblock_end(pfn).min(z.end_pfn);
+        if start != pfn {
+            self.isolate_freepages_block(cc, start, pfn, 1);
             if cc.nr_freepages >= cc.nr_migratepages {
                 return;
             }
         }
-        cc.free_pfn = cc
-            .free_pfn
-            .min(low_limit.saturating_sub(PAGEBLOCK_NR_PAGES as u32));
+        let after = pfn + nr_isolated as u32;
+        if after < end {
+            self.isolate_freepages_block(cc, after, end, 1);
+        }
+        if cc.nr_freepages < cc.nr_migratepages {
+            self.zones[cc.zi].set_pageblock_skip(pfn, true);
+        }
+    }
+
+    /// Kernel: `isolate_freepages()`: after `fast_isolate_freepages()`, if it isolated
+    /// nothing, walk pageblocks down from the free scanner to the block above the migrate
+    /// scanner's, isolating from suitable, non-skipped blocks; async compaction samples a
+    /// block every `stride` frames (32 at first, back to 1 once a block gave pages, doubled
+    /// after each block that gave none). A block scanned to its end is marked skipped. The
+    /// walk stops when enough pages are isolated, or when a block's isolation stopped early.
+    fn isolate_freepages(&mut self, cc: &mut CompactControl) {
+        self.fast_isolate_freepages(cc);
+        if cc.nr_freepages > 0 {
+            return;
+        }
+        let zi = cc.zi;
+        let zend = self.zones[zi].end_pfn;
+        let pb = PAGEBLOCK_NR_PAGES as i64;
+        let mut isolate_start = cc.free_pfn as i64;
+        let mut block_start = pageblock_start(cc.free_pfn) as i64;
+        let mut block_end = (block_start + pb).min(zend as i64);
+        let low = pageblock_end(cc.migrate_pfn) as i64;
+        let mut stride = if cc.mode == MigrateMode::Async {
+            COMPACT_CLUSTER_MAX as u32
+        } else {
+            1
+        };
+        while block_start >= low {
+            let bs = block_start as Pfn;
+            if self.suitable_migration_target(cc, bs) && self.isolation_suitable(cc, bs) {
+                let (nr, pos) = self.isolate_freepages_block(
+                    cc,
+                    isolate_start as Pfn,
+                    block_end as Pfn,
+                    stride,
+                );
+                isolate_start = pos as i64;
+                if isolate_start == block_end {
+                    self.update_pageblock_skip(
+                        zi,
+                        bs,
+                        bs.saturating_sub(PAGEBLOCK_NR_PAGES as u32),
+                    );
+                }
+                if cc.nr_freepages >= cc.nr_migratepages {
+                    if isolate_start >= block_end {
+                        isolate_start = block_start - pb;
+                    }
+                    break;
+                } else if isolate_start < block_end {
+                    break;
+                }
+                stride = if nr > 0 {
+                    1
+                } else {
+                    (stride << 1).min(COMPACT_CLUSTER_MAX as u32)
+                };
+            }
+            block_end = block_start;
+            block_start -= pb;
+            isolate_start = block_start;
+        }
+        cc.free_pfn = isolate_start.max(0) as Pfn;
     }
 
     /// Kernel: `compaction_alloc()`: the smallest isolated free block of at least `order`,
@@ -626,15 +1157,38 @@ impl Mm {
         }
         self.pages.order[pfn as usize] = order as u8;
         cc.nr_freepages -= 1 << order;
+        cc.nr_migratepages = cc.nr_migratepages.saturating_sub(1 << order);
         Some(pfn)
     }
 
     /// Kernel: `migrate_pages()` over the isolated folios. Returns false when it ran out of
-    /// free pages (-ENOMEM); folios that were not migrated go back to the LRU.
+    /// free pages (-ENOMEM); folios that were not migrated go back to the LRU. A large
+    /// page-cache folio for which no free block of its order can be found is split into
+    /// order-0 folios (`migrate_pages_batch()`'s -ENOMEM case: `try_split_folio()` unless
+    /// NUMA-misplaced), which are migrated after the rest of the list (`migrate_pages()`'s
+    /// split-folio pass); running out of free pages for any other folio ends the migration.
     fn migrate_pages(&mut self, ctx: &mut Ctx, cc: &mut CompactControl) -> bool {
         let list = std::mem::take(&mut cc.migratepages);
+        let mut split: Vec<Pfn> = Vec::new();
         let mut ok = true;
-        for (k, &src) in list.iter().enumerate() {
+        let mut k = 0;
+        let mut in_split_pass = false;
+        loop {
+            let src = if in_split_pass {
+                match split.get(k) {
+                    Some(&p) => p,
+                    None => break,
+                }
+            } else {
+                match list.get(k) {
+                    Some(&p) => p,
+                    None => {
+                        in_split_pass = true;
+                        k = 0;
+                        continue;
+                    }
+                }
+            };
             let order = self.pages.order[src as usize] as u32;
             let mut dst = self.compaction_alloc(cc, order);
             if dst.is_none() {
@@ -642,12 +1196,21 @@ impl Mm {
                 dst = self.compaction_alloc(cc, order);
             }
             let Some(dst) = dst else {
-                // putback_movable_pages() for the rest.
-                for &p in &list[k..] {
+                if order > 0 && !in_split_pass && self.split_isolated_file_folio(src, &mut split) {
+                    k += 1;
+                    continue;
+                }
+                // putback_movable_pages() for the rest (and the split pieces).
+                let rest: Vec<Pfn> = if in_split_pass {
+                    split[k..].to_vec()
+                } else {
+                    list[k..].iter().chain(split.iter()).copied().collect()
+                };
+                for &p in &rest {
                     self.pages.clear(p, pg::ISOLATED);
                     self.lru_add(p, false);
                 }
-                self.ev.add(Ev::PgmigrateFail, (list.len() - k) as u64);
+                self.ev.add(Ev::PgmigrateFail, rest.len() as u64);
                 ok = false;
                 break;
             };
@@ -656,9 +1219,42 @@ impl Mm {
             ctx.cpu_ns += cost;
             self.compact_cpu_ns[cc.who as usize] += cost;
             self.ev.add(Ev::PgmigrateSuccess, 1 << order);
+            k += 1;
         }
         cc.nr_migratepages = 0;
         ok
+    }
+
+    /// Kernel: `try_split_folio()` → `split_folio_to_list()` of an isolated large page-cache
+    /// folio: it becomes order-0 folios, all still isolated; the tails get the head's flags
+    /// except PG_readahead (`__split_folio_to_order()` does not copy it), owner and memcg;
+    /// each page-cache entry points at its page. Appends the pieces (the head first) to
+    /// `out`. Anonymous and shmem folios are not split here (the model's anonymous large
+    /// folios are PMD-sized THPs, which compaction never isolates). Returns false when the
+    /// folio is not a page-cache folio.
+    fn split_isolated_file_folio(&mut self, pfn: Pfn, out: &mut Vec<Pfn>) -> bool {
+        let i = pfn as usize;
+        let obj = self.pages.obj[i];
+        if obj == NIL || self.objects[obj as usize].kind != ObjKind::File {
+            return false;
+        }
+        let order = self.pages.order[i] as u32;
+        let flags = self.pages.flags[i] & !pg::READAHEAD;
+        let (index, memcg) = (self.pages.index[i], self.pages.memcg[i]);
+        for k in 0..(1u32 << order) {
+            let t = (pfn + k) as usize;
+            if k > 0 {
+                self.pages.flags[t] = flags;
+                self.pages.obj[t] = obj;
+                self.pages.index[t] = index + k;
+                self.pages.memcg[t] = memcg;
+                self.pages.io_done_ns[t] = 0;
+            }
+            self.pages.order[t] = 0;
+            self.objects[obj as usize].ent[(index + k) as usize] = cache_entry(pfn + k, 0);
+            out.push(pfn + k);
+        }
+        true
     }
 
     /// Kernel: `migrate_folio_move()`: move an isolated folio's state to `dst`, repoint every
@@ -831,6 +1427,41 @@ mod tests {
     }
 
     #[test]
+    fn freelist_scan_limit_halves_per_failure() {
+        // (COMPACT_CLUSTER_MAX >> fast_search_fail) + 1
+        assert_eq!(freelist_scan_limit(0), 33);
+        assert_eq!(freelist_scan_limit(1), 17);
+        assert_eq!(freelist_scan_limit(3), 5);
+        assert_eq!(freelist_scan_limit(5), 2);
+        assert_eq!(freelist_scan_limit(6), 1);
+        assert_eq!(freelist_scan_limit(40), 1);
+    }
+
+    #[test]
+    fn next_search_order_round_robin() {
+        let mut cc = CompactControl::new(0, 9, MigrateMode::SyncLight, Compactor::Kcompactd);
+        // fast_isolate_freepages() clamps search_order to order - 1 = 8.
+        cc.search_order = 5;
+        // From 5: 4 3 2 1 0, then wraps to 8 7 6, and meeting 5 again ends the search with
+        // search_order one lower.
+        let mut seen = vec![];
+        let mut o = 5;
+        loop {
+            o = next_search_order(&mut cc, o);
+            if o < 0 {
+                break;
+            }
+            seen.push(o);
+        }
+        assert_eq!(seen, vec![4, 3, 2, 1, 0, 8, 7, 6]);
+        assert_eq!(cc.search_order, 4);
+        // search_order 0 wraps to order - 1.
+        cc.search_order = 0;
+        assert_eq!(next_search_order(&mut cc, 1), -1);
+        assert_eq!(cc.search_order, 8);
+    }
+
+    #[test]
     fn proactive_watermarks() {
         // Default proactiveness 20: act above 90, stop at 80.
         assert_eq!(proactive_wmarks(20), (80, 90));
@@ -935,7 +1566,9 @@ mod behaviour {
         let mut ctx = Ctx::new(0, &mut io, 0);
         let mut cc = CompactControl::new(0, 9, MigrateMode::SyncLight, Compactor::Kcompactd);
         let r = mm.compact_zone(&mut ctx, &mut cc);
-        assert_eq!(r, CompactResult::PartialSkipped);
+        // The pass started at the zone's first pageblock (compact_init_migrate_pfn): a
+        // whole-zone pass, so the scanners meeting is COMPLETE.
+        assert_eq!(r, CompactResult::Complete);
         assert!(!order9_free(&mm));
         assert_eq!(mm.ev.get(Ev::PgmigrateSuccess), 0);
         mm.check_invariants().unwrap();
@@ -955,7 +1588,7 @@ mod behaviour {
             if r == CompactResult::Deferred {
                 deferred += 1;
             } else {
-                assert_eq!(r, CompactResult::PartialSkipped);
+                assert_eq!(r, CompactResult::Complete);
                 ran += 1;
             }
         }
@@ -1082,6 +1715,108 @@ mod behaviour {
         assert_eq!(mm.ev.get(Ev::PswpOut), 0);
         assert_eq!(mm.ev.get(Ev::PgStealAnon), 0);
         assert_eq!(mm.zones[0].watermark_boost, 0);
+        mm.check_invariants().unwrap();
+    }
+
+    /// A large page-cache folio for which only order-0 free pages are available is split
+    /// and migrated page by page (`migrate_pages_batch()`'s -ENOMEM → `try_split_folio()`),
+    /// instead of ending the compaction with -ENOMEM.
+    #[test]
+    fn large_file_folio_is_split_when_only_order0_targets_exist() {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
+        cfg.watermark_boost_factor = 0;
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for i in 0..256 {
+            mm.file_read(&mut ctx, 1, i, 1);
+        }
+        let src = (0..4096u32)
+            .find(|&p| {
+                mm.pages.test(p, pg::HEAD | pg::LRU)
+                    && mm.pages.order[p as usize] >= 2
+                    && mm.pages.obj[p as usize] == 1
+            })
+            .expect("readahead made a large folio");
+        let order = mm.pages.order[src as usize] as u32;
+        let (index, nr) = (mm.pages.index[src as usize], 1u32 << order);
+        // Order-0 targets only: kernel pages with every other one freed.
+        let pfns: Vec<Pfn> = (0..2 * nr)
+            .map(|_| mm.alloc_kernel_pages(&mut ctx, 0, Gfp::NOWAIT).unwrap())
+            .collect();
+        let mut cc = CompactControl::new(0, 9, MigrateMode::SyncLight, Compactor::Kcompactd);
+        for &p in pfns.iter().step_by(2) {
+            mm.free_kernel_pages(p);
+            assert_eq!(mm.pages.order[p as usize], 0);
+            mm.zones[0].isolate_free_block(&mut mm.pages, p);
+            cc.freepages.push(p);
+            cc.nr_freepages += 1;
+        }
+        // No more free pages may be isolated (below the min watermark).
+        mm.zones[0].wmark = [1 << 20; 3];
+        mm.lru_del(src);
+        mm.pages.set(src, pg::ISOLATED);
+        cc.migratepages.push(src);
+        cc.nr_migratepages = nr as u64;
+        assert!(mm.migrate_pages(&mut ctx, &mut cc), "no -ENOMEM");
+        assert_eq!(mm.ev.get(Ev::PgmigrateSuccess), nr as u64);
+        assert_eq!(cc.nr_freepages, 0);
+        for k in 0..nr {
+            let e = mm.objects[1].ent[(index + k) as usize];
+            assert_eq!(crate::filemap::cache_entry_order(e), 0);
+            let p = (e & u32::MAX as u64) as Pfn;
+            assert!(pfns.contains(&p), "page {k} moved to a target");
+            assert!(mm.pages.test(p, pg::LRU));
+        }
+        mm.zones[0].wmark = [0; 3];
+        mm.check_invariants().unwrap();
+    }
+
+    /// Async direct compaction gives up on an order-aligned chunk at the first page it
+    /// cannot isolate and puts back what it took there (`skip_on_failure`); kcompactd
+    /// isolates the movable folios of the same block.
+    #[test]
+    fn async_direct_compaction_skips_a_block_with_a_pinned_page() {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
+        cfg.readahead_max_pages = 0;
+        cfg.watermark_boost_factor = 0;
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for i in 0..3968 {
+            mm.touch(&mut ctx, 0, i, true);
+        }
+        // An anon block (MOVABLE) with one unmovable kernel page in the middle.
+        let block = (0..8u32)
+            .map(|b| b * 512)
+            .find(|&b| (b..b + 512).all(|p| mm.pages.test(p, pg::LRU)))
+            .expect("a block of anon pages");
+        let victim = block + 10;
+        let e = (0..3968)
+            .find(|&i| pte_pfn(mm.objects[0].ent[i]) == victim && pte_present(mm.objects[0].ent[i]))
+            .unwrap();
+        zap_anon(&mut mm, 0, e as u32);
+        let k = mm.alloc_kernel_pages(&mut ctx, 0, Gfp::NOWAIT).unwrap();
+        assert_eq!(k, victim, "the freed page is reused at once");
+        for (who, mode, want) in [
+            (Compactor::Direct, MigrateMode::Async, 0),
+            (
+                Compactor::Kcompactd,
+                MigrateMode::SyncLight,
+                COMPACT_CLUSTER_MAX,
+            ),
+        ] {
+            let mut cc = CompactControl::new(0, 9, mode, who);
+            cc.migratetype = mt::MOVABLE;
+            cc.free_pfn = 4096 - 512;
+            mm.isolate_migratepages_block(&mut cc, block, block + 512);
+            assert_eq!(cc.migratepages.len(), want, "{who:?}");
+            for &p in &cc.migratepages {
+                mm.pages.clear(p, pg::ISOLATED);
+                mm.lru_add(p, false);
+            }
+            mm.zones[0].set_pageblock_skip(block, false);
+        }
         mm.check_invariants().unwrap();
     }
 }

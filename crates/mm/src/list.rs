@@ -84,6 +84,22 @@ impl Links<'_> {
         self.next[p] = NIL;
         l.len -= 1;
     }
+    /// Rotate the list so that `pfn` (an entry) is its head; the entries that were before it
+    /// follow the old tail (`list_cut_before()` + `list_splice_tail()`, as compaction's
+    /// `move_freelist_head()` does; `move_freelist_tail()` is a rotation to the entry after).
+    #[inline]
+    pub fn rotate_to_head(&mut self, l: &mut ListHead, pfn: Pfn) {
+        if pfn == NIL || l.head == pfn {
+            return;
+        }
+        let new_tail = self.prev[pfn as usize];
+        self.next[l.tail as usize] = l.head;
+        self.prev[l.head as usize] = l.tail;
+        self.next[new_tail as usize] = NIL;
+        self.prev[pfn as usize] = NIL;
+        l.head = pfn;
+        l.tail = new_tail;
+    }
 }
 
 #[cfg(test)]
@@ -110,5 +126,19 @@ mod tests {
         k.del(&mut l, 3);
         assert!(l.is_empty());
         assert_eq!(l.tail, NIL);
+        // Rotation: [4 5 6 7] -> rotate_to_head(6) -> [6 7 4 5].
+        for p in 4..8 {
+            k.add_tail(&mut l, p);
+        }
+        k.rotate_to_head(&mut l, 6);
+        let mut order = vec![];
+        let mut c = l.head;
+        while c != NIL {
+            order.push(c);
+            c = k.next[c as usize];
+        }
+        assert_eq!(order, vec![6, 7, 4, 5]);
+        assert_eq!((l.head, l.tail, l.len), (6, 5, 4));
+        assert_eq!((k.prev[6], k.prev[4], k.next[5]), (NIL, 7, NIL));
     }
 }

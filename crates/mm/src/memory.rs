@@ -691,4 +691,78 @@ mod thp_tests {
         assert_eq!(mm.ev.get(Ev::ThpFaultAlloc), 1);
         mm.check_invariants().unwrap();
     }
+
+    /// Pin one unmovable kernel page in each of `k` pageblocks that hold none yet, through
+    /// the allocator: allocate kernel pages (they fill the free space of the unmovable
+    /// blocks first, then `__rmqueue_fallback()` claims a fresh block) until `k` new blocks
+    /// hold one, keep the first page in each new block and free the rest.
+    fn pin_unmovable_in_new_blocks(mm: &mut Mm, ctx: &mut Ctx, pinned: &mut Vec<u32>, k: usize) {
+        let mut got: Vec<Pfn> = vec![];
+        let mut new_blocks: Vec<u32> = vec![];
+        while new_blocks.len() < k {
+            let p = mm
+                .alloc_kernel_pages(ctx, 0, Gfp::NOWAIT)
+                .expect("free memory");
+            let b = p >> crate::mmzone::PAGEBLOCK_ORDER;
+            if !pinned.contains(&b) && !new_blocks.contains(&b) {
+                new_blocks.push(b);
+                pinned.push(b);
+            } else {
+                got.push(p);
+            }
+        }
+        for p in got {
+            mm.free_kernel_pages(p);
+        }
+    }
+
+    /// As unmovable pins spread over more pageblocks, THP faults find fewer free order-9
+    /// blocks: `thp_fault_alloc` per phase falls and `thp_fault_fallback` rises while the
+    /// free memory would hold every THP asked for (fragmentation, not lack of memory).
+    #[test]
+    fn thp_fault_alloc_falls_as_unmovable_pins_spread() {
+        // defrag = never: the faults take only what the free lists hold (no reclaim, which
+        // could swap a THP out and free its block; compaction cannot move a pin anyway).
+        let mut mm = thp_mm(
+            16384,
+            ThpEnabled::Always,
+            ThpDefrag::Never,
+            HugepageAdvice::None,
+        );
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        let mut pinned: Vec<u32> = vec![];
+        let faults = 6u32;
+        let mut per_phase = vec![];
+        for (phase, pins) in [0usize, 8, 8].into_iter().enumerate() {
+            pin_unmovable_in_new_blocks(&mut mm, &mut ctx, &mut pinned, pins);
+            let free = mm.nr_free();
+            let (a0, f0) = (
+                mm.ev.get(Ev::ThpFaultAlloc),
+                mm.ev.get(Ev::ThpFaultFallback),
+            );
+            for r in 0..faults {
+                mm.touch(&mut ctx, 2, (phase as u32 * faults + r) * 512, true);
+            }
+            let alloc = mm.ev.get(Ev::ThpFaultAlloc) - a0;
+            let fallback = mm.ev.get(Ev::ThpFaultFallback) - f0;
+            assert_eq!(alloc + fallback, faults as u64);
+            assert!(
+                free > (faults as u64 + 1) * 512,
+                "phase {phase}: {free} pages free"
+            );
+            per_phase.push((alloc, fallback));
+        }
+        mm.check_invariants().unwrap();
+        eprintln!("(thp_fault_alloc, thp_fault_fallback) per phase: {per_phase:?}");
+        assert!(
+            per_phase
+                .windows(2)
+                .all(|w| w[1].0 <= w[0].0 && w[1].1 >= w[0].1),
+            "{per_phase:?}"
+        );
+        let (first, last) = (per_phase[0], per_phase[per_phase.len() - 1]);
+        assert_eq!(first, (faults as u64, 0), "{per_phase:?}");
+        assert!(last.0 < first.0 && last.1 > 0, "{per_phase:?}");
+    }
 }
