@@ -342,7 +342,11 @@ impl Mm {
             }
         }
         // Slab pages belong to exactly one slab; dentries pin inodes.
-        if let Err(e) = self.check_slab().and_then(|_| self.check_fs()) {
+        if let Err(e) = self
+            .check_slab()
+            .and_then(|_| self.check_fs())
+            .and_then(|_| self.check_xarray())
+        {
             return bad(e);
         }
         // 4. Mapping entries point at folios that point back.

@@ -347,7 +347,11 @@ impl Mm {
                 }
             };
             let Some(pfn) = pfn else { break };
-            self.add_to_page_cache(obj, index, pfn);
+            if !self.add_to_page_cache(ctx, obj, index, pfn, true) {
+                // xas_nomem() failed: filemap_add_folio() frees the folio.
+                self.free_folio(pfn);
+                break;
+            }
             if mark >= index && mark < index + (1 << o) {
                 self.pages.set(pfn, pg::READAHEAD);
             }
@@ -385,10 +389,30 @@ impl Mm {
         pfns.clear();
     }
 
-    /// Kernel: `filemap_add_folio()`: insert a new folio, checking a shadow it replaces
-    /// (`workingset_refault()`), then `folio_add_lru()`.
-    fn add_to_page_cache(&mut self, obj: u32, index: u64, pfn: Pfn) {
+    /// Kernel: `filemap_add_folio()`: allocate the xarray nodes the folio's slots need
+    /// (`xas_nomem()`, charged to the task's memcg: [`crate::xarray`]), insert the folio,
+    /// checking a shadow it replaces (`workingset_refault()`) unless `refault` is false (a
+    /// write, `__GFP_WRITE`, overwrites it), then `folio_add_lru()`. False, with nothing
+    /// inserted, when a node could not be allocated.
+    fn add_to_page_cache(
+        &mut self,
+        ctx: &mut Ctx,
+        obj: u32,
+        index: u64,
+        pfn: Pfn,
+        refault: bool,
+    ) -> bool {
         let nr = self.pages.nr_pages(pfn);
+        for k in index..index + nr {
+            if self.objects[obj as usize].ent[k as usize] == 0 && !self.xa_store_new(ctx, obj, k) {
+                for j in index..k {
+                    if self.objects[obj as usize].ent[j as usize] == 0 {
+                        self.xa_erase(obj, j);
+                    }
+                }
+                return false;
+            }
+        }
         let i = pfn as usize;
         self.pages.obj[i] = obj;
         self.pages.index[i] = index as u32;
@@ -397,7 +421,7 @@ impl Mm {
         let mut shadow = None;
         for k in index..index + nr {
             let e = o.ent[k as usize];
-            if e & CACHE_SHADOW != 0 && shadow.is_none() {
+            if refault && e & CACHE_SHADOW != 0 && shadow.is_none() {
                 shadow = Some(Shadow(e & CACHE_PAYLOAD));
             }
             o.ent[k as usize] = entry;
@@ -411,6 +435,7 @@ impl Mm {
             self.workingset_refault(pfn, s);
         }
         self.folio_add_lru(pfn);
+        true
     }
 
     /// Kernel: `do_sync_mmap_readahead()`: read around a faulting index.
@@ -533,8 +558,10 @@ impl Mm {
                         return;
                     };
                     // A write does not check the shadow (__GFP_WRITE): it is overwritten.
-                    self.objects[obj as usize].ent[index as usize] = 0;
-                    self.add_to_page_cache(obj, index, p);
+                    if !self.add_to_page_cache(ctx, obj, index, p, false) {
+                        self.free_folio(p);
+                        return;
+                    }
                     p
                 }
             };

@@ -493,6 +493,9 @@ impl Mm {
             obj.ent[k as usize] = 0;
         }
         obj.nr_resident -= nr;
+        for k in o.index as u64..o.index as u64 + nr {
+            self.xa_erase(o.obj, k);
+        }
         self.lru_del(pfn);
         self.free_folio(pfn);
     }

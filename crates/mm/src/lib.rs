@@ -19,6 +19,7 @@
 //! | mm/memory.c (faults)                     | [`memory`]                   |
 //! | mm/memcontrol.c                          | [`memcontrol`]               |
 //! | mm/slub.c                                | [`slab`]                     |
+//! | lib/xarray.c (page-cache nodes)          | [`xarray`]                   |
 //! | mm/shrinker.c, fs/super.c (sb shrinker)  | [`shrinker`]                 |
 //! | fs/dcache.c, fs/inode.c                  | [`fs`]                       |
 //! | mm/vmstat.c                              | [`vmstat`]                   |
@@ -48,6 +49,7 @@ pub mod vmscan;
 pub mod vmstat;
 pub mod workingset;
 pub mod writeback;
+pub mod xarray;
 pub mod zeroed;
 
 #[cfg(test)]
@@ -358,6 +360,8 @@ pub struct Object {
     pub thp: bool,
     /// Anon: advised MADV_HUGEPAGE (VM_HUGEPAGE), for the defrag gfp mask.
     pub thp_madvised: bool,
+    /// File (not a `create` directory): the page cache's xarray nodes ([`xarray`]).
+    pub xa: Option<Box<xarray::XaTree>>,
 }
 
 impl Object {
@@ -544,8 +548,10 @@ impl Mm {
         let objects = cfg
             .objects
             .iter()
-            .map(|o| {
+            .enumerate()
+            .map(|(i, o)| {
                 let base = dev_base;
+                let is_dir = cfg.fs.dirs.iter().any(|d| d.obj as usize == i);
                 if o.kind == ObjKind::File {
                     dev_base += o.size_pages;
                 }
@@ -570,6 +576,8 @@ impl Mm {
                     thp: o.kind == ObjKind::Anon
                         && memory::thp_allowed(cfg.thp_enabled, o.hugepage),
                     thp_madvised: o.hugepage == HugepageAdvice::Hugepage,
+                    xa: (o.kind == ObjKind::File && !is_dir)
+                        .then(|| Box::new(xarray::XaTree::new(o.size_pages))),
                 }
             })
             .collect();

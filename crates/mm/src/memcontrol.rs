@@ -77,14 +77,10 @@
 //! # Where we differ from the kernel (v6.18)
 //! - The stock's victim slot when all 7 are taken is the next in turn (the kernel picks one
 //!   at random); a remote CPU's stock drains at once (the kernel queues a work item on it).
-//! - No `obj_stock` (byte-sized kernel object charges): nothing in the model allocates slab.
-//! - Page-cache xarray nodes are not charged. The kernel's `mapping->i_pages` has
-//!   `XA_FLAGS_ACCOUNT`, so `xas_nomem()`/`xas_alloc()` allocate `radix_tree_node` objects
-//!   (576 bytes, one per 64 slots, plus one per 4096 above them) with `__GFP_ACCOUNT`, from
-//!   the memcg of the task adding the folio, into `slab_reclaimable`: about 0.2% of the
-//!   cached pages, and nodes full of shadow entries live on until the shadow shrinker frees
-//!   them. v6.18's swap cache keeps its entries in the swap table of each swap cluster, not
-//!   in an xarray, so swap-cache insertion charges no nodes.
+//! - No `obj_stock`: slab objects (dentries, inodes, page-cache xarray nodes,
+//!   [`crate::xarray`]) are charged by bytes rounded up to whole pages per memcg
+//!   ([`crate::slab`]), which is what the kernel's per-CPU `obj_stock` amounts to on one
+//!   CPU.
 //! - Upper page-table levels (PUD, P4D, PGD: a few pages per process, allocated at fork and
 //!   exec) are not modelled: the model has objects, not processes.
 //! - No memory.high, memory.low/min protection, or memsw (v1 swap) limit.

@@ -255,6 +255,8 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         0
     };
     let mut events: u64 = 0;
+    // Page accesses: touches and the pages of read(), write() and file creation.
+    let mut accesses: u64 = 0;
     // Progress guard: events of the running task at one simulated instant, and kernel-thread
     // steps since the last task event.
     let mut still_events: u64 = 0;
@@ -488,16 +490,28 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             ctx.cpu = c as u16;
             ctx.task = th;
             match op {
-                Op::Touch { obj, page, write } => mm.touch(&mut ctx, obj, page, write),
-                Op::Read { obj, page, nr } => mm.file_read(&mut ctx, obj, page, nr),
-                Op::Write { obj, page, nr } => mm.file_write(&mut ctx, obj, page, nr),
+                Op::Touch { obj, page, write } => {
+                    accesses += 1;
+                    mm.touch(&mut ctx, obj, page, write)
+                }
+                Op::Read { obj, page, nr } => {
+                    accesses += nr as u64;
+                    mm.file_read(&mut ctx, obj, page, nr)
+                }
+                Op::Write { obj, page, nr } => {
+                    accesses += nr as u64;
+                    mm.file_write(&mut ctx, obj, page, nr)
+                }
                 Op::Fsync { obj } => mm.fsync(&mut ctx, obj),
                 Op::Create {
                     obj,
                     page,
                     nr,
                     fsync,
-                } => mm.fs_create(&mut ctx, obj, page, nr, fsync),
+                } => {
+                    accesses += nr as u64;
+                    mm.fs_create(&mut ctx, obj, page, nr, fsync)
+                }
                 Op::Advise { obj, hint } => mm.set_hint(
                     obj,
                     match hint {
@@ -749,9 +763,16 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             let m = &mm.memcgs[i + 1];
             let lv = &mm.lruvecs[i + 1];
             let page = 4096u64;
+            // MEMCG_KMEM: page tables and the whole pages the slab objects' bytes are
+            // charged in (obj_cgroup_charge_pages()).
+            let kernel = m.pagetables + mm.slab.memcg_pages[i + 1];
+            let [slab_r, slab_u] = mm.slab.memcg_bytes[i + 1];
             let memory_stat = [
-                ("kernel", m.pagetables * page),
+                ("kernel", kernel * page),
                 ("pagetables", m.pagetables * page),
+                ("slab", slab_r + slab_u),
+                ("slab_reclaimable", slab_r),
+                ("slab_unreclaimable", slab_u),
                 ("inactive_anon", lv.nr[0] * page),
                 ("active_anon", lv.nr[1] * page),
                 ("inactive_file", lv.nr[2] * page),
@@ -770,7 +791,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 swap_max_pages: c.swap_max_pages,
                 swap_max_events: m.events.swap_max_events,
                 pagetables_pages: m.pagetables,
-                kernel_pages: m.pagetables,
+                kernel_pages: kernel,
                 stock_pages: mm.memcg_stocked(i + 1),
                 memory_stat,
                 pgscan: m.events.pgscan,
@@ -836,6 +857,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         sim_seconds: end as f64 / 1e9,
         wall_seconds: wall.elapsed().as_secs_f64(),
         events,
+        accesses,
         reclaim_cpu,
         cgroups,
         devices,

@@ -21,6 +21,10 @@ pub struct SimResult {
     pub wall_seconds: f64,
     /// Workload events simulated.
     pub events: u64,
+    /// Page accesses among them: touches, and the pages of `read()`, `write()` and file
+    /// creation (the other events are fsync, advice, think time, operation ends, phase
+    /// markers and kernel allocations).
+    pub accesses: u64,
     /// Reclaim CPU time by activity (seconds), all reclaimers.
     pub reclaim_cpu: ReclaimCpuSeconds,
     /// memory.stat-like figures per cgroup at the end.
@@ -320,13 +324,14 @@ pub struct CgroupResult {
     pub swap_max_events: u64,
     /// Page-table pages charged (`pagetables` of memory.stat).
     pub pagetables_pages: u64,
-    /// Kernel memory charged (`kernel` of cgroup v2's memory.stat): the page tables, the
-    /// only kernel memory the model charges.
+    /// Kernel memory charged (`kernel` of cgroup v2's memory.stat, MEMCG_KMEM): the page
+    /// tables and the pages the memcg's slab objects (dentries, inodes, page-cache xarray
+    /// nodes) are charged in.
     pub kernel_pages: u64,
     /// Charge held in the per-CPU stocks at the end (part of usage_pages, not in use).
     pub stock_pages: u64,
-    /// memory.stat as cgroup v2 names it (sizes in bytes): kernel, pagetables, the four
-    /// evictable LRU lists, pgscan, pgsteal.
+    /// memory.stat as cgroup v2 names it (sizes in bytes): kernel, pagetables, slab,
+    /// slab_reclaimable, slab_unreclaimable, the four evictable LRU lists, pgscan, pgsteal.
     pub memory_stat: std::collections::BTreeMap<String, u64>,
     pub pgscan: u64,
     pub pgsteal: u64,

@@ -7,13 +7,17 @@
 //! - `bench-16g`: a 16 GiB machine with a sequential anon fill and a file scan: host memory per
 //!   simulated page.
 //! - `bench-mixed-mglru`: `bench-mixed` under the multi-gen LRU (`policy.lru = "mglru"`); the
-//!   last column gives its events/s as a share of the active/inactive LRU's on the same
+//!   last column gives its accesses/s as a share of the active/inactive LRU's on the same
 //!   workload, measured in this run.
 //!
-//! Each runs for `--seconds` of simulated time (default: the scenario's); the figures are
-//! events per second of wall time (one core: a simulation is single-threaded) and the
-//! process's peak resident memory during the workload per simulated 4 KiB page (the page
-//! tables and page-cache entries of the workload's objects included).
+//! Each runs for `--seconds` of simulated time (default: the scenario's); the headline is
+//! page accesses per second of wall time (one core: a simulation is single-threaded):
+//! touches, and the pages of `read()`/`write()`/file creation. Events per second are beside
+//! it: every operation ends with an end-of-operation marker event, and phases may add
+//! think-time, advice and phase-marker events, so a workload of one-page operations has two
+//! events per access. The last figure is the process's peak resident memory during the
+//! workload per simulated 4 KiB page (the page tables and page-cache entries of the
+//! workload's objects included).
 
 use anyhow::Result;
 
@@ -57,11 +61,13 @@ fn reset_peak_rss() {
 
 pub fn main(a: Args) -> Result<()> {
     outln!(
-        "{:<18} {:>12} {:>10} {:>10} {:>14} {:>12}",
+        "{:<18} {:>12} {:>12} {:>8} {:>8} {:>12} {:>12} {:>8}",
         "workload",
+        "accesses",
         "events",
         "sim s",
         "wall s",
+        "accesses/s",
         "events/s",
         "B/page"
     )?;
@@ -78,7 +84,9 @@ pub fn main(a: Args) -> Result<()> {
         let scn = refault_scenario::parse(text, &format!("scenarios/{name}.toml"), &ov, None)?;
         reset_peak_rss();
         let r = refault_sim::run(&scn, Default::default())?;
-        let rate = r.events as f64 / r.wall_seconds.max(1e-9);
+        let wall = r.wall_seconds.max(1e-9);
+        let rate = r.accesses as f64 / wall;
+        let ev_rate = r.events as f64 / wall;
         // Peak RSS of the whole process during this workload (binary, model, workload state
         // and result), per simulated page.
         let per_page = status_kb("VmHWM:")
@@ -97,12 +105,14 @@ pub fn main(a: Args) -> Result<()> {
             classic_rate = Some(rate);
         }
         outln!(
-            "{:<18} {:>12} {:>10.1} {:>10.2} {:>14.0} {:>12}{}",
+            "{:<18} {:>12} {:>12} {:>8.1} {:>8.2} {:>12.0} {:>12.0} {:>8}{}",
             name,
+            r.accesses,
             r.events,
             r.sim_seconds,
             r.wall_seconds,
             rate,
+            ev_rate,
             per_page,
             vs_classic
         )?;

@@ -75,3 +75,47 @@ fn file_creation_stream_is_deterministic() {
         serde_json::to_string(&b).unwrap()
     );
 }
+
+/// The result's `accesses` (the headline of `refault bench`) counts page accesses: one per
+/// touch and one per page of a `read()`; think time, phase markers and the end-of-operation
+/// events are events but not accesses.
+#[test]
+fn accesses_count_touches_and_the_pages_of_reads() {
+    let r = crate::util::sim(
+        r#"
+name = "accesses"
+[machine]
+memory = "64M"
+[[device]]
+name = "disk"
+preset = "nvme"
+[[object]]
+name = "heap"
+kind = "anon"
+size = "4M"
+[[object]]
+name = "data"
+kind = "file"
+size = "8M"
+[[task]]
+name = "t"
+[[task.phase]]
+name = "touch"
+access = "touch"
+object = "heap"
+pattern = "random"
+ops = 300
+think = "1us"
+[[task.phase]]
+name = "read"
+access = "read"
+object = "data"
+pattern = "sequential"
+pages_per_op = 8
+ops = 100
+"#,
+        &[],
+    );
+    assert_eq!(r.accesses, 300 + 100 * 8);
+    assert!(r.events > r.accesses / 8 + 300, "events {}", r.events);
+}

@@ -1,0 +1,472 @@
+//! Page-cache xarray nodes (lib/xarray.c): the `radix_tree_node` slab objects a file's
+//! `mapping->i_pages` is built of, allocated as entries (folios and shadow entries) are
+//! stored and freed as they are erased, and charged to the memory cgroup of the task that
+//! stores them.
+//!
+//! # The idea
+//! An xarray node (`struct xa_node`, 576 bytes in the `radix_tree_node` cache) has
+//! `XA_CHUNK_SIZE` = 64 slots. A leaf node (shift 0) holds the entries of 64 consecutive
+//! indices; a node of shift 6·l holds 64 nodes of the level below, so an index needs one
+//! node per level of the tree. The tree is as tall as the largest index stored needs
+//! (`xas_expand()`), except that a lone entry at index 0 lives in `xa_head` without a node;
+//! when the entries that need the top node are erased, the tree shrinks again
+//! (`xas_shrink()`), and a node whose last slot empties is freed (`xas_delete_node()`).
+//! So a file cached at indices 0..n (n > 1) holds `ceil(n / 64)` leaves, `ceil(n / 4096)`
+//! nodes above them, and so on up to one root: 1 GiB of order-0 page cache (262144 pages)
+//! takes 4096 + 64 + 1 = 4161 nodes, 2.3 MiB of slab, 0.9% of the cached memory.
+//!
+//! A shadow entry left by reclaim occupies its slot like a folio, so nodes stay after
+//! their pages are reclaimed; only `invalidate_mapping_pages()`-style removal (no shadow)
+//! and truncation erase entries.
+//!
+//! `__address_space_init_once()` initialises `i_pages` with `XA_FLAGS_ACCOUNT`, so
+//! `xas_alloc()` allocates nodes with `__GFP_ACCOUNT` from the memcg of the current task:
+//! the node objects count in the memcg's `slab_reclaimable` (the cache is
+//! `SLAB_RECLAIM_ACCOUNT`) and in its page counter (`memory.current`, against
+//! `memory.max`) through the slab charge of [`crate::slab`]. `__filemap_add_folio()`
+//! allocates the nodes before storing the folio (`xas_nomem()`); when that fails the folio
+//! is not added ([`Mm::xa_store_new`] returns false and the caller frees the folio).
+//!
+//! # Where we differ from the kernel (v6.18)
+//! - Entries are counted per index. The kernel stores a folio of order k ≥ 6 (and the
+//!   shadow reclaim leaves for it) as a multi-index entry in `2^(k mod 6)` slots of a node
+//!   of shift `6·floor(k / 6)`, with no leaves below it; the model counts such a folio's
+//!   pages as ordinary entries, so a file read into order-9 folios holds 64 leaves per
+//!   4096 pages where the kernel holds none (0.2% of the cached memory instead of 0.003%).
+//! - Only regular files declared as objects have a tree. The files the `create` workload
+//!   makes share one object per directory (each of the kernel's has its own `i_pages`);
+//!   they are one page each in the bundled scenarios, which the kernel keeps in `xa_head`
+//!   without a node, and they are not counted. Shmem's page cache (also an xarray in the
+//!   kernel) is modelled as page-table entries and has no nodes either.
+//! - The workingset shadow-node shrinker (`count_shadow_nodes()`, `shadow_lru_isolate()`,
+//!   `workingset_nodereclaim`) is not modelled: nodes full of shadow entries stay until
+//!   their entries are erased.
+//!
+//! # Kernel references
+//! lib/xarray.c `xas_alloc()`, `xas_expand()`, `xas_shrink()`, `xas_delete_node()`,
+//! `xas_nomem()`; mm/filemap.c `__filemap_add_folio()`, `page_cache_delete()`;
+//! fs/inode.c `__address_space_init_once()`; lib/radix-tree.c `radix_tree_node_cachep`.
+
+use crate::slab::RADIX_TREE_NODE;
+use crate::zeroed::ZeroedVec;
+use crate::{Ctx, Mm};
+
+/// `XA_CHUNK_SHIFT`: log2 of the slots per node.
+pub const XA_CHUNK_SHIFT: u32 = 6;
+
+/// Node slot marking a node being allocated (reclaim inside the allocation may look at it).
+const ALLOCATING: u64 = u64::MAX;
+
+/// The nodes of one mapping's xarray, by level (0 = leaves) and position
+/// (`index >> (6 · (level + 1))`).
+pub struct XaTree {
+    /// Occupied slots of each node position: entries for a leaf, child nodes above.
+    count: Vec<ZeroedVec<u8>>,
+    /// The node's slab object: `slab id + 1 | memcg << 32`; 0 = no node.
+    node: Vec<ZeroedVec<u64>>,
+    /// Per level: positions with an occupied slot, and those of them at position ≥ 1.
+    busy: Vec<u64>,
+    busy_high: Vec<u64>,
+    /// Is index 0 occupied (a lone entry there needs no node)?
+    has0: bool,
+    /// Nodes allocated.
+    pub nr_nodes: u64,
+}
+
+/// Levels a tree over `size` indices can need (the height storing index `size - 1` takes).
+pub fn levels_for(size: u64) -> usize {
+    let mut l = 1;
+    while l < 11 && (size - 1) >> (XA_CHUNK_SHIFT * l as u32) != 0 {
+        l += 1;
+    }
+    l
+}
+
+/// Nodes the kernel's xarray holds for the occupied indices `idx` (ascending, distinct):
+/// the reference the incremental count is checked against.
+pub fn nodes_for(idx: impl IntoIterator<Item = u64>) -> u64 {
+    const L: usize = 10;
+    let mut last = [u64::MAX; L];
+    let mut per = [0u64; L];
+    let (mut max, mut any, mut only0) = (0, false, true);
+    for i in idx {
+        any = true;
+        only0 &= i == 0;
+        max = i;
+        for l in 0..L {
+            let g = i >> (XA_CHUNK_SHIFT * (l as u32 + 1));
+            if g == last[l] {
+                break;
+            }
+            last[l] = g;
+            per[l] += 1;
+        }
+    }
+    if !any || only0 {
+        return 0;
+    }
+    let mut nodes = 0;
+    for (l, n) in per.iter().enumerate() {
+        nodes += n;
+        if max >> (XA_CHUNK_SHIFT * (l as u32 + 1)) == 0 {
+            break;
+        }
+    }
+    nodes
+}
+
+impl XaTree {
+    pub fn new(size: u64) -> Self {
+        let levels = levels_for(size.max(1));
+        let mut count = Vec::with_capacity(levels);
+        let mut node = Vec::with_capacity(levels);
+        for l in 0..levels {
+            let n = (size.max(1) - 1) >> (XA_CHUNK_SHIFT * (l as u32 + 1));
+            count.push(ZeroedVec::new(n as usize + 1));
+            node.push(ZeroedVec::new(n as usize + 1));
+        }
+        XaTree {
+            count,
+            node,
+            busy: vec![0; levels],
+            busy_high: vec![0; levels],
+            has0: false,
+            nr_nodes: 0,
+        }
+    }
+
+    fn levels(&self) -> usize {
+        self.count.len()
+    }
+
+    /// The tree's height: 0 with no entry or only index 0, else one level more than the
+    /// highest level whose nodes above position 0 are in use.
+    fn height(&self) -> usize {
+        if self.busy[0] == 0 || (self.busy[0] == 1 && self.has0 && self.count[0][0] == 1) {
+            return 0;
+        }
+        let mut h = 1;
+        for l in 0..self.levels() {
+            if self.busy_high[l] > 0 {
+                h = l + 2;
+            }
+        }
+        h
+    }
+
+    /// Slot `index` becomes occupied (`inc` true) or empty: update the counts up the tree.
+    /// True when a node position's count crossed zero (a node may appear or go).
+    fn account(&mut self, index: u64, inc: bool) -> bool {
+        if index == 0 {
+            self.has0 = inc;
+        }
+        let mut pos = index >> XA_CHUNK_SHIFT;
+        for l in 0..self.levels() {
+            let c = &mut self.count[l][pos as usize];
+            let edge = if inc {
+                *c += 1;
+                *c == 1
+            } else {
+                *c -= 1;
+                *c == 0
+            };
+            if !edge {
+                return l > 0;
+            }
+            if inc {
+                self.busy[l] += 1;
+                self.busy_high[l] += (pos > 0) as u64;
+            } else {
+                self.busy[l] -= 1;
+                self.busy_high[l] -= (pos > 0) as u64;
+            }
+            pos >>= XA_CHUNK_SHIFT;
+        }
+        true
+    }
+
+    /// Does position `pos` of level `l` need a node now?
+    fn wanted(&self, l: usize, pos: u64) -> bool {
+        l < self.height() && self.count[l][pos as usize] > 0
+    }
+}
+
+impl Mm {
+    /// The node positions a store or erase at `index` can change: its path and position 0
+    /// of every level (where the tree grows and shrinks).
+    fn xa_candidates(&self, obj: u32, index: u64) -> ([(u8, u64); 22], usize) {
+        let t = self.objects[obj as usize].xa.as_ref().unwrap();
+        let mut out = [(0u8, 0u64); 22];
+        let mut n = 0;
+        for l in 0..t.levels() {
+            let pos = index >> (XA_CHUNK_SHIFT * (l as u32 + 1));
+            out[n] = (l as u8, pos);
+            n += 1;
+            if pos != 0 {
+                out[n] = (l as u8, 0);
+                n += 1;
+            }
+        }
+        (out, n)
+    }
+
+    /// Free the nodes of `obj`'s tree that are no longer wanted among the candidates of
+    /// `index` (`xas_delete_node()`, `xas_shrink()`).
+    fn xa_free_unwanted(&mut self, obj: u32, index: u64) {
+        let (cand, n) = self.xa_candidates(obj, index);
+        for &(l, pos) in &cand[..n] {
+            let t = self.objects[obj as usize].xa.as_mut().unwrap();
+            let v = t.node[l as usize][pos as usize];
+            if v == 0 || v == ALLOCATING || t.wanted(l as usize, pos) {
+                continue;
+            }
+            t.node[l as usize][pos as usize] = 0;
+            t.nr_nodes -= 1;
+            self.slab_free(RADIX_TREE_NODE, (v as u32) - 1, (v >> 32) as u16);
+        }
+    }
+
+    /// Kernel: `__filemap_add_folio()`'s `xas_nomem()` loop for a store into the empty slot
+    /// `index` of `obj`: account the slot and allocate the nodes the tree now needs, charged
+    /// to `ctx.memcg`. False (slot left empty, nothing allocated) when a node allocation
+    /// failed. Objects without a tree need no node.
+    pub(crate) fn xa_store_new(&mut self, ctx: &mut Ctx, obj: u32, index: u64) -> bool {
+        let Some(t) = self.objects[obj as usize].xa.as_mut() else {
+            return true;
+        };
+        let h = t.height();
+        if !t.account(index, true) && t.height() == h {
+            // A slot of an existing leaf, the tree's shape unchanged.
+            return true;
+        }
+        let (cand, n) = self.xa_candidates(obj, index);
+        for &(l, pos) in &cand[..n] {
+            let (l, p) = (l as usize, pos as usize);
+            let t = self.objects[obj as usize].xa.as_mut().unwrap();
+            if t.node[l][p] != 0 || !t.wanted(l, pos) {
+                continue;
+            }
+            t.node[l][p] = ALLOCATING;
+            let id = self.slab_alloc(ctx, RADIX_TREE_NODE, ctx.memcg);
+            let t = self.objects[obj as usize].xa.as_mut().unwrap();
+            match id {
+                Some(id) => {
+                    t.node[l][p] = (id as u64 + 1) | (ctx.memcg as u64) << 32;
+                    t.nr_nodes += 1;
+                    if !t.wanted(l, pos) {
+                        // Reclaim inside the allocation emptied the position.
+                        self.xa_free_unwanted(obj, index);
+                    }
+                }
+                None => {
+                    t.node[l][p] = 0;
+                    t.account(index, false);
+                    self.xa_free_unwanted(obj, index);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// Kernel: `xas_store(NULL)` on occupied slot `index` of `obj` (`page_cache_delete()`
+    /// without a shadow, truncation): account it and free the nodes no longer needed.
+    pub(crate) fn xa_erase(&mut self, obj: u32, index: u64) {
+        let Some(t) = self.objects[obj as usize].xa.as_mut() else {
+            return;
+        };
+        let h = t.height();
+        if t.account(index, false) || t.height() != h {
+            self.xa_free_unwanted(obj, index);
+        }
+    }
+
+    /// Xarray invariants: each tree's nodes are the ones its occupied page-cache entries
+    /// need ([`nodes_for`]), and the `radix_tree_node` cache holds exactly the trees' nodes.
+    pub fn check_xarray(&self) -> Result<(), String> {
+        let mut total = 0;
+        for (o, obj) in self.objects.iter().enumerate() {
+            let Some(t) = obj.xa.as_ref() else { continue };
+            let want = nodes_for((0..obj.size_pages).filter(|&k| obj.ent[k as usize] != 0));
+            if want != t.nr_nodes {
+                return Err(format!(
+                    "object {o}: {} xarray nodes allocated, its entries need {want}",
+                    t.nr_nodes
+                ));
+            }
+            let mut live = 0;
+            for l in 0..t.levels() {
+                for p in 0..t.node[l].len() {
+                    let v = t.node[l][p];
+                    if v == ALLOCATING {
+                        return Err(format!("object {o}: node {l}/{p} left allocating"));
+                    }
+                    live += (v != 0) as u64;
+                }
+            }
+            if live != t.nr_nodes {
+                return Err(format!(
+                    "object {o}: {live} nodes recorded, nr_nodes {}",
+                    t.nr_nodes
+                ));
+            }
+            total += live;
+        }
+        let objs = self.slab.caches[RADIX_TREE_NODE].nr_objects;
+        if objs != total {
+            return Err(format!(
+                "radix_tree_node holds {objs} objects, the xarrays {total} nodes"
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_follow_the_largest_index() {
+        assert_eq!(levels_for(1), 1);
+        assert_eq!(levels_for(64), 1);
+        assert_eq!(levels_for(65), 2);
+        assert_eq!(levels_for(4096), 2);
+        assert_eq!(levels_for(4097), 3);
+        assert_eq!(levels_for(1 << 32), 6);
+    }
+
+    #[test]
+    fn node_counts_by_hand() {
+        // A lone entry at index 0 lives in xa_head.
+        assert_eq!(nodes_for([0]), 0);
+        // Any other lone index needs a leaf.
+        assert_eq!(nodes_for([5]), 1);
+        assert_eq!(nodes_for(0..64), 1);
+        assert_eq!(nodes_for([]), 0);
+        // Index 64 needs a second leaf and a root above both.
+        assert_eq!(nodes_for([0, 64]), 3);
+        // 1 GiB cached from index 0: 4096 leaves, 64 nodes of shift 6, one root.
+        assert_eq!(nodes_for(0..262144), 4096 + 64 + 1);
+        // One page at index 4096: leaf, its parent and the root at shift 12.
+        assert_eq!(nodes_for([4096]), 3);
+    }
+
+    #[test]
+    fn incremental_counts_match_the_reference_through_growth_and_shrinking() {
+        let mut t = XaTree::new(300_000);
+        let mut set = std::collections::BTreeSet::new();
+        let mut x = 12345u64;
+        let check = |t: &mut XaTree, set: &std::collections::BTreeSet<u64>| {
+            let h = t.height();
+            let mut nodes = 0;
+            for l in 0..t.levels() {
+                for p in 0..t.count[l].len() {
+                    nodes += (l < h && t.count[l][p] > 0) as u64;
+                }
+            }
+            assert_eq!(nodes, nodes_for(set.iter().copied()), "{set:?}");
+        };
+        for step in 0..4000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            // Mostly small indices, so the tree grows and shrinks often.
+            let i = match (x >> 60) % 4 {
+                0 => (x >> 20) % 3,
+                1 => (x >> 20) % 200,
+                2 => (x >> 20) % 10_000,
+                _ => (x >> 20) % 300_000,
+            };
+            if set.contains(&i) {
+                set.remove(&i);
+                t.account(i, false);
+            } else {
+                set.insert(i);
+                t.account(i, true);
+            }
+            if step % 7 == 0 {
+                check(&mut t, &set);
+            }
+        }
+        for i in std::mem::take(&mut set) {
+            t.account(i, false);
+        }
+        check(&mut t, &set);
+        assert_eq!(t.height(), 0);
+    }
+
+    /// A memcg that reads 8192 pages of a file into order-0 folios holds 128 leaves, 2
+    /// nodes of shift 6 and the root: 131 nodes, 75,456 bytes of `slab_reclaimable`,
+    /// charged as 19 pages; the `radix_tree_node` cache holds them in 5 order-2 slabs
+    /// (28 nodes each). Dropping the page cache erases every entry and frees every node and
+    /// every slab but the CPU slab.
+    #[test]
+    fn a_memcg_reading_a_file_is_charged_its_xarray_nodes() {
+        use crate::testutil::*;
+        use crate::{BalanceKind, InstantIo, MemcgCfg};
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 32768);
+        cfg.max_file_folio_order = 0;
+        cfg.memcgs = vec![MemcgCfg {
+            max_pages: None,
+            swappiness: None,
+            swap_max_pages: None,
+        }];
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 1);
+        // POSIX_FADV_RANDOM: no readahead past the reads.
+        mm.set_hint(1, crate::filemap::Hint::Random);
+        for p in (0..8192).step_by(32) {
+            mm.file_read(&mut ctx, 1, p, 32);
+        }
+        assert_eq!(mm.objects[1].nr_resident, 8192);
+        assert_eq!(mm.objects[1].xa.as_ref().unwrap().nr_nodes, 131);
+        assert_eq!(mm.slab.memcg_bytes[1], [131 * 576, 0]);
+        assert_eq!(mm.slab.memcg_pages[1], 19);
+        assert_eq!(mm.memcgs[1].usage, 8192 + 19 + mm.memcg_stocked(1));
+        let c = &mm.slab.caches[RADIX_TREE_NODE];
+        assert_eq!((c.nr_objects, c.nr_slabs, c.pages()), (131, 5, 20));
+        mm.check_xarray().unwrap();
+        mm.drop_pagecache();
+        assert_eq!(mm.objects[1].nr_resident, 0);
+        assert_eq!(mm.objects[1].xa.as_ref().unwrap().nr_nodes, 0);
+        assert_eq!(mm.slab.memcg_bytes[1], [0, 0]);
+        // Only the CPU slab (kmem_cache_cpu->slab), empty, is kept.
+        let c = &mm.slab.caches[RADIX_TREE_NODE];
+        assert_eq!((c.nr_objects, c.nr_slabs), (0, 1));
+        mm.check_xarray().unwrap();
+    }
+
+    /// Reclaim leaves shadow entries in the slots, so the nodes stay after the pages are
+    /// gone (what the shadow-node shrinker exists for); the limit binds on the page cache
+    /// plus the nodes.
+    #[test]
+    fn shadow_entries_keep_their_nodes_and_the_limit_counts_the_nodes() {
+        use crate::testutil::*;
+        use crate::{BalanceKind, InstantIo, MemcgCfg};
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 32768);
+        cfg.max_file_folio_order = 0;
+        cfg.memcgs = vec![MemcgCfg {
+            max_pages: Some(4096),
+            swappiness: None,
+            swap_max_pages: None,
+        }];
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 1);
+        mm.set_hint(1, crate::filemap::Hint::Random);
+        for p in (0..16384).step_by(32) {
+            mm.file_read(&mut ctx, 1, p, 32);
+        }
+        // 16384 indices, every one a folio or a shadow: 256 leaves, 4 nodes above, a root.
+        let t = mm.objects[1].xa.as_ref().unwrap();
+        assert_eq!(t.nr_nodes, 261);
+        assert!(mm.objects[1].nr_resident < 4096);
+        // 261 nodes are 150,336 bytes, 37 charged pages: the cache keeps the rest.
+        assert_eq!(mm.slab.memcg_pages[1], 37);
+        assert!(mm.memcgs[1].usage <= 4096);
+        assert!(mm.objects[1].nr_resident + 37 <= 4096);
+        mm.check_xarray().unwrap();
+    }
+}
