@@ -112,30 +112,60 @@ pub(crate) static ROOT: SectionDef =
         )
     };
 
-static RUN: SectionDef = section(
-    "run",
-    "How long to simulate and how to sample. Durations take a unit: ns, us, ms, s, m, h.",
-    &[
-        k!(
-            "duration",
-            Value("\"0s\""),
-            "Stop at this simulated time; 0 = run until every task has finished."
-        ),
-        k!(
-            "warmup",
-            Value("\"0s\""),
-            "Statistics are reset at this time, so the warm-up is left out of the results; \
+static RUN: SectionDef = SectionDef {
+    children: &[&DROP_CACHES],
+    ..section(
+        "run",
+        "How long to simulate and how to sample. Durations take a unit: ns, us, ms, s, m, h.",
+        &[
+            k!(
+                "duration",
+                Value("\"0s\""),
+                "Stop at this simulated time; 0 = run until every task has finished."
+            ),
+            k!(
+                "warmup",
+                Value("\"0s\""),
+                "Statistics are reset at this time, so the warm-up is left out of the results; \
             must be shorter than the duration."
-        ),
-        k!(
+            ),
+            k!(
             "sample_interval",
             Value("\"auto\""),
             "Interval of the time-series samples: a duration, or \"auto\" = the duration / 200 \
             (a run without a duration starts at 10ms and doubles the interval whenever the \
             series passes 400 samples, ending with 200-400)."
         ),
-    ],
-);
+        ],
+    )
+};
+
+static DROP_CACHES: SectionDef = SectionDef {
+    commented: true,
+    select_by: "at",
+    ..array(
+        "run.drop_caches",
+        "`echo value > /proc/sys/vm/drop_caches` at a simulated time (drop_caches_sysctl_handler()): \
+         1 frees the clean, unmapped page cache, 2 the dentries and inodes nothing pins (the \
+         reclaimable slab), 3 both. It takes effect at the first event of the run at or after \
+         `at` (a run whose tasks have all ended by then never reaches it), costs no task any \
+         time, and counts drop_pagecache / drop_slab. `--set` selects an entry by its `at`.",
+        &[
+            k!(
+                "at",
+                Required("\"30s\""),
+                "Simulated time of the write; shorter than run.duration when that is set. \
+                 Required."
+            ),
+            k!(
+                "value",
+                Required("3"),
+                "The value written: 1, 2, 3 or 4 (the kernel's range; 4 only silences its message). \
+                 Required."
+            ),
+        ],
+    )
+};
 
 static MACHINE: SectionDef = section(
     "machine",

@@ -50,6 +50,17 @@ pub struct RunSpec {
     /// a run without a duration: 10 ms at first, doubled whenever the series passes 400
     /// samples, so it ends with 200-400).
     pub sample_interval_ns: u64,
+    /// `[[run.drop_caches]]`, in time order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drop_caches: Vec<DropCachesSpec>,
+}
+
+/// `echo value > /proc/sys/vm/drop_caches` at simulated time `at_ns`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DropCachesSpec {
+    pub at_ns: u64,
+    /// 1 = page cache, 2 = reclaimable slab, 3 = both.
+    pub value: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -41,6 +41,15 @@ pub(crate) struct RawRun {
     pub duration: Option<Duration>,
     pub warmup: Option<Duration>,
     pub sample_interval: Option<SampleInterval>,
+    pub drop_caches: Vec<RawDropCaches>,
+}
+
+/// One `[[run.drop_caches]]`: `echo value > /proc/sys/vm/drop_caches` at a simulated time.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct RawDropCaches {
+    pub at: Option<Duration>,
+    pub value: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -417,6 +426,7 @@ mod tests {
         raw_root.retain(|k| *k != "sysctl");
         assert_eq!(raw_root, root);
         assert_eq!(fields_of::<RawRun>(), schema_of("run"));
+        assert_eq!(fields_of::<RawDropCaches>(), schema_of("run.drop_caches"));
         assert_eq!(fields_of::<RawMachine>(), schema_of("machine"));
         assert_eq!(fields_of::<RawPolicy>(), schema_of("policy"));
         assert_eq!(fields_of::<RawLruGen>(), schema_of("lru_gen"));

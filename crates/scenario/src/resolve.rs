@@ -212,7 +212,39 @@ fn resolve_run(raw: &RawRun, cx: &Ctx) -> Result<RunSpec> {
         duration_ns,
         warmup_ns: d(raw.warmup, "warmup"),
         sample_interval_ns: auto_sample_interval(sample, duration_ns),
+        drop_caches: Vec::new(),
     };
+    let mut run = run;
+    for (i, dc) in raw.drop_caches.iter().enumerate() {
+        let at_path = path!["run", "drop_caches", i, "at"];
+        let at_ns = cx.required(dc.at, &at_path, "run.drop_caches at")?.0;
+        let value_path = path!["run", "drop_caches", i, "value"];
+        let value = cx.required(dc.value, &value_path, "run.drop_caches value")?;
+        if !(1..=4).contains(&value) {
+            return Err(cx.err(
+                ErrorKind::Impossible,
+                &value_path,
+                format!(
+                    "run.drop_caches value {value}: vm.drop_caches takes 1 (page cache), 2 \
+                     (reclaimable slab), 3 (both) or 4 (nothing dropped: silences the kernel's message)"
+                ),
+            ));
+        }
+        if run.duration_ns > 0 && at_ns >= run.duration_ns {
+            return Err(cx.err(
+                ErrorKind::Impossible,
+                &at_path,
+                format!(
+                    "run.drop_caches at {} is not before run.duration ({}): it would never happen",
+                    format_duration(at_ns),
+                    format_duration(run.duration_ns)
+                ),
+            ));
+        }
+        run.drop_caches.push(DropCachesSpec { at_ns, value });
+    }
+    // Writes at the same time happen in file order.
+    run.drop_caches.sort_by_key(|d| d.at_ns);
     if run.duration_ns > 0 && run.warmup_ns >= run.duration_ns {
         return Err(cx.err(
             ErrorKind::Impossible,

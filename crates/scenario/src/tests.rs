@@ -285,6 +285,7 @@ fn full_example_resolves_to_exact_values() {
             duration_ns: 60_000_000_000,
             warmup_ns: 10_000_000_000,
             sample_interval_ns: 500_000_000,
+            drop_caches: vec![],
         },
         machine: MachineSpec {
             memory_pages: pages(8 * G),
@@ -553,6 +554,7 @@ fn minimal_scenario_gets_every_default() {
             warmup_ns: 0,
             // "auto" without a duration: adaptive.
             sample_interval_ns: 0,
+            drop_caches: vec![],
         },
         // 1 GiB: DMA and DMA32 only.
         machine: MachineSpec {
@@ -1619,4 +1621,38 @@ advice = "normal"
         got,
         [Normal, Normal, Normal, Random, Random, Random, Normal, Normal]
     );
+}
+
+/// `[[run.drop_caches]]` entries resolve to nanoseconds in time order (file order at equal
+/// times), `--set` selects an entry by its `at`, and a value outside the kernel's 1..=4 or a
+/// time at or after run.duration is refused naming the key's line.
+#[test]
+fn drop_caches_entries_resolve_in_time_order() {
+    let text = "[run]\nduration = \"10s\"\n[machine]\nmemory = \"1G\"\n\
+                [[run.drop_caches]]\nat = \"5s\"\nvalue = 2\n\
+                [[run.drop_caches]]\nat = \"1500ms\"\nvalue = 1\n";
+    let s = ok(text);
+    assert_eq!(
+        s.run.drop_caches,
+        vec![
+            DropCachesSpec {
+                at_ns: 1_500_000_000,
+                value: 1
+            },
+            DropCachesSpec {
+                at_ns: 5_000_000_000,
+                value: 2
+            },
+        ]
+    );
+    let s = ok_with(text, &["run.drop_caches.5s.value=3"]);
+    assert_eq!(s.run.drop_caches[1].value, 3);
+    assert!(ok(MINIMAL).run.drop_caches.is_empty());
+    let (kind, msg) = err(text, &["run.drop_caches.5s.value=0"]);
+    assert_eq!(kind, ErrorKind::Impossible);
+    assert!(msg.contains("run.drop_caches value 0"), "{msg}");
+    let late = text.replace("\"5s\"", "\"10s\"");
+    let (_, msg) = err(&late, &[]);
+    assert!(msg.starts_with("t.toml:6:"), "{msg}");
+    assert!(msg.contains("not before run.duration"), "{msg}");
 }

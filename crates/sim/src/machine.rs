@@ -242,6 +242,10 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     let mut next_sample = 0u64;
     let warmup = scn.run.warmup_ns;
     let mut baseline: Option<Vec<(&'static str, u64)>> = None;
+    // `echo N > /proc/sys/vm/drop_caches` ([[run.drop_caches]]), by the simulator at the
+    // first event at or after its time (it runs in no task's time).
+    let drops = &scn.run.drop_caches;
+    let mut next_drop = 0usize;
     let mut baseline_cpu = refault_mm::ReclaimCpu::default();
     let mut baseline_lock = refault_mm::lrulock::LruLockStats::default();
     // Debug builds check the invariants now and then even when not asked (VM_BUG_ON style).
@@ -279,6 +283,11 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         ready[th as usize] = u64::MAX;
         now = t;
         while next_sample <= now {
+            // [[run.drop_caches]] due by this sample: written before it is taken.
+            while next_drop < drops.len() && drops[next_drop].at_ns <= next_sample {
+                mm.drop_caches(drops[next_drop].value);
+                next_drop += 1;
+            }
             if warmup > 0 && baseline.is_none() && next_sample >= warmup {
                 baseline = Some(mm.vmstat_snapshot());
                 baseline_cpu = mm.reclaim_cpu.clone();
@@ -293,6 +302,10 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             baseline = Some(mm.vmstat_snapshot());
             baseline_cpu = mm.reclaim_cpu.clone();
             baseline_lock = mm.lru_lock_stats.clone();
+        }
+        while next_drop < drops.len() && drops[next_drop].at_ns <= now {
+            mm.drop_caches(drops[next_drop].value);
+            next_drop += 1;
         }
         mm.run_completions(now);
         mm.memcg_flush_stats(now);

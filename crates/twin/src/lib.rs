@@ -317,6 +317,14 @@ fn setup_inner(
             t.name
         ));
     }
+    if !scn.run.drop_caches.is_empty() {
+        return Err(
+            "the scenario has [[run.drop_caches]]: the twin does not write the host's \
+             /proc/sys/vm/drop_caches (it would drop every cache of the machine, not only the \
+             scenario's), so it cannot run this scenario"
+                .to_string(),
+        );
+    }
     if scn.policy.lru == refault_scenario::LruKind::Mglru && !host.lru_gen {
         return Err(format!(
             "the scenario asks for the multi-gen LRU, but this kernel ({}) has no CONFIG_LRU_GEN (/sys/kernel/mm/lru_gen missing)",

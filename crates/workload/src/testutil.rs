@@ -72,6 +72,7 @@ pub(crate) fn scenario(objects: Vec<ObjectSpec>, tasks: Vec<TaskSpec>) -> Scenar
             duration_ns: 0,
             warmup_ns: 0,
             sample_interval_ns: 1_000_000_000,
+            drop_caches: vec![],
         },
         machine: MachineSpec {
             memory_pages: 1 << 18,

@@ -25,9 +25,9 @@ fn load(skip: bool, quick: bool) -> Result<Scenario> {
         skip.to_string(),
     )];
     if quick {
-        ov.push(("machine.memory".into(), "128M".into()));
-        ov.push(("machine.dma32".into(), "48M".into()));
-        ov.push(("object.dir.size".into(), "512M".into()));
+        ov.push(("machine.memory".into(), "2G".into()));
+        ov.push(("machine.dma32".into(), "768M".into()));
+        ov.push(("object.dir.size".into(), "8G".into()));
     }
     Ok(refault_scenario::parse(
         S3_SLAB_BOOST,

@@ -436,7 +436,11 @@ fn short(name: &str) -> &'static [&'static str] {
         "s2-linpack" => &["run.duration=3s"],
         "s4-highalloc" => &["run.duration=10s", "run.warmup=2s"],
         "thrash-cache" => &["run.duration=4s", "run.warmup=1s"],
-        "s3-slab-boost" => &["run.duration=25s"],
+        "s3-slab-boost" => &[
+            "run.duration=25s",
+            "machine.memory=512M",
+            "machine.dma32=192M",
+        ],
         _ => &[],
     }
 }

@@ -1,3 +1,4 @@
+mod drop_caches;
 mod lru_balance;
 mod memcg;
 mod mglru;
