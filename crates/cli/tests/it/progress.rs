@@ -146,8 +146,11 @@ fn compare_with_seeds_reruns_each_side() {
     let ops = &t["rows"][0];
     assert_eq!(ops["figure"], "ops/s anon");
     assert_eq!(ops["stats"][0]["n"], 3);
-    // Three seeds differ: some spread; the first seed's run is the file itself.
-    assert!(ops["stats"][0]["stddev"].as_f64().unwrap() > 0.0);
+    // Three seeds differ where the seed matters: at swappiness 200 the anon set swaps and
+    // its ops/s spread over the seeds (at 60 quickstart leaves the anon set alone, MADV_NORMAL,
+    // and every seed gives the same figure); the first seed's run is the file itself.
+    assert_eq!(ops["stats"][1]["n"], 3);
+    assert!(ops["stats"][1]["stddev"].as_f64().unwrap() > 0.0);
     let first = without_wall(&a)["tasks"][0]["ops_per_sec"]
         .as_f64()
         .unwrap();
