@@ -1503,10 +1503,10 @@ mod behaviour {
         mm.zones[0].watermark_ok(9, 0)
     }
 
-    #[test]
-    fn compaction_makes_an_order9_block_by_migrating_movable_pages() {
-        // The page-table pages are unmovable: the first one steals a pageblock, which would
-        // boost the watermark and reclaim; without boosting the region fits.
+    /// A 4096-page machine without readahead or watermark boosting (the page-table pages are
+    /// unmovable: the first one steals a pageblock, which would boost the watermark and
+    /// reclaim), its anon object's first 3968 pages faulted in.
+    fn mm4096_filled() -> Mm {
         let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
         cfg.readahead_max_pages = 0;
         cfg.watermark_boost_factor = 0;
@@ -1516,6 +1516,14 @@ mod behaviour {
         for i in 0..3968 {
             mm.touch(&mut ctx, 0, i, true);
         }
+        mm
+    }
+
+    #[test]
+    fn compaction_makes_an_order9_block_by_migrating_movable_pages() {
+        let mut mm = mm4096_filled();
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
         for i in (0..3968).step_by(2) {
             zap_anon(&mut mm, 0, i);
         }
@@ -1777,15 +1785,9 @@ mod behaviour {
     /// isolates the movable folios of the same block.
     #[test]
     fn async_direct_compaction_skips_a_block_with_a_pinned_page() {
-        let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
-        cfg.readahead_max_pages = 0;
-        cfg.watermark_boost_factor = 0;
-        let mut mm = Mm::new(cfg);
+        let mut mm = mm4096_filled();
         let mut io = InstantIo;
         let mut ctx = Ctx::new(0, &mut io, 0);
-        for i in 0..3968 {
-            mm.touch(&mut ctx, 0, i, true);
-        }
         // An anon block (MOVABLE) with one unmovable kernel page in the middle.
         let block = (0..8u32)
             .map(|b| b * 512)

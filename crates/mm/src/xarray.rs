@@ -649,6 +649,21 @@ mod tests {
         assert_eq!(t.height(), 0);
     }
 
+    /// A 32768-page machine without large page-cache folios, its memcg 1 limited to
+    /// `max_pages`.
+    fn memcg_reader(max_pages: Option<u64>) -> Mm {
+        use crate::testutil::*;
+        use crate::{BalanceKind, MemcgCfg};
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 32768);
+        cfg.max_file_folio_order = 0;
+        cfg.memcgs = vec![MemcgCfg {
+            max_pages,
+            swappiness: None,
+            swap_max_pages: None,
+        }];
+        Mm::new(cfg)
+    }
+
     /// A memcg that reads 8192 pages of a file into order-0 folios holds 128 leaves, 2
     /// nodes of shift 6 and the root: 131 nodes, 75,456 bytes of `slab_reclaimable`,
     /// charged as 19 pages; the `radix_tree_node` cache holds them in 5 order-2 slabs
@@ -656,16 +671,8 @@ mod tests {
     /// every slab but the CPU slab.
     #[test]
     fn a_memcg_reading_a_file_is_charged_its_xarray_nodes() {
-        use crate::testutil::*;
-        use crate::{BalanceKind, InstantIo, MemcgCfg};
-        let mut cfg = tiny_config(BalanceKind::RefaultCost, 32768);
-        cfg.max_file_folio_order = 0;
-        cfg.memcgs = vec![MemcgCfg {
-            max_pages: None,
-            swappiness: None,
-            swap_max_pages: None,
-        }];
-        let mut mm = Mm::new(cfg);
+        use crate::InstantIo;
+        let mut mm = memcg_reader(None);
         let mut io = InstantIo;
         let mut ctx = Ctx::new(0, &mut io, 1);
         // POSIX_FADV_RANDOM: no readahead past the reads.
@@ -696,16 +703,8 @@ mod tests {
     /// plus the nodes.
     #[test]
     fn shadow_entries_keep_their_nodes_and_the_limit_counts_the_nodes() {
-        use crate::testutil::*;
-        use crate::{BalanceKind, InstantIo, MemcgCfg};
-        let mut cfg = tiny_config(BalanceKind::RefaultCost, 32768);
-        cfg.max_file_folio_order = 0;
-        cfg.memcgs = vec![MemcgCfg {
-            max_pages: Some(4096),
-            swappiness: None,
-            swap_max_pages: None,
-        }];
-        let mut mm = Mm::new(cfg);
+        use crate::InstantIo;
+        let mut mm = memcg_reader(Some(4096));
         let mut io = InstantIo;
         let mut ctx = Ctx::new(0, &mut io, 1);
         mm.set_hint(1, crate::filemap::Hint::Random);
@@ -731,17 +730,9 @@ mod tests {
     /// shadows survived.
     #[test]
     fn the_shadow_shrinker_holds_shadow_nodes_near_one_per_8_pages() {
-        use crate::testutil::*;
         use crate::vmstat::Ev;
-        use crate::{BalanceKind, InstantIo, MemcgCfg};
-        let mut cfg = tiny_config(BalanceKind::RefaultCost, 32768);
-        cfg.max_file_folio_order = 0;
-        cfg.memcgs = vec![MemcgCfg {
-            max_pages: Some(1024),
-            swappiness: None,
-            swap_max_pages: None,
-        }];
-        let mut mm = Mm::new(cfg);
+        use crate::InstantIo;
+        let mut mm = memcg_reader(Some(1024));
         let mut io = InstantIo;
         let mut ctx = Ctx::new(0, &mut io, 1);
         mm.set_hint(1, crate::filemap::Hint::Random);
