@@ -511,7 +511,18 @@ impl Mm {
         let mut shadow_total = 0;
         for (o, obj) in self.objects.iter().enumerate() {
             let Some(t) = obj.xa.as_ref() else { continue };
-            let want = nodes_for((0..obj.size_pages).filter(|&k| obj.ent[k as usize] != 0));
+            // One pass over the entries: the occupied indices for the node count, the shadow
+            // entries per leaf for nr_values.
+            let mut shadows = vec![0u32; t.leaves() as usize];
+            let want = nodes_for(
+                (0..obj.size_pages)
+                    .filter(|&k| obj.ent[k as usize] != 0)
+                    .inspect(|&k| {
+                        if obj.ent[k as usize] & crate::filemap::CACHE_SHADOW != 0 {
+                            shadows[(k >> XA_CHUNK_SHIFT) as usize] += 1;
+                        }
+                    }),
+            );
             if want != t.nr_nodes {
                 return Err(format!(
                     "object {o}: {} xarray nodes allocated, its entries need {want}",
@@ -520,14 +531,10 @@ impl Mm {
             }
             let mut on_lists = 0;
             for pos in 0..t.leaves() as u64 {
-                let first = pos << XA_CHUNK_SHIFT;
-                let end = (first + (1 << XA_CHUNK_SHIFT)).min(obj.size_pages);
-                let shadows = (first..end)
-                    .filter(|&k| obj.ent[k as usize] & crate::filemap::CACHE_SHADOW != 0)
-                    .count();
-                if shadows != t.values[pos as usize] as usize {
+                let n = shadows[pos as usize];
+                if n != t.values[pos as usize] as u32 {
                     return Err(format!(
-                        "object {o} leaf {pos}: {shadows} shadow entries, nr_values {}",
+                        "object {o} leaf {pos}: {n} shadow entries, nr_values {}",
                         t.values[pos as usize]
                     ));
                 }
