@@ -402,11 +402,13 @@ impl Mm {
             .extfrag_for_order(COMPACTION_HPAGE_ORDER)
     }
 
-    /// Kernel: `fragmentation_score_node()`: zone scores weighted by present pages.
+    /// Kernel: `fragmentation_score_node()`: the sum of `fragmentation_score_zone_weighted()`,
+    /// each zone's score times its `present_pages` over the node's `node_present_pages` + 1,
+    /// rounded down per zone.
     pub fn fragmentation_score_node(&self) -> u64 {
-        let node: u64 = self.zones.iter().map(|z| z.managed).sum();
+        let node: u64 = self.zones.iter().map(|z| z.present).sum();
         (0..self.zones.len())
-            .map(|zi| self.zones[zi].managed * self.fragmentation_score_zone(zi) / (node + 1))
+            .map(|zi| self.zones[zi].present * self.fragmentation_score_zone(zi) / (node + 1))
             .sum()
     }
 
@@ -1459,6 +1461,33 @@ mod tests {
         cc.search_order = 0;
         assert_eq!(next_search_order(&mut cc, 1), -1);
         assert_eq!(cc.search_order, 8);
+    }
+
+    /// fragmentation_score_zone() is extfrag_for_order(9); the node's score weights each
+    /// zone by present_pages (not managed_pages) over node_present_pages + 1, rounding down
+    /// per zone (`fragmentation_score_zone_weighted()`).
+    #[test]
+    fn fragmentation_score_weights_zones_by_present_pages() {
+        let mut cfg = crate::testutil::tiny_config(crate::BalanceKind::RefaultCost, 4096);
+        cfg.zones = vec![("DMA32", 4096), ("Normal", 4096)];
+        let mut mm = crate::Mm::new(cfg);
+        for z in mm.zones.iter_mut() {
+            z.nr_free = [0; NR_PAGE_ORDERS];
+        }
+        // DMA32: 100 order-0 and 10 order-3 blocks, nothing of order 9: extfrag 100.
+        mm.zones[0].nr_free[0] = 100;
+        mm.zones[0].nr_free[3] = 10;
+        // Normal: three order-8 blocks and one order-10 block: 1792 free, 1024 usable for
+        // order 9: (1792 - 2 * 512) * 100 / 1792 = 42.
+        mm.zones[1].nr_free[8] = 3;
+        mm.zones[1].nr_free[10] = 1;
+        assert_eq!(mm.fragmentation_score_zone(0), 100);
+        assert_eq!(mm.fragmentation_score_zone(1), 42);
+        (mm.zones[0].present, mm.zones[0].managed) = (1000, 500);
+        (mm.zones[1].present, mm.zones[1].managed) = (3000, 3000);
+        // 1000 * 100 / 4001 = 24 and 3000 * 42 / 4001 = 31 (by managed pages it would be
+        // 500 * 100 / 3501 = 14 and 3000 * 42 / 3501 = 35: 49).
+        assert_eq!(mm.fragmentation_score_node(), 55);
     }
 
     #[test]
