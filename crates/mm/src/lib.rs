@@ -755,6 +755,7 @@ impl Mm {
         for (i, (z, w)) in zones.iter_mut().zip(w).enumerate() {
             z.wmark = w;
             z.boost_factor = cfg.watermark_boost_factor;
+            z.boost_on_steal = cfg.kernel.boost_on_every_fallback();
             z.lowmem_reserve = cfg
                 .zone_boot
                 .get(i)

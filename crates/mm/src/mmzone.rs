@@ -220,6 +220,9 @@ pub struct Zone {
     pub watermark_boost: u64,
     /// `vm.watermark_boost_factor`.
     pub boost_factor: u64,
+    /// Kernels before v6.15 boost the watermark on every fallback below pageblock order,
+    /// the single-block steal included ([`crate::workingset::KernelVersion::boost_on_every_fallback`]).
+    pub boost_on_steal: bool,
     /// `ZONE_BOOSTED_WATERMARK`: a fallback boosted the watermark; wake kswapd after this
     /// allocation.
     pub boosted_flag: bool,
@@ -261,6 +264,7 @@ impl Zone {
             wmark: [0; 3],
             watermark_boost: 0,
             boost_factor: 0,
+            boost_on_steal: false,
             boosted_flag: false,
             free_area: [[ListHead::new(); MIGRATE_TYPES]; NR_PAGE_ORDERS],
             nr_free: [0; NR_PAGE_ORDERS],
@@ -512,7 +516,7 @@ impl Zone {
             return Some(p);
         }
         if flags & alloc_flags::NOFRAGMENT == 0 {
-            if let Some(p) = self.rmqueue_steal(pages, order, t) {
+            if let Some(p) = self.rmqueue_steal(pages, order, t, flags) {
                 ev.add(Ev::ExtfragFallback, 1);
                 return Some(p);
             }
@@ -597,17 +601,7 @@ impl Zone {
             pages.order[pfn as usize] = order as u8;
             return Some(pfn);
         }
-        if let Some(b) = boosted_watermark(
-            self.watermark_boost,
-            self.wmark[Wmark::High as usize],
-            self.managed,
-            self.boost_factor,
-        ) {
-            self.watermark_boost = b;
-            if flags & alloc_flags::KSWAPD != 0 {
-                self.boosted_flag = true;
-            }
-        }
+        self.boost_watermark(flags);
         // prep_move_freepages_block(): the block must lie inside the zone.
         let start = pfn & !(PAGEBLOCK_NR_PAGES as u32 - 1);
         let end = start + PAGEBLOCK_NR_PAGES as u32;
@@ -650,12 +644,43 @@ impl Zone {
         }
     }
 
-    /// Kernel: `__rmqueue_steal()`.
-    fn rmqueue_steal(&mut self, pages: &mut FrameTable, order: u32, t: u8) -> Option<Pfn> {
+    /// Kernel: `boost_watermark()` on a fallback below pageblock order; with `ALLOC_KSWAPD`
+    /// it sets ZONE_BOOSTED_WATERMARK so the allocation wakes kswapd.
+    fn boost_watermark(&mut self, flags: u32) {
+        if let Some(b) = boosted_watermark(
+            self.watermark_boost,
+            self.wmark[Wmark::High as usize],
+            self.managed,
+            self.boost_factor,
+        ) {
+            self.watermark_boost = b;
+            if flags & alloc_flags::KSWAPD != 0 {
+                self.boosted_flag = true;
+            }
+        }
+    }
+
+    /// Kernel: `__rmqueue_steal()` (v6.15+): the smallest block of a fallback type, no type
+    /// change and no boost. Before v6.15 (`boost_on_steal`) the same single-block fallback
+    /// went through `steal_suitable_fallback()`, which boosted the watermark for any block
+    /// below pageblock order before deciding not to claim it; the model keeps v6.15's
+    /// search order (claim largest-first, then steal smallest-first) under both rules, where
+    /// the older `__rmqueue_fallback()` took a single page from the largest block it found
+    /// unless the allocation was MOVABLE and could not claim (then the smallest).
+    fn rmqueue_steal(
+        &mut self,
+        pages: &mut FrameTable,
+        order: u32,
+        t: u8,
+        flags: u32,
+    ) -> Option<Pfn> {
         for cur in order..=MAX_PAGE_ORDER {
             let f = self.find_suitable_fallback(cur, t, false);
             if f < 0 {
                 continue;
+            }
+            if self.boost_on_steal && cur < PAGEBLOCK_ORDER {
+                self.boost_watermark(flags);
             }
             let pfn = self.free_area[cur as usize][f as usize].head;
             self.del_and_expand(pages, pfn, order, cur, f as u8);
@@ -1087,6 +1112,37 @@ mod tests {
                 .sum::<u32>(),
             0
         );
+    }
+
+    /// The v6.15 rule (KernelVersion::boost_on_every_fallback): a MOVABLE page stolen from
+    /// a RECLAIMABLE pageblock whose free blocks are all below the claimable order (4) does
+    /// not boost the watermark in v6.18's `__rmqueue_steal()`; the kernels before v6.15
+    /// (`steal_suitable_fallback()`) boosted it and flagged the zone for kswapd.
+    #[test]
+    fn single_block_steal_boosts_only_before_v6_15() {
+        for (boost_on_steal, boost) in [(false, 0), (true, 512)] {
+            // Pageblock 1 RECLAIMABLE with 12 free pages (an order-3 and an order-2 block).
+            let (mut pages, mut z) = full_zone(2048, 0..0);
+            z.set_pageblock_mt(512, mt::RECLAIMABLE);
+            for p in 512..524 {
+                z.free_block(&mut pages, p, 0);
+            }
+            z.boost_factor = 15_000;
+            z.wmark = [4, 12, 20];
+            z.boost_on_steal = boost_on_steal;
+            let mut ev = VmEvents::default();
+            let p = z
+                .rmqueue(&mut pages, 0, mt::MOVABLE, alloc_flags::KSWAPD, &mut ev)
+                .unwrap();
+            // The smallest fallback block (order 2, pfns 520..524) is split; the pageblock
+            // stays RECLAIMABLE.
+            assert!((520..524).contains(&p), "{p}");
+            assert_eq!(z.pageblock_mt(512), mt::RECLAIMABLE);
+            assert_eq!(ev.get(Ev::ExtfragFallback), 1);
+            // min(0 + 512, max(512, 20 * 15000 / 10000)) = 512 under the older rule.
+            assert_eq!(z.watermark_boost, boost, "boost_on_steal {boost_on_steal}");
+            assert_eq!(z.boosted_flag, boost_on_steal);
+        }
     }
 
     #[test]

@@ -88,6 +88,7 @@ impl Shadow {
 /// | 6.14 | "mm/mglru: rework aging feedback" | [`Self::mglru_aging_by_generations_only`] |
 /// | 6.7 | "mm/mglru: respect min_ttl_ms with memcgs" | [`Self::mglru_kswapd_ages_in_eviction`] |
 /// | 6.12 | "memcg: use ratelimited stats flush in the reclaim" | [`Self::reclaim_reads_ratelimited_stats`] |
+/// | 6.15 | "mm: page_alloc: don't steal single pages from biggest buddy" | [`Self::boost_on_every_fallback`] |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KernelVersion {
     pub major: u16,
@@ -167,6 +168,17 @@ impl KernelVersion {
     /// most a few hundred pages of list moves, is left out).
     pub fn reclaim_reads_ratelimited_stats(self) -> bool {
         self >= KernelVersion::new(6, 12)
+    }
+
+    /// Before v6.15 ("mm: page_alloc: don't steal single pages from biggest buddy",
+    /// c2f6ea38fc1b, Johannes Weiner), every fallback to another migratetype's block below
+    /// pageblock order went through `steal_suitable_fallback()`, which called
+    /// `boost_watermark()` (and set ZONE_BOOSTED_WATERMARK for an `ALLOC_KSWAPD`
+    /// allocation) before deciding whether to claim the block, so a page-cache page stolen
+    /// from a RECLAIMABLE block boosted too (v5.0, 1c30844d2dfe, to v6.14). Since: only
+    /// `try_to_claim_block()` boosts; `__rmqueue_steal()` takes a single block without.
+    pub fn boost_on_every_fallback(self) -> bool {
+        self < KernelVersion::new(6, 15)
     }
 
     /// Parse "6.1", "6.12", "7.2" or a release string such as "6.1.0-50-cloud-amd64".

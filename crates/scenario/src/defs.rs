@@ -948,10 +948,12 @@ static MODEL: SectionDef = SectionDef {
             k!(
                 "kernel",
                 Value("\"6.18\""),
-                "The kernel version (\"MAJOR.MINOR\", 6.1 or later) whose rules the model \
-                follows where they changed between versions: the multi-gen LRU's refault \
-                accounting, refault recency and placement of new folios (docs/fidelity.md, \
-                \"Kernel versions\"). The model follows 6.18; later versions get 6.18's rules. \
+                "The kernel version (\"MAJOR.MINOR\", 5.0 or later; 6.1 or later with the \
+                multi-gen LRU) whose rules the model follows where they changed between \
+                versions: the multi-gen LRU's refault accounting, refault recency and placement \
+                of new folios, and whether every fallback below pageblock order boosts the \
+                watermark (before 6.15) (docs/fidelity.md, \"Kernel versions\"). The model \
+                follows 6.18; later versions get 6.18's rules. \
                 `refault twin --vm` sets it to the booted kernel's version."
             ),
         ],

@@ -1472,11 +1472,17 @@ fn model_kernel_version_is_parsed_and_checked() {
         parse_kernel_version("7.2.1+deb14-cloud-amd64"),
         Some("7.2".into())
     );
-    for bad in ["5.15", "six", "6", "6.x"] {
+    // Watermark boosting's kernels (5.0+) for the classic LRU (seed S3 ran 5.3)...
+    assert_eq!(with("5.3"), "5.3");
+    // ...but the multi-gen LRU came with 6.1.
+    let (kind, msg) = err(MINIMAL, &["model.kernel=\"5.15\"", "policy.lru=\"mglru\""]);
+    assert_eq!(kind, ErrorKind::InvalidValue);
+    assert!(msg.contains("model.kernel") && msg.contains("6.1"), "{msg}");
+    for bad in ["4.19", "six", "6", "6.x"] {
         let (kind, msg) = err(MINIMAL, &[&format!("model.kernel={bad:?}")]);
         assert_eq!(kind, ErrorKind::InvalidValue, "{bad}");
         assert!(
-            msg.contains("model.kernel") && msg.contains("6.1 or"),
+            msg.contains("model.kernel") && msg.contains("5.0 or"),
             "{msg}"
         );
     }

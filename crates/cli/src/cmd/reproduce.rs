@@ -40,6 +40,10 @@ pub struct Args {
     /// Write the table and every run's full result as JSON.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// slab-boost only: the kernel version whose rules the runs follow (`model.kernel`;
+    /// default the seed's, 5.3).
+    #[arg(long)]
+    pub kernel: Option<String>,
 }
 
 pub const S0_PGBENCH: &str = include_str!("../../../../scenarios/s0-pgbench.toml");
@@ -698,6 +702,12 @@ pub fn main(a: Args) -> Result<()> {
     super::check_out(a.out.as_deref())?;
     if a.name == "slab-boost" {
         return super::slab_boost::main(a);
+    }
+    if a.kernel.is_some() {
+        bail!(
+            "--kernel applies to `reproduce slab-boost` only, not to {:?}",
+            a.name
+        );
     }
     let (specs, labels, titles, rows): Reproduction = match a.name.as_str() {
         "lru-balance" => (

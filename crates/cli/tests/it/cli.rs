@@ -389,6 +389,18 @@ fn automatic_sample_interval_gives_about_200_samples_and_changes_nothing() {
     assert_eq!(t_s(&auto), t);
 }
 
+/// `refault reproduce --kernel` belongs to slab-boost only: another reproduction refuses it
+/// (exit 2) before running anything.
+#[test]
+fn reproduce_kernel_option_is_for_slab_boost_only() {
+    let o = Command::new(bin())
+        .args(["reproduce", "lru-balance", "--quick", "--kernel", "5.3"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--kernel applies to"));
+}
+
 /// `refault reproduce slab-boost --quick`: both runs complete, the table has the seed's
 /// figures, fs_mark's files/sec carry mmtests' statistics and the time series the slab
 /// gauges. (The model does not reproduce every direction of seed S3 yet: README.md, S3.)
@@ -410,6 +422,9 @@ fn reproduce_slab_boost_quick_reports_the_seed_figures() {
     assert!(o.status.success(), "{text}");
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(v["reproduce"], "slab-boost");
+    // The seed's kernel, said in the title and recorded in every run.
+    assert_eq!(v["kernel"], "5.3");
+    assert!(text.contains("kernel 5.3 rules"), "{text}");
     let figures: Vec<&str> = v["table"]
         .as_array()
         .unwrap()
@@ -433,6 +448,7 @@ fn reproduce_slab_boost_quick_reports_the_seed_figures() {
             r["scenario"]["policy"]["boosted_reclaim_skips_slab"],
             *policy == "true"
         );
+        assert_eq!(r["scenario"]["model"]["kernel"], "5.3");
         let slab = r["timeseries"]["nr_slab_reclaimable"].as_array().unwrap();
         assert!(slab.iter().any(|x| x.as_f64().unwrap() > 0.0));
         let s = &v["files_per_sec"][i];
