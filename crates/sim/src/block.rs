@@ -54,12 +54,26 @@
 //!
 //! # Synchronous devices
 //! zram and the ram disk (brd) complete IO in the submitting task's context
-//! (`SWP_SYNCHRONOUS_IO`). They still have a service time here (the copy, and any queueing
-//! behind other submitters), and [`BlockDevice::submit_cpu_ns`] additionally reports
-//! `nr_pages * cpu_ns_per_page` of CPU time for the scheduler to charge to the submitter
-//! (compression on write, decompression on read). Presets of ordinary devices carry
-//! `cpu_ns_per_page = 0`, so they charge nothing; a custom device that sets it is charged
-//! the same way.
+//! (`SWP_SYNCHRONOUS_IO`). Both are bio-based drivers without a request queue:
+//! `brd_submit_bio()` copies each segment to or from its pages with `memcpy()` and calls
+//! `bio_endio()` before returning, and `zram_submit_bio()` (de)compresses the same way, so
+//! every CPU that submits copies in parallel with the others and nobody waits behind
+//! anybody. Such a device has no channels and no shared data path here: a request completes
+//! at
+//!
+//! ```text
+//!   completion = now + latency_ns + ceil(nr_pages * 4096 * 1e9 / bytes_per_sec(op))
+//! ```
+//!
+//! where `bytes_per_sec` is one CPU's copy rate, whatever else is in flight (`queue_depth`
+//! is not used). The model's steps do not submit in time order (a reclaimer's step writes a
+//! batch at its own advancing clock while another thread's step starts earlier): a shared
+//! channel timeline would make a swap-in wait for writes booked later in simulated time
+//! than the swap-in itself, a queue brd and zram do not have. [`BlockDevice::submit_cpu_ns`]
+//! additionally reports `nr_pages * cpu_ns_per_page` of CPU time for the scheduler to charge
+//! to the submitter (compression on write, decompression on read). Presets of ordinary
+//! devices carry `cpu_ns_per_page = 0`, so they charge nothing; a custom device that sets it
+//! is charged the same way.
 //!
 //! # Worked example
 //! An SSD with `latency_ns = 100_000`, `read_bytes_per_sec = 100_000_000`, depth 1. One page
@@ -179,6 +193,13 @@ impl BlockDevice {
     /// Submits `rq` at `now` and returns its completion time. Deterministic: the result
     /// depends only on the device state, `now` and `rq`.
     pub fn submit(&mut self, now: u64, rq: &Request) -> u64 {
+        if self.synchronous {
+            // brd_submit_bio() / zram_submit_bio(): the copy runs on the submitting CPU, no
+            // queue (module comment, "Synchronous devices").
+            let completion = now + self.latency_ns + self.transfer_ns(rq.op, rq.nr_pages);
+            self.account(rq, completion - now, 0, completion, false);
+            return completion;
+        }
         let channel = self.earliest_free_channel();
         let start = now.max(self.free_at_ns[channel]);
 
@@ -194,7 +215,19 @@ impl BlockDevice {
         self.free_at_ns[channel] = completion;
         self.next_channel = (channel + 1) % self.free_at_ns.len();
         self.head = Some(rq.sector + u64::from(rq.nr_pages));
+        self.account(rq, service, start - now, completion, seek);
+        completion
+    }
 
+    /// Adds one request to the device statistics.
+    fn account(
+        &mut self,
+        rq: &Request,
+        service: u64,
+        queue_wait: u64,
+        completion: u64,
+        seek: bool,
+    ) {
         let st = &mut self.stats;
         match rq.op {
             ReqOp::Read => {
@@ -208,9 +241,8 @@ impl BlockDevice {
         }
         st.seeks += u64::from(seek);
         st.busy_ns += service;
-        st.queue_wait_ns += start - now;
+        st.queue_wait_ns += queue_wait;
         st.max_completion_ns = st.max_completion_ns.max(completion);
-        completion
     }
 
     /// CPU time the submitting task spends on `rq`: `nr_pages * cpu_ns_per_page`, the
@@ -402,6 +434,26 @@ mod tests {
 
         let nvme = BlockDevice::new(&ssd(4));
         assert_eq!(nvme.submit_cpu_ns(&rq), 0);
+    }
+
+    /// brd and zram copy in the submitter's context: requests from many CPUs do not queue
+    /// behind each other (one channel here would serialise them), and a request submitted
+    /// at an earlier simulated time than one already booked is not delayed by it.
+    #[test]
+    fn synchronous_device_never_queues() {
+        let spec = DeviceSpec {
+            queue_depth: 1,
+            ..zram()
+        };
+        let mut dev = BlockDevice::new(&spec);
+        // Read: 1_000 latency + 1_000 copy; write: 1_000 + 2_000.
+        assert_eq!(dev.submit(0, &read(0, 1)), 2_000);
+        assert_eq!(dev.submit(0, &read(1, 1)), 2_000);
+        // A write booked at 100 us, then a read submitted at 10 us.
+        assert_eq!(dev.submit(100_000, &write(2, 1)), 103_000);
+        assert_eq!(dev.submit(10_000, &read(3, 1)), 12_000);
+        assert_eq!(dev.stats().queue_wait_ns, 0);
+        assert_eq!(dev.stats().busy_ns, 2_000 + 2_000 + 3_000 + 2_000);
     }
 
     #[test]
