@@ -1206,7 +1206,7 @@ impl Mm {
         lv: usize,
         sc: &mut ScanControl,
         swappiness: u64,
-    ) -> u64 {
+    ) -> (u64, usize) {
         self.scratch.clear();
         self.reclaim_run_completions(ctx);
         // lru_add_drain() of lru_gen_shrink_lruvec() / lru_gen_shrink_node().
@@ -1218,7 +1218,7 @@ impl Mm {
             scanned = 0;
         }
         if self.scratch.is_empty() {
-            return scanned;
+            return (scanned, ty);
         }
         let mut skip_retry = false;
         loop {
@@ -1263,7 +1263,7 @@ impl Mm {
             self.scratch3 = list;
             self.scratch3.clear();
         }
-        scanned
+        (scanned, ty)
     }
 
     /// Kernel: `should_run_aging()` before v6.14
@@ -1384,6 +1384,49 @@ impl Mm {
             .all(|z| z.watermark_ok(0, z.wmark_pages(crate::mmzone::Wmark::High) + MIN_LRU_BATCH))
     }
 
+    /// Kernel: `should_abort_scan()` before v6.7
+    /// ([`KernelVersion::mglru_stops_at_high_watermarks`]), as 6.1 has it. Direct and
+    /// memcg reclaim stop once they aged this lruvec twice since they began (`seq` was its
+    /// `max_seq` then), or reclaimed `nr_to_reclaim` while swapping; memcg reclaim goes on
+    /// otherwise. kswapd goes on until it has reclaimed `nr_to_reclaim` since its last
+    /// `lru_gen_age_node()`. Then, below priority `DEF_PRIORITY - 2`, reclaim stops when
+    /// every zone is above its high (kswapd) or low (direct reclaim) watermark, counting
+    /// `MIN_LRU_BATCH` more pages as reclaimed (as the kernel does).
+    fn should_abort_scan_before_6_7(
+        &self,
+        lv: usize,
+        seq: u64,
+        sc: &mut ScanControl,
+        need_swapping: bool,
+    ) -> bool {
+        if !sc.kswapd {
+            if self.lruvecs[lv].lrugen.max_seq - seq > 1 {
+                return true;
+            }
+            if sc.nr_reclaimed >= sc.nr_to_reclaim && need_swapping {
+                return true;
+            }
+            if sc.cgroup_reclaim {
+                return false;
+            }
+        } else if sc.nr_reclaimed - sc.last_reclaimed < sc.nr_to_reclaim {
+            return false;
+        }
+        if sc.priority > DEF_PRIORITY - 2 {
+            return false;
+        }
+        let wmark = if sc.kswapd {
+            crate::mmzone::Wmark::High
+        } else {
+            crate::mmzone::Wmark::Low
+        };
+        if self.zones.iter().any(|z| z.wmark_pages(wmark) > z.free) {
+            return false;
+        }
+        sc.nr_reclaimed += MIN_LRU_BATCH;
+        true
+    }
+
     /// Kernel: `try_to_shrink_lruvec()`: evict until the lruvec's share for this priority is
     /// scanned. Returns whether the lruvec was aged (the memcg rotates).
     fn try_to_shrink_lruvec(&mut self, ctx: &mut Ctx, lv: usize, sc: &mut ScanControl) -> bool {
@@ -1392,20 +1435,30 @@ impl Mm {
         let mut nr_to_scan;
         let reclaimed = sc.nr_reclaimed;
         let mut need_aging;
+        let stops_at_high = self.cfg.kernel.mglru_stops_at_high_watermarks();
+        let seq = self.lruvecs[lv].lrugen.max_seq;
+        let mut need_swapping = false;
         loop {
             (nr_to_scan, need_aging) = self.get_nr_to_scan(ctx, lv, sc, swappiness);
             if nr_to_scan <= 0 {
                 break;
             }
-            let delta = self.evict_folios(ctx, lv, sc, swappiness);
+            let (delta, ty) = self.evict_folios(ctx, lv, sc, swappiness);
             if delta == 0 {
                 break;
             }
+            // 6.1 evict_folios(): *need_swapping when the batch was anon.
+            need_swapping |= ty == ANON;
             scanned += delta;
             if scanned >= nr_to_scan as u64 {
                 break;
             }
-            if self.should_abort_scan(sc) {
+            let abort = if stops_at_high {
+                self.should_abort_scan(sc)
+            } else {
+                self.should_abort_scan_before_6_7(lv, seq, sc, need_swapping)
+            };
+            if abort {
                 break;
             }
         }
@@ -1453,8 +1506,12 @@ impl Mm {
         }
         // set_mm_walk(pgdat, ...): kswapd always has a walk context.
         self.mm_walk_active = sc.kswapd;
-        self.set_initial_priority(sc);
-        // shrink_many(), as a round-robin walk over the memcgs.
+        let stops_at_high = self.cfg.kernel.mglru_stops_at_high_watermarks();
+        if stops_at_high {
+            self.set_initial_priority(sc);
+        }
+        // shrink_many(), as a round-robin walk over the memcgs (before v6.7,
+        // shrink_node_memcgs(): every memcg in turn).
         let n = self.lruvecs.len();
         let start = self.node.memcg_cursor % n;
         for k in 0..n {
@@ -1462,7 +1519,7 @@ impl Mm {
             self.try_to_shrink_lruvec(ctx, lv, sc);
             // shrink_one(): the memcg's shrinkers after its lruvec.
             self.shrink_slab_for(lv, sc);
-            if self.should_abort_scan(sc) {
+            if stops_at_high && self.should_abort_scan(sc) {
                 self.node.memcg_cursor = lv + 1;
                 break;
             }
@@ -1493,7 +1550,12 @@ impl Mm {
     /// ([`KernelVersion::mglru_kswapd_ages_in_eviction`]) the older form
     /// ([`Mm::lru_gen_age_node_before_6_7`]).
     pub(crate) fn lru_gen_age_node(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) {
-        self.set_initial_priority(sc);
+        if !self.cfg.kernel.mglru_stops_at_high_watermarks() {
+            // 6.1: sc->last_reclaimed for should_abort_scan(); no set_initial_priority().
+            sc.last_reclaimed = sc.nr_reclaimed;
+        } else {
+            self.set_initial_priority(sc);
+        }
         if !self.cfg.kernel.mglru_kswapd_ages_in_eviction() {
             return self.lru_gen_age_node_before_6_7(ctx, sc);
         }
@@ -2359,5 +2421,42 @@ mod tests {
         lg.refaulted[FILE][1] = 150;
         assert_eq!(lg.get_tier_idx(FILE, KernelVersion::new(6, 18)), 0);
         assert_eq!(lg.get_tier_idx(FILE, KernelVersion::new(6, 1)), 3);
+    }
+
+    /// kswapd's eviction of 800 read() pages (no swap) asking for 512 pages, by version.
+    /// v6.7+ (`set_initial_priority()`): reclaimable 800, fls(800) - 1 - fls(511) = 0, so
+    /// priority 6 (the floor); it then reclaims. 6.1: the eviction runs at the priority
+    /// kswapd's loop gives: at DEF_PRIORITY 800 >> 12 = 0 pages to scan, nothing reclaimed;
+    /// at priority 2 the share is recomputed before each batch from what is left: 200
+    /// (the first call only moves file's `min_seq` past the empty generation 0: 1 page
+    /// counted), 200 (64 evicted: 65), 184 (129), 168 (193 >= 168: done): 192 pages
+    /// reclaimed, short of the 512 asked (6.1's should_abort_scan() would go on for
+    /// kswapd until nr_to_reclaim, but the priority's share ends the loop first).
+    #[test]
+    fn kswapd_eviction_priority_by_kernel_version() {
+        use crate::{Ctx, InstantIo};
+        for v in [(6, 1), (6, 18)] {
+            let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            for p in 0..800 {
+                mm.file_read(&mut ctx, 1, p, 1);
+            }
+            let mut sc = ScanControl::new(512, 0);
+            sc.kswapd = true;
+            sc.priority = DEF_PRIORITY;
+            mm.shrink_node(&mut ctx, &mut sc);
+            if v == (6, 1) {
+                assert_eq!(sc.priority, DEF_PRIORITY);
+                assert_eq!(sc.nr_reclaimed, 0);
+                sc.priority = 2;
+                mm.shrink_node(&mut ctx, &mut sc);
+                assert_eq!(sc.nr_reclaimed, 192);
+            } else {
+                assert_eq!(sc.priority, DEF_PRIORITY / 2);
+                assert!(sc.nr_reclaimed > 0);
+            }
+            mm.check_invariants().unwrap();
+        }
     }
 }

@@ -170,6 +170,21 @@ impl KernelVersion {
         self >= KernelVersion::new(6, 14)
     }
 
+    /// Since v6.7 ("mm/mglru: try to stop at high watermarks", which fixes the memcg LRU of
+    /// 6.3; 6.1 has neither): root reclaim starts at the priority `set_initial_priority()`
+    /// picks, and `should_abort_scan()` stops once `nr_to_reclaim` is reclaimed or (kswapd)
+    /// every zone is above its high watermark plus a batch. Before (6.1): reclaim runs
+    /// through `shrink_node()` → `shrink_lruvec()` → `lru_gen_shrink_lruvec()` at the
+    /// priorities kswapd's and direct reclaim's loops give (from `DEF_PRIORITY`), every
+    /// memcg in turn, and 6.1's `should_abort_scan()` stops the eviction early only below
+    /// priority `DEF_PRIORITY - 2` (direct reclaim also once it aged the lruvec twice, or
+    /// reclaimed enough by swapping), when kswapd has reclaimed `nr_to_reclaim` since its
+    /// last `lru_gen_age_node()` and every zone is above its high (direct reclaim: low)
+    /// watermark, counting an extra `MIN_LRU_BATCH` as reclaimed.
+    pub fn mglru_stops_at_high_watermarks(self) -> bool {
+        self >= KernelVersion::new(6, 7)
+    }
+
     /// Since v6.7 ("mm/mglru: respect min_ttl_ms with memcgs"): kswapd's
     /// `lru_gen_age_node()` only checks `min_ttl_ms`; the aging happens in the eviction
     /// path. Before (6.1): `lru_gen_age_node()` ages every memcg that
