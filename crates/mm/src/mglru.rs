@@ -345,14 +345,60 @@ impl LruGen {
         }
     }
 
+    /// Kernel: `get_type_to_scan()` + the obvious choices of `isolate_folios()` before v6.14
+    /// ([`KernelVersion::mglru_type_by_all_tiers`]): (type, last tier to evict or `None` for
+    /// `get_tier_idx()`). No swap → file; anon's oldest generation older than file's →
+    /// anon; swappiness 1 → file, 200 → anon; else the first tiers compared with gains
+    /// swappiness : 200 - swappiness, and the chosen type's tiers compared with the other
+    /// type's first tier to find the last tier to evict. (6.1 also picks file for reclaim
+    /// without `__GFP_IO`, which the model's reclaim always has.)
+    pub fn get_type_to_scan_before_6_14(&self, swappiness: u64) -> (usize, Option<usize>) {
+        if swappiness == 0 {
+            return (FILE, None);
+        }
+        if self.min_seq[ANON] < self.min_seq[FILE] {
+            return (ANON, None);
+        }
+        if swappiness == 1 {
+            return (FILE, None);
+        }
+        if swappiness >= MAX_SWAPPINESS {
+            return (ANON, None);
+        }
+        let gain = [swappiness, MAX_SWAPPINESS - swappiness];
+        let sp = self.read_ctrl_pos(ANON, 0, gain[ANON]);
+        let pv = self.read_ctrl_pos(FILE, 0, gain[FILE]);
+        let ty = if positive_ctrl_err(sp, pv) {
+            FILE
+        } else {
+            ANON
+        };
+        let sp = self.read_ctrl_pos(1 - ty, 0, gain[1 - ty]);
+        let mut tier = 1;
+        while tier < MAX_NR_TIERS {
+            let pv = self.read_ctrl_pos(ty, tier, gain[ty]);
+            if !positive_ctrl_err(sp, pv) {
+                break;
+            }
+            tier += 1;
+        }
+        (ty, Some(tier - 1))
+    }
+
     /// Kernel: `get_tier_idx()`: the highest tier whose refault rate is not worse than the
     /// first tier's (gain 2 vs 3: a tier must refault 1.5x more to be protected); tiers above
     /// the returned one are protected by `sort_folio()`.
-    pub fn get_tier_idx(&self, ty: usize) -> usize {
-        let sp = self.read_ctrl_pos(ty, 0, 2);
+    /// Before v6.14 ([`KernelVersion::mglru_type_by_all_tiers`]) the gains are 1:2.
+    pub fn get_tier_idx(&self, ty: usize, kernel: KernelVersion) -> usize {
+        let (gsp, gpv) = if kernel.mglru_type_by_all_tiers() {
+            (2, 3)
+        } else {
+            (1, 2)
+        };
+        let sp = self.read_ctrl_pos(ty, 0, gsp);
         let mut tier = 1;
         while tier < MAX_NR_TIERS {
-            let pv = self.read_ctrl_pos(ty, tier, 3);
+            let pv = self.read_ctrl_pos(ty, tier, gpv);
             if !positive_ctrl_err(sp, pv) {
                 break;
             }
@@ -675,7 +721,10 @@ impl Mm {
                 let ws = f & pg::WORKINGSET != 0;
                 let new_gen = self.folio_inc_gen(pfn, false);
                 self.lru_gen_list_move(pfn, new_gen, true);
-                if refs + ws as u32 != (1 << LRU_REFS_WIDTH) + 1 {
+                // Before v6.14 inc_min_seq() counts nothing as protected.
+                if refs + ws as u32 != (1 << LRU_REFS_WIDTH) + 1
+                    && self.cfg.kernel.mglru_min_seqs_move_independently()
+                {
                     let tier = lru_tier_from_refs(refs, ws);
                     let nr = self.pages.nr_pages(pfn);
                     self.lruvecs[lv].lrugen.protected[ty][tier] += nr;
@@ -689,7 +738,9 @@ impl Mm {
 
     /// Kernel: `try_to_inc_min_seq()`: advance `min_seq` of the evictable types over empty
     /// generations (keeping at least two), and keep anon and file within reach of each
-    /// other. Returns whether any advanced.
+    /// other. Before v6.14 ([`KernelVersion::mglru_min_seqs_move_independently`]) with
+    /// swap, anon's `min_seq` may not pass file's and file's only follows anon's. Returns
+    /// whether any advanced.
     fn try_to_inc_min_seq(&mut self, lv: usize, swappiness: u64) -> bool {
         let lg = &self.lruvecs[lv].lrugen;
         let mut min_seq = lg.min_seq;
@@ -703,7 +754,13 @@ impl Mm {
                 *seq += 1;
             }
         }
-        if swappiness != 0 && swappiness <= MAX_SWAPPINESS {
+        if !self.cfg.kernel.mglru_min_seqs_move_independently() {
+            // 6.1: "see the comment on lru_gen_struct".
+            if swappiness != 0 {
+                min_seq[ANON] = min_seq[ANON].min(min_seq[FILE]);
+                min_seq[FILE] = min_seq[ANON].max(lg.min_seq[FILE]);
+            }
+        } else if swappiness != 0 && swappiness <= MAX_SWAPPINESS {
             let seq = lg.max_seq - MIN_NR_GENS;
             if min_seq[ANON] > seq && min_seq[FILE] < seq {
                 min_seq[ANON] = seq;
@@ -1119,11 +1176,19 @@ impl Mm {
         sc: &mut ScanControl,
         swappiness: u64,
     ) -> (u64, usize) {
-        let mut ty = self.lruvecs[lv].lrugen.get_type_to_scan(swappiness);
+        let kernel = self.cfg.kernel;
+        let lg = &self.lruvecs[lv].lrugen;
+        let (mut ty, mut tier) = if kernel.mglru_type_by_all_tiers() {
+            (lg.get_type_to_scan(swappiness), None)
+        } else {
+            lg.get_type_to_scan_before_6_14(swappiness)
+        };
         let nr_types = evictable(ANON, swappiness) as usize + evictable(FILE, swappiness) as usize;
         for _ in 0..nr_types {
-            let tier = self.lruvecs[lv].lrugen.get_tier_idx(ty);
-            let s = self.scan_folios(ctx, lv, sc, ty, tier);
+            let t = tier
+                .take()
+                .unwrap_or_else(|| self.lruvecs[lv].lrugen.get_tier_idx(ty, kernel));
+            let s = self.scan_folios(ctx, lv, sc, ty, t);
             if s > 0 {
                 return (s, ty);
             }
@@ -1141,7 +1206,7 @@ impl Mm {
         lv: usize,
         sc: &mut ScanControl,
         swappiness: u64,
-    ) -> u64 {
+    ) -> (u64, usize) {
         self.scratch.clear();
         self.reclaim_run_completions(ctx);
         // lru_add_drain() of lru_gen_shrink_lruvec() / lru_gen_shrink_node().
@@ -1153,7 +1218,7 @@ impl Mm {
             scanned = 0;
         }
         if self.scratch.is_empty() {
-            return scanned;
+            return (scanned, ty);
         }
         let mut skip_retry = false;
         loop {
@@ -1198,7 +1263,7 @@ impl Mm {
             self.scratch3 = list;
             self.scratch3.clear();
         }
-        scanned
+        (scanned, ty)
     }
 
     /// Kernel: `should_run_aging()` before v6.14
@@ -1319,6 +1384,49 @@ impl Mm {
             .all(|z| z.watermark_ok(0, z.wmark_pages(crate::mmzone::Wmark::High) + MIN_LRU_BATCH))
     }
 
+    /// Kernel: `should_abort_scan()` before v6.7
+    /// ([`KernelVersion::mglru_stops_at_high_watermarks`]), as 6.1 has it. Direct and
+    /// memcg reclaim stop once they aged this lruvec twice since they began (`seq` was its
+    /// `max_seq` then), or reclaimed `nr_to_reclaim` while swapping; memcg reclaim goes on
+    /// otherwise. kswapd goes on until it has reclaimed `nr_to_reclaim` since its last
+    /// `lru_gen_age_node()`. Then, below priority `DEF_PRIORITY - 2`, reclaim stops when
+    /// every zone is above its high (kswapd) or low (direct reclaim) watermark, counting
+    /// `MIN_LRU_BATCH` more pages as reclaimed (as the kernel does).
+    fn should_abort_scan_before_6_7(
+        &self,
+        lv: usize,
+        seq: u64,
+        sc: &mut ScanControl,
+        need_swapping: bool,
+    ) -> bool {
+        if !sc.kswapd {
+            if self.lruvecs[lv].lrugen.max_seq - seq > 1 {
+                return true;
+            }
+            if sc.nr_reclaimed >= sc.nr_to_reclaim && need_swapping {
+                return true;
+            }
+            if sc.cgroup_reclaim {
+                return false;
+            }
+        } else if sc.nr_reclaimed - sc.last_reclaimed < sc.nr_to_reclaim {
+            return false;
+        }
+        if sc.priority > DEF_PRIORITY - 2 {
+            return false;
+        }
+        let wmark = if sc.kswapd {
+            crate::mmzone::Wmark::High
+        } else {
+            crate::mmzone::Wmark::Low
+        };
+        if self.zones.iter().any(|z| z.wmark_pages(wmark) > z.free) {
+            return false;
+        }
+        sc.nr_reclaimed += MIN_LRU_BATCH;
+        true
+    }
+
     /// Kernel: `try_to_shrink_lruvec()`: evict until the lruvec's share for this priority is
     /// scanned. Returns whether the lruvec was aged (the memcg rotates).
     fn try_to_shrink_lruvec(&mut self, ctx: &mut Ctx, lv: usize, sc: &mut ScanControl) -> bool {
@@ -1327,20 +1435,30 @@ impl Mm {
         let mut nr_to_scan;
         let reclaimed = sc.nr_reclaimed;
         let mut need_aging;
+        let stops_at_high = self.cfg.kernel.mglru_stops_at_high_watermarks();
+        let seq = self.lruvecs[lv].lrugen.max_seq;
+        let mut need_swapping = false;
         loop {
             (nr_to_scan, need_aging) = self.get_nr_to_scan(ctx, lv, sc, swappiness);
             if nr_to_scan <= 0 {
                 break;
             }
-            let delta = self.evict_folios(ctx, lv, sc, swappiness);
+            let (delta, ty) = self.evict_folios(ctx, lv, sc, swappiness);
             if delta == 0 {
                 break;
             }
+            // 6.1 evict_folios(): *need_swapping when the batch was anon.
+            need_swapping |= ty == ANON;
             scanned += delta;
             if scanned >= nr_to_scan as u64 {
                 break;
             }
-            if self.should_abort_scan(sc) {
+            let abort = if stops_at_high {
+                self.should_abort_scan(sc)
+            } else {
+                self.should_abort_scan_before_6_7(lv, seq, sc, need_swapping)
+            };
+            if abort {
                 break;
             }
         }
@@ -1388,8 +1506,12 @@ impl Mm {
         }
         // set_mm_walk(pgdat, ...): kswapd always has a walk context.
         self.mm_walk_active = sc.kswapd;
-        self.set_initial_priority(sc);
-        // shrink_many(), as a round-robin walk over the memcgs.
+        let stops_at_high = self.cfg.kernel.mglru_stops_at_high_watermarks();
+        if stops_at_high {
+            self.set_initial_priority(sc);
+        }
+        // shrink_many(), as a round-robin walk over the memcgs (before v6.7,
+        // shrink_node_memcgs(): every memcg in turn).
         let n = self.lruvecs.len();
         let start = self.node.memcg_cursor % n;
         for k in 0..n {
@@ -1397,7 +1519,7 @@ impl Mm {
             self.try_to_shrink_lruvec(ctx, lv, sc);
             // shrink_one(): the memcg's shrinkers after its lruvec.
             self.shrink_slab_for(lv, sc);
-            if self.should_abort_scan(sc) {
+            if stops_at_high && self.should_abort_scan(sc) {
                 self.node.memcg_cursor = lv + 1;
                 break;
             }
@@ -1428,7 +1550,12 @@ impl Mm {
     /// ([`KernelVersion::mglru_kswapd_ages_in_eviction`]) the older form
     /// ([`Mm::lru_gen_age_node_before_6_7`]).
     pub(crate) fn lru_gen_age_node(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) {
-        self.set_initial_priority(sc);
+        if !self.cfg.kernel.mglru_stops_at_high_watermarks() {
+            // 6.1: sc->last_reclaimed for should_abort_scan(); no set_initial_priority().
+            sc.last_reclaimed = sc.nr_reclaimed;
+        } else {
+            self.set_initial_priority(sc);
+        }
         if !self.cfg.kernel.mglru_kswapd_ages_in_eviction() {
             return self.lru_gen_age_node_before_6_7(ctx, sc);
         }
@@ -1806,12 +1933,12 @@ mod tests {
         let mut lg = LruGen::default();
         lg.refaulted[FILE] = [100, 600, 0, 0];
         lg.evicted[FILE] = [1000, 1000, 0, 0];
-        assert_eq!(lg.get_tier_idx(FILE), 0);
+        assert_eq!(lg.get_tier_idx(FILE, KernelVersion::default()), 0);
         // Tier 1 refaulting 100 of 1000 like tier 0: 100 * 1064 * 2 = 212_800 <=
         // 101 * 1000 * 3 = 303_000 → not worse; tiers 2, 3 have < 64 refaults → not worse:
         // nothing protected (tier 3).
         lg.refaulted[FILE][1] = 100;
-        assert_eq!(lg.get_tier_idx(FILE), 3);
+        assert_eq!(lg.get_tier_idx(FILE, KernelVersion::default()), 3);
     }
 
     #[test]
@@ -2103,7 +2230,7 @@ mod tests {
             let lg = &mut mm.lruvecs[0].lrugen;
             lg.evicted[FILE] = [1000, 1000, 0, 0];
             lg.refaulted[FILE] = [0, 600, 0, 0];
-            assert_eq!(lg.get_tier_idx(FILE), 0);
+            assert_eq!(lg.get_tier_idx(FILE, KernelVersion::default()), 0);
             // Before v6.14 the read() misses joined min_seq + 1: the first pass finds the
             // oldest generation empty and ages; the next evicts.
             for _ in 0..3 {
@@ -2226,5 +2353,110 @@ mod tests {
         sc.memcgs_need_aging = true;
         mm.lru_gen_age_node(&mut ctx, &mut sc);
         assert_eq!(mm.lruvecs[0].lrugen.max_seq, 3);
+    }
+
+    /// try_to_inc_min_seq() on the same lists under both rules: max_seq 3, an anon page in
+    /// generation 3 and a file page in generation 1 (6.1's placement of a fault and a
+    /// read() miss). Both types' empty generations would let anon reach 2 and file 1; 6.1
+    /// keeps anon's `min_seq` at file's (1, 1), v6.14+ lets anon move ahead (2, 1).
+    #[test]
+    fn min_seq_order_by_kernel_version() {
+        use crate::{Ctx, InstantIo};
+        for (v, want) in [((6, 1), [1, 1]), ((6, 18), [2, 1])] {
+            let mut mm = mglru_mm(KernelVersion::new(6, 1));
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            mm.touch(&mut ctx, 0, 0, true);
+            mm.file_read(&mut ctx, 1, 0, 1);
+            let a = crate::memory::pte_pfn(mm.objects[0].ent[0]);
+            let f = mm.cache_lookup(1, 0).unwrap();
+            assert_eq!(folio_lru_gen(mm.pages.flags[a as usize]), Some(3));
+            assert_eq!(folio_lru_gen(mm.pages.flags[f as usize]), Some(1));
+            mm.cfg.kernel = KernelVersion::new(v.0, v.1);
+            assert!(mm.try_to_inc_min_seq(0, 60));
+            assert_eq!(mm.lruvecs[0].lrugen.min_seq, want, "kernel {v:?}");
+            // No swap: anon stays where it is and file advances alone (over two empty
+            // generations) on both.
+            let mut mm2 = mglru_mm(KernelVersion::new(v.0, v.1));
+            mm2.lruvecs[0].lrugen.min_seq = [0, 0];
+            assert!(mm2.try_to_inc_min_seq(0, 0));
+            assert_eq!(mm2.lruvecs[0].lrugen.min_seq, [0, 2], "kernel {v:?}");
+            mm.check_invariants().unwrap();
+        }
+    }
+
+    /// Type selection by hand. Anon tier 0 refaults 10 of 1000; file tier 0 10 of 1000 and
+    /// file tier 1 900 of 1000; swappiness 60.
+    /// - v6.14+ (all tiers): anon (10, 1000) gain 60 vs file (910, 2000) gain 140:
+    ///   910 * 1064 * 60 = 58_094_400 > 11 * 2000 * 140 = 3_080_000 → anon.
+    /// - 6.1 (first tiers): file's 10 refaults are under MIN_LRU_BATCH → file; the last
+    ///   tier to evict: file tier 1 (900, 1000) gain 140 vs anon tier 0 (10, 1000) gain
+    ///   60: 900 * 1064 * 60 = 57_456_000 > 11 * 1000 * 140 = 1_540_000 → tier 0, so
+    ///   file's tiers 1 and up are protected.
+    /// - 6.1's obvious choices: anon's oldest generation older than file's → anon;
+    ///   swappiness 1 → file, 200 → anon, 0 → file.
+    #[test]
+    fn type_selection_by_kernel_version_by_hand() {
+        let mut lg = LruGen::default();
+        lg.refaulted[ANON][0] = 10;
+        lg.evicted[ANON][0] = 1000;
+        lg.refaulted[FILE] = [10, 900, 0, 0];
+        lg.evicted[FILE] = [1000, 1000, 0, 0];
+        assert_eq!(lg.get_type_to_scan(60), ANON);
+        assert_eq!(lg.get_type_to_scan_before_6_14(60), (FILE, Some(0)));
+        assert_eq!(lg.get_type_to_scan_before_6_14(1), (FILE, None));
+        assert_eq!(lg.get_type_to_scan_before_6_14(200), (ANON, None));
+        assert_eq!(lg.get_type_to_scan_before_6_14(0), (FILE, None));
+        lg.min_seq = [0, 1];
+        assert_eq!(lg.get_type_to_scan_before_6_14(60), (ANON, None));
+        assert_eq!(lg.get_type_to_scan_before_6_14(1), (ANON, None));
+        // get_tier_idx() gains: file tier 1 (300, 1000) vs tier 0 (100, 1000).
+        // 6.18 (2:3): 300 * 1064 * 2 = 638_400 > 101 * 1000 * 3 = 303_000 → tier 0.
+        // 6.1 (1:2): 300 * 1064 * 1 = 319_200 > 101 * 1000 * 2 = 202_000 → tier 0;
+        // with tier 1 at 150: 6.1 159_600 <= 202_000 → not worse (tiers 2, 3 have no
+        // refaults: tier 3); 6.18 319_200 > 303_000 → tier 0.
+        lg.refaulted[FILE] = [100, 300, 0, 0];
+        assert_eq!(lg.get_tier_idx(FILE, KernelVersion::new(6, 18)), 0);
+        assert_eq!(lg.get_tier_idx(FILE, KernelVersion::new(6, 1)), 0);
+        lg.refaulted[FILE][1] = 150;
+        assert_eq!(lg.get_tier_idx(FILE, KernelVersion::new(6, 18)), 0);
+        assert_eq!(lg.get_tier_idx(FILE, KernelVersion::new(6, 1)), 3);
+    }
+
+    /// kswapd's eviction of 800 read() pages (no swap) asking for 512 pages, by version.
+    /// v6.7+ (`set_initial_priority()`): reclaimable 800, fls(800) - 1 - fls(511) = 0, so
+    /// priority 6 (the floor); it then reclaims. 6.1: the eviction runs at the priority
+    /// kswapd's loop gives: at DEF_PRIORITY 800 >> 12 = 0 pages to scan, nothing reclaimed;
+    /// at priority 2 the share is recomputed before each batch from what is left: 200
+    /// (the first call only moves file's `min_seq` past the empty generation 0: 1 page
+    /// counted), 200 (64 evicted: 65), 184 (129), 168 (193 >= 168: done): 192 pages
+    /// reclaimed, short of the 512 asked (6.1's should_abort_scan() would go on for
+    /// kswapd until nr_to_reclaim, but the priority's share ends the loop first).
+    #[test]
+    fn kswapd_eviction_priority_by_kernel_version() {
+        use crate::{Ctx, InstantIo};
+        for v in [(6, 1), (6, 18)] {
+            let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            for p in 0..800 {
+                mm.file_read(&mut ctx, 1, p, 1);
+            }
+            let mut sc = ScanControl::new(512, 0);
+            sc.kswapd = true;
+            sc.priority = DEF_PRIORITY;
+            mm.shrink_node(&mut ctx, &mut sc);
+            if v == (6, 1) {
+                assert_eq!(sc.priority, DEF_PRIORITY);
+                assert_eq!(sc.nr_reclaimed, 0);
+                sc.priority = 2;
+                mm.shrink_node(&mut ctx, &mut sc);
+                assert_eq!(sc.nr_reclaimed, 192);
+            } else {
+                assert_eq!(sc.priority, DEF_PRIORITY / 2);
+                assert!(sc.nr_reclaimed > 0);
+            }
+            mm.check_invariants().unwrap();
+        }
     }
 }

@@ -119,6 +119,9 @@ pub struct ScanControl {
     /// Multi-gen LRU before v6.7: `sc->memcgs_need_aging`, kswapd's hint that its last
     /// eviction pass needed no aging (see `lru_gen_age_node()` in mglru.rs).
     pub memcgs_need_aging: bool,
+    /// Multi-gen LRU before v6.7: `sc->last_reclaimed`, `nr_reclaimed` as kswapd's
+    /// `lru_gen_age_node()` last saw it (6.1's `should_abort_scan()` compares with it).
+    pub last_reclaimed: u64,
 }
 
 /// Kernel: the `sc->nr` block accumulated by `shrink_inactive_list()`.
@@ -299,6 +302,7 @@ impl ScanControl {
             nr_reclaimed: 0,
             nr: PassStats::default(),
             memcgs_need_aging: false,
+            last_reclaimed: 0,
         }
     }
 }

@@ -147,6 +147,45 @@ impl KernelVersion {
         self >= KernelVersion::new(6, 14)
     }
 
+    /// Since v6.14 ("mm/mglru: rework aging feedback"): anon and file `min_seq` move
+    /// independently in `try_to_inc_min_seq()` (each within reach of `max_seq -
+    /// MIN_NR_GENS`), and `inc_min_seq()` counts the folios it moves up as protected in
+    /// their tier (tier 0 included). Before (6.1): with swap, anon's `min_seq` may not pass
+    /// file's and file's may only follow anon's (`min_seq[ANON] = min(anon, file)`,
+    /// `min_seq[FILE] = max(min_seq[ANON], old file)`), so a file type whose oldest
+    /// generation has emptied waits for anon's; `inc_min_seq()` counts nothing and only
+    /// `sort_folio()` protects (tiers 1 and up).
+    pub fn mglru_min_seqs_move_independently(self) -> bool {
+        self >= KernelVersion::new(6, 14)
+    }
+
+    /// Since v6.14 ("mm/mglru: rework type selection"): `isolate_folios()` scans the type
+    /// `get_type_to_scan()` picks by the refault rates of all tiers (gains swappiness :
+    /// 200 - swappiness), then each type's `get_tier_idx()` with gains 2:3. Before (6.1):
+    /// the obvious choice first (no swap → file; anon's `min_seq` older than file's → anon;
+    /// swappiness 1 → file, 200 → anon), else `get_type_to_scan()` compares the first tier
+    /// of each type and picks the last tier to evict by comparing the chosen type's tiers
+    /// with the other type's first tier (same gains); `get_tier_idx()`, for the fallback
+    /// type, uses gains 1:2.
+    pub fn mglru_type_by_all_tiers(self) -> bool {
+        self >= KernelVersion::new(6, 14)
+    }
+
+    /// Since v6.7 ("mm/mglru: try to stop at high watermarks", which fixes the memcg LRU of
+    /// 6.3; 6.1 has neither): root reclaim starts at the priority `set_initial_priority()`
+    /// picks, and `should_abort_scan()` stops once `nr_to_reclaim` is reclaimed or (kswapd)
+    /// every zone is above its high watermark plus a batch. Before (6.1): reclaim runs
+    /// through `shrink_node()` → `shrink_lruvec()` → `lru_gen_shrink_lruvec()` at the
+    /// priorities kswapd's and direct reclaim's loops give (from `DEF_PRIORITY`), every
+    /// memcg in turn, and 6.1's `should_abort_scan()` stops the eviction early only below
+    /// priority `DEF_PRIORITY - 2` (direct reclaim also once it aged the lruvec twice, or
+    /// reclaimed enough by swapping), when kswapd has reclaimed `nr_to_reclaim` since its
+    /// last `lru_gen_age_node()` and every zone is above its high (direct reclaim: low)
+    /// watermark, counting an extra `MIN_LRU_BATCH` as reclaimed.
+    pub fn mglru_stops_at_high_watermarks(self) -> bool {
+        self >= KernelVersion::new(6, 7)
+    }
+
     /// Since v6.7 ("mm/mglru: respect min_ttl_ms with memcgs"): kswapd's
     /// `lru_gen_age_node()` only checks `min_ttl_ms`; the aging happens in the eviction
     /// path. Before (6.1): `lru_gen_age_node()` ages every memcg that
