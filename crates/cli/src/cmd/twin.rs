@@ -192,6 +192,10 @@ struct TwinBar<'a> {
     run_seconds: f64,
     /// Whether the ETA comes from the real runs (`twin`) rather than extrapolated.
     eta_from_runs: bool,
+    /// Whether the real runs come before the simulations (the VM twin's do).
+    runs_first: bool,
+    /// The label last drawn: a new one is drawn at once.
+    shown: String,
 }
 
 impl TwinBar<'_> {
@@ -206,13 +210,14 @@ impl TwinBar<'_> {
                 self.planned = self.planned.max(run);
             }
         }
-        let doing = if self.done < self.planned && (self.sim >= 1.0 || self.done > 0) {
-            format!("real run {}/{}", self.done + 1, self.planned)
-        } else if self.sim < 1.0 {
-            "simulating".to_string()
-        } else {
-            "comparing".to_string()
-        };
+        let doing =
+            if self.done < self.planned && (self.runs_first || self.sim >= 1.0 || self.done > 0) {
+                format!("real run {}/{}", self.done + 1, self.planned)
+            } else if self.sim < 1.0 {
+                "simulating".to_string()
+            } else {
+                "comparing".to_string()
+            };
         let within = (self.sim + self.done as f64) / (1.0 + self.planned as f64);
         let fraction = (self.index as f64 + within) / self.count as f64;
         let eta = self.eta_from_runs.then(|| {
@@ -222,9 +227,15 @@ impl TwinBar<'_> {
             })
         });
         // A new step is drawn at once: a real run may take minutes without another event.
-        let step = !matches!(e, Event::Simulating { .. }) || self.sim >= 1.0;
-        self.progress
-            .update(&format!("{}: {doing}", self.label), fraction, eta, step);
+        let label = format!("{}: {doing}", self.label);
+        let step = label != self.shown || !matches!(e, Event::Simulating { .. });
+        self.progress.update(&label, fraction, eta, step);
+        self.shown = label;
+    }
+
+    /// Draws the line as it stands (a new scenario, before its first event).
+    fn start(&mut self) {
+        self.observe(Event::Planned { runs: self.planned });
     }
 }
 
@@ -297,7 +308,13 @@ pub fn twin(a: TwinArgs) -> Result<()> {
         done: 0,
         run_seconds: 0.0,
         eta_from_runs: true,
+        runs_first: a.vm,
+        shown: String::new(),
     };
+    if !a.vm {
+        // (The VM twin's setup prints what it finds first; its first event draws the line.)
+        bar.start();
+    }
     let r = if a.vm {
         if !(a.boot_timeout > 0.0 && a.boot_timeout.is_finite()) {
             return Err(anyhow!(
@@ -406,6 +423,8 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
             done: 0,
             run_seconds: 0.0,
             eta_from_runs: false,
+            runs_first: vm.is_some(),
+            shown: String::new(),
         };
         progress.println(&format!(
             "fidelity: {} ({}, swap {swap:?})",
@@ -416,6 +435,9 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
                 None => format!("{} run(s)", plan.min),
             }
         ));
+        if vm.is_none() || replay.is_some() {
+            bar.start();
+        }
         let r = match (&vm, &replay) {
             (Some(_), Some((p, doc))) => {
                 let (runs, accel, reason) = saved_guest_runs(doc, p, &scn.name)?;
