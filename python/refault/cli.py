@@ -83,7 +83,7 @@ def _sweep(a: SimpleNamespace) -> int:
         cols = list(grid)
         cols += [c for c in df.columns if c.endswith(".ops_per_sec")]
         cols += [c for c in SWEEP_COLUMNS if c in df.columns]
-    print(df[cols].to_string(index=False))
+    print(df[cols].to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     if a.out is not None:
         reused = int(df.attrs.get("reused", 0))
         again = f" ({reused} reused from an earlier run)" if reused else ""
