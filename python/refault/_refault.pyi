@@ -7,6 +7,7 @@ __all__ = [
     "resolve",
     "cli_main",
     "compare",
+    "seed_runs",
     "RefaultError",
     "ScenarioError",
     "SimulationError",
@@ -63,5 +64,12 @@ def compare(sides: str, per_instance: bool = False) -> str:
     """`refault compare`'s table (JSON) of ``[[label, [result, ...]], ...]`` (JSON)."""
     ...
 
-def cli_main(argv: list[str]) -> int:
-    """Run the `refault` command line in this process; its exit status. Releases the GIL."""
+def cli_main(argv: list[str]) -> int | tuple[str, str]:
+    """Run the `refault` command line in this process: its exit status, or for `sweep`,
+    `plot` and `report` `(command, parsed arguments as JSON)`. Releases the GIL."""
+    ...
+
+def seed_runs(docs: str, names: list[str], n: int) -> str:
+    """Each result document's recorded scenario under the n - 1 seeds after its own (JSON:
+    a list of result documents per input document)."""
+    ...

@@ -1,24 +1,28 @@
-"""The command line of the Python layer: ``python -m refault sweep|plot|report``, and the
-``refault`` console script (:func:`entry`), which is the whole ``refault`` command: these
-three subcommands here, every other one (``run``, ``compare``, ``reproduce``, ``bench``,
-``twin``, ``fidelity``, ``--help``) by the Rust command line compiled into the extension,
-run in this process.
+"""The ``refault`` command: the package's console script (:func:`entry`), ``python -m
+refault`` and ``refault-py`` are all :func:`main`.
 
-The Rust ``refault`` binary hands its ``sweep``, ``plot`` and ``report`` subcommands to this
-module with the same arguments, so ``refault sweep ...`` and ``python -m refault sweep ...``
-are one command. Errors print one line, ``refault: error: ...``, and exit with status 2, as
-the Rust command line does; Ctrl-C exits with 130, SIGTERM with 143 (SIGHUP 129), after
-removing what was being written (runs under way in a sweep finish and land first).
+Every subcommand's arguments are parsed by the Rust command line compiled into the
+extension (``_refault.cli_main``, in this process), so ``refault --help`` lists them all and
+``refault sweep --help`` or a usage error (``error: ...``, the usage line, exit status 2)
+looks the same for every subcommand. The Rust subcommands (``run``, ``compare``,
+``reproduce``, ``bench``, ``twin``, ``fidelity`` ...) run there too; ``sweep``, ``plot`` and
+``report`` come back parsed and are carried out here. The Rust ``refault`` binary hands
+those three to ``python -m refault`` with the same arguments, so they are one command.
+
+Errors print one line, ``refault: error: ...``, and exit with status 2, as the Rust command
+line does; Ctrl-C exits with 130, SIGTERM with 143 (SIGHUP 129), after removing what was
+being written (runs under way in a sweep finish and land first).
 """
 
 from __future__ import annotations
 
-import argparse
+import json
 import re
 import signal
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Sequence
 
 _INT = re.compile(r"[+-]?\d+")
@@ -63,67 +67,12 @@ def parse_grid(specs: Sequence[str]) -> dict[str, list[Any]]:
     return grid
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="refault",
-        description="refault's Python layer: parameter sweeps, plots and HTML reports.",
-    )
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    s = sub.add_parser("sweep", help="run a scenario over a grid of overrides",
-                       description="Run SCENARIO at every combination of the --grid values; "
-                       "print the table and, with --out, keep each point's result JSON and "
-                       "sweep.csv there (a rerun skips the points already done).")
-    s.add_argument("scenario", help="scenario TOML file")
-    s.add_argument("--grid", action="append", required=True, metavar="KEY=V1,V2,...",
-                   help="an override key and its values (repeatable): vm.swappiness=0,60,200")
-    s.add_argument("--engine", choices=("local", "ray"), default="local",
-                   help="local threads on every core (default), or Ray tasks")
-    s.add_argument("--address", help="Ray cluster address (ray://host:10001, auto); "
-                   "default: a local Ray instance")
-    s.add_argument("--out", type=Path, help="directory for the results and sweep.csv")
-    s.add_argument("--seed", type=int, help="seed for every point (default: the scenario's)")
-    s.add_argument("-j", "--jobs", type=int, help="parallel runs (default: every core)")
-    s.add_argument("--check", type=int, default=0, metavar="N",
-                   help="invariant checks every N events")
-    s.add_argument("--columns", help="comma-separated columns to print "
-                   "(default: overrides, task ops/s and the main reclaim counters)")
-    s.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="progress bar (default: when stderr is a terminal)")
-
-    pl = sub.add_parser("plot", help="draw a result, or a sweep's table",
-                        description="Draw a result JSON (memory composition, refault, scan "
-                        "and swap rates), or a sweep (directory or sweep.csv): a heatmap with "
-                        "--x and --y, lines with --x [--hue].")
-    pl.add_argument("input", type=Path, help="result JSON, sweep directory or sweep.csv")
-    pl.add_argument("more", nargs="*", type=Path,
-                    help="more result JSON files: overlay them all on the same axes (A/B)")
-    pl.add_argument("-o", "--out", type=Path, required=True, help="image file (.png, .svg, .pdf)")
-    pl.add_argument("--kind", choices=("overview", "memory", "rates", "swap", "dirty", "slab",
-                                       "tasks", "balance", "cgroups", "reclaimers", "generations"),
-                    default="overview", help="for a result: which figure (default overview)")
-    pl.add_argument("--x", help="for a sweep: the parameter across")
-    pl.add_argument("--y", help="for a sweep: the parameter down (heatmap)")
-    pl.add_argument("--hue", help="for a sweep: one line per value of this parameter")
-    pl.add_argument("--value", default="workingset_refault_file",
-                    help="for a sweep: the column drawn (default workingset_refault_file)")
-
-    r = sub.add_parser("report", help="HTML report comparing results",
-                       description="One self-contained HTML file: an mmtests-style table "
-                       "(first result = baseline, each change, percent) and the plots.")
-    r.add_argument("results", nargs="+", type=Path, help="result JSON files; the first is the baseline")
-    r.add_argument("-o", "--out", type=Path, required=True, help="HTML file to write")
-    r.add_argument("--name", action="append", help="label of each result, in order (repeatable)")
-    r.add_argument("--title", help="page title")
-    r.add_argument("--no-plots", action="store_true", help="the table only")
-    return p
-
-
-def _sweep(a: argparse.Namespace) -> int:
+def _sweep(a: SimpleNamespace) -> int:
     from .sweep import sweep
 
     grid = parse_grid(a.grid)
-    df = sweep(a.scenario, grid, engine=a.engine, address=a.address, out=a.out, seed=a.seed,
+    out = Path(a.out) if a.out is not None else None
+    df = sweep(a.scenario, grid, engine=a.engine, address=a.address, out=out, seed=a.seed,
                workers=a.jobs, check_every=a.check, progress=a.progress)
     if a.columns:
         cols = [c.strip() for c in a.columns.split(",") if c.strip()]
@@ -134,7 +83,7 @@ def _sweep(a: argparse.Namespace) -> int:
         cols = list(grid)
         cols += [c for c in df.columns if c.endswith(".ops_per_sec")]
         cols += [c for c in SWEEP_COLUMNS if c in df.columns]
-    print(df[cols].to_string(index=False))
+    print(df[cols].to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     if a.out is not None:
         reused = int(df.attrs.get("reused", 0))
         again = f" ({reused} reused from an earlier run)" if reused else ""
@@ -142,13 +91,14 @@ def _sweep(a: argparse.Namespace) -> int:
     return 0
 
 
-def _plot(a: argparse.Namespace) -> int:
+def _plot(a: SimpleNamespace) -> int:
     from . import plot
     from .result import Result
     from .sweep import load_sweep
 
-    if a.input.is_dir() or a.input.suffix == ".csv":
-        df = load_sweep(a.input)
+    source = Path(a.input)
+    if source.is_dir() or source.suffix == ".csv":
+        df = load_sweep(source)
         if a.x is None:
             raise ValueError("plotting a sweep needs --x (and --y for a heatmap, or --hue)")
         for c in (a.x, a.y, a.hue, a.value):
@@ -159,21 +109,25 @@ def _plot(a: argparse.Namespace) -> int:
         else:
             fig = plot.sweep_lines(df, a.x, a.value, hue=a.hue)
     elif a.more:
-        paths = [a.input, *a.more]
+        paths = [source, *map(Path, a.more)]
         fig = plot.compare([Result.load(p) for p in paths], [p.stem for p in paths])
     else:
-        fig = plot.draw(Result.load(a.input), a.kind)
+        fig = plot.draw(Result.load(source), a.kind)
     plot.save(fig, a.out)
     print(f"wrote {a.out}", file=sys.stderr)
     return 0
 
 
-def _report(a: argparse.Namespace) -> int:
-    from .report import report
+def _report(a: SimpleNamespace) -> int:
+    from .report import report, with_seeds
 
     if a.name is not None and len(a.name) != len(a.results):
         raise ValueError("give one --name per result")
-    report(a.results, a.out, names=a.name, title=a.title, plots=not a.no_plots)
+    sides: list[Any] = list(a.results)
+    if a.seeds > 1:
+        sides = with_seeds(sides, a.seeds)
+    report(sides, a.out, names=a.name, title=a.title, plots=not a.no_plots,
+           per_instance=a.per_instance)
     print(f"wrote {a.out}", file=sys.stderr)
     return 0
 
@@ -202,14 +156,36 @@ def _install_termination_handlers() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0, 2 on error, 130 on Ctrl-C, 128 + N
-    on SIGTERM or SIGHUP)."""
-    a = _parser().parse_args(argv)
+    """Run the ``refault`` command line on ``argv`` (default: ``sys.argv[1:]``); returns the
+    exit status (0, 2 on error or bad usage, 130 on Ctrl-C, 128 + N on SIGTERM or SIGHUP)."""
+    from . import _refault
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # The Rust command handles its own signals, as the `refault` binary does: Ctrl-C stops a
+    # run at once instead of waiting for Python to look at a flag.
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_DFL) if in_main else None
+    try:
+        parsed = _refault.cli_main(["refault", *args])
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if isinstance(parsed, int):
+        return parsed
+    command, arguments = parsed
+    return _run_python_command(command, SimpleNamespace(**json.loads(arguments)))
+
+
+def _run_python_command(command: str, a: SimpleNamespace) -> int:
+    """Carry out ``sweep``, ``plot`` or ``report`` with the arguments the Rust command line
+    parsed."""
     from .errors import RefaultError
 
     _install_termination_handlers()
     try:
-        return {"sweep": _sweep, "plot": _plot, "report": _report}[a.command](a)
+        return {"sweep": _sweep, "plot": _plot, "report": _report}[command](a)
     except KeyboardInterrupt:
         print("refault: interrupted", file=sys.stderr)
         return 130
@@ -221,21 +197,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-#: The subcommands this module implements; the console script runs the others in Rust.
-PYTHON_COMMANDS = ("sweep", "plot", "report")
-
-
 def entry() -> None:
     """The ``refault`` console script: one command with every subcommand."""
-    argv = sys.argv[1:]
-    if argv and argv[0] in PYTHON_COMMANDS:
-        sys.exit(main(argv))
-    from . import _refault
-
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # The Rust command handles its own signals, as the `refault` binary does: Ctrl-C stops a
-    # run at once instead of waiting for Python to look at a flag.
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-    sys.exit(_refault.cli_main(["refault", *argv]))
+    sys.exit(main())

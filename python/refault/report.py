@@ -196,6 +196,19 @@ def _side(r: Side) -> list[Result]:
     return [x if isinstance(x, Result) else Result.load(x) for x in _side_items(r)]
 
 
+def with_seeds(results: Sequence[ResultLike], seeds: int) -> list[list[ResultLike]]:
+    """Each result followed by its recorded scenario (resolved, as the result holds it) run
+    under the ``seeds - 1`` seeds after its own: the sides ``refault compare --seeds N``
+    compares, for :func:`report` (``refault report --seeds N``). The runs go on the host's
+    cores, with a progress line on a terminal."""
+    if seeds < 1:
+        raise ValueError(f"seeds must be at least 1, not {seeds}")
+    loaded = [r if isinstance(r, Result) else Result.load(r) for r in results]
+    names = [r.name if isinstance(r, Result) else str(r) for r in results]
+    more = json.loads(_refault.seed_runs(json.dumps([r.data for r in loaded]), names, seeds))
+    return [[first, *(Result(doc) for doc in runs)] for first, runs in zip(results, more)]
+
+
 def render_html(results: Sequence[Side], names: Sequence[str] | None = None,
                 title: str | None = None, plots: bool = True,
                 per_instance: bool = False) -> str:

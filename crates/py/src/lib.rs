@@ -278,12 +278,33 @@ fn compare(py: Python<'_>, sides: &str, per_instance: bool) -> PyResult<String> 
 }
 
 /// Runs the `refault` command line in this process (`argv`: the program name, then the
-/// arguments) and returns its exit status; what the Python package's `refault` console
-/// script calls for every subcommand it does not implement itself (`sweep`, `plot`,
-/// `report`). The GIL is released while it runs.
+/// arguments). Returns its exit status, or, for a subcommand the Python package carries out
+/// (`sweep`, `plot`, `report`), `(command, arguments as JSON)` after parsing them (help and
+/// usage errors are printed here, as for every subcommand). The GIL is released while it
+/// runs.
 #[pyfunction]
-fn cli_main(py: Python<'_>, argv: Vec<String>) -> u8 {
-    py.detach(|| refault::main_with_args(argv))
+fn cli_main(py: Python<'_>, argv: Vec<String>) -> PyResult<Py<PyAny>> {
+    match py.detach(|| refault::dispatch(argv)) {
+        refault::Dispatch::Exit(code) => Ok(code.into_pyobject(py)?.into_any().unbind()),
+        refault::Dispatch::Python { command, args } => Ok((command, args.to_string())
+            .into_pyobject(py)?
+            .into_any()
+            .unbind()),
+    }
+}
+
+/// For each result document (JSON: a list of them), its recorded scenario run under the
+/// `n - 1` seeds after its own, with one progress line on a terminal: what `refault compare
+/// --seeds N` adds to each side (JSON: a list per document). `names` name the documents in
+/// errors. The GIL is released while it runs.
+#[pyfunction]
+fn seed_runs(py: Python<'_>, docs: &str, names: Vec<String>, n: u64) -> PyResult<String> {
+    let runs = without_gil(py, || {
+        let docs: Vec<serde_json::Value> = serde_json::from_str(docs)?;
+        Ok(refault::seed_runs(&docs, &names, n, "report")
+            .and_then(|runs| Ok(serde_json::to_string(&runs)?)))
+    })?;
+    runs.map_err(|e| SimulationError::new_err(format!("{e:#}")))
 }
 
 #[pymodule]
@@ -293,6 +314,7 @@ fn _refault(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(seed_runs, m)?)?;
     m.add("RefaultError", py.get_type::<RefaultError>())?;
     m.add("ScenarioError", py.get_type::<ScenarioError>())?;
     m.add("SimulationError", py.get_type::<SimulationError>())?;

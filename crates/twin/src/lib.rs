@@ -919,31 +919,67 @@ pub fn relative_error(real_mean: f64, simulated: f64) -> f64 {
     }
 }
 
-/// Run `scn` for real as `plan` says and simulated over the flusher phases, and compare.
+/// What a twin reports as it goes, for a progress display (`refault twin`, `refault
+/// fidelity`); see [`print_notes`] for the plain one.
+#[derive(Clone, Copy, Debug)]
+pub enum Event<'a> {
+    /// The simulations over the flusher's phases have done `fraction` (0..=1) of their work.
+    Simulating { fraction: f64 },
+    /// At least `runs` real runs are planned (before the first, and when the plan grows).
+    Planned { runs: usize },
+    /// Real run `run` (1-based) is done, after `seconds` of wall time.
+    RunDone { run: usize, seconds: f64 },
+    /// A line for the person running the twin.
+    Note(&'a str),
+}
+
+/// The observer of a twin that only prints its notes on standard error.
+pub fn print_notes(e: Event) {
+    if let Event::Note(s) = e {
+        eprintln!("{s}");
+    }
+}
+
+/// Run `scn` for real as `plan` says and simulated over the flusher phases, and compare;
+/// notes go to standard error ([`twin_observed`] with [`print_notes`]).
 pub fn twin(
     scn: &Scenario,
     plan: RunPlan,
     swap: SwapKind,
     base: &Path,
 ) -> Result<TwinReport, String> {
+    twin_observed(scn, plan, swap, base, &mut print_notes)
+}
+
+/// [`twin`], telling `observe` how it goes.
+pub fn twin_observed(
+    scn: &Scenario,
+    plan: RunPlan,
+    swap: SwapKind,
+    base: &Path,
+    observe: &mut dyn FnMut(Event),
+) -> Result<TwinReport, String> {
     // Simulate first: the simulation's phase dependence says how many real runs a
     // phase-sensitive counter needs (only when the plan allows more than its minimum).
-    let sim = simulate_over_flush_phases(scn)?;
+    let sim = simulate_over_flush_phases_observed(scn, &mut |f| {
+        observe(Event::Simulating { fraction: f })
+    })?;
     let mut plan = plan;
     if plan.max > plan.min {
         let (n, counter) = runs_for_rare_outcomes(&sim);
         if n > plan.min {
             plan.min = n.min(plan.max);
-            eprintln!(
+            observe(Event::Note(&format!(
                 "twin: {}: the simulation gives {} a different outcome in {:.1}% of the memcg flusher's phases; planning {} runs (--max-runs {})",
                 scn.name,
                 counter.unwrap_or("?"),
                 100.0 * RARE_OUTCOMES / n as f64,
                 plan.min,
                 plan.max
-            );
+            )));
         }
     }
+    observe(Event::Planned { runs: plan.min });
     let mut s = setup(scn, swap, base)?;
     let mut runs: Vec<RealRun> = Vec::new();
     let mut real: Vec<Counters> = Vec::new();
@@ -954,16 +990,26 @@ pub fn twin(
         let r = run_once(scn, &mut s)?;
         real.push(r.vmstat.clone());
         runs.push(r);
+        observe(Event::RunDone {
+            run: runs.len(),
+            seconds: t.elapsed().as_secs_f64(),
+        });
         if plan.max > 1 {
-            eprintln!(
+            observe(Event::Note(&format!(
                 "twin: {} run {} done in {:.1} s",
                 scn.name,
                 runs.len(),
                 t.elapsed().as_secs_f64()
-            );
+            )));
         }
         if plan.satisfied(&real, started.elapsed().as_secs_f64()) {
             break;
+        }
+        if runs.len() >= plan.min {
+            // The plan goes on past its minimum: one more at least.
+            observe(Event::Planned {
+                runs: runs.len() + 1,
+            });
         }
     }
     let damon = match (damon_before, host::damon_pageout_bytes(&s.damon)) {
@@ -1054,13 +1100,30 @@ pub struct SimCounters {
 }
 
 pub fn simulate_over_flush_phases(scn: &Scenario) -> Result<SimCounters, String> {
+    simulate_over_flush_phases_observed(scn, &mut |_| {})
+}
+
+/// [`simulate_over_flush_phases`], telling `progress` the fraction of the simulations done.
+pub fn simulate_over_flush_phases_observed(
+    scn: &Scenario,
+    progress: &mut dyn FnMut(f64),
+) -> Result<SimCounters, String> {
     let period = scn.model.memcg_stats_flush_ns;
-    let sim = |first: Option<u64>| {
+    let total = if period == 0 { 1 } else { 1 + FLUSH_PHASES } as f64;
+    let mut done = 0.0;
+    let mut sim = |first: Option<u64>| {
         let mut s = scn.clone();
         if let Some(f) = first {
             s.model.memcg_stats_first_flush_ns = f;
         }
-        refault_sim::run(&s, Default::default()).map_err(|e| e.to_string())
+        let mut each = |x: f64| progress((done + x) / total);
+        let opts = refault_sim::RunOptions {
+            progress: Some(&mut each),
+            ..Default::default()
+        };
+        let r = refault_sim::run(&s, opts).map_err(|e| e.to_string());
+        done += 1.0;
+        r
     };
     let mut runs: Vec<(Option<u64>, f64, refault_sim::SimResult)> = Vec::new();
     if period == 0 {

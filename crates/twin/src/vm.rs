@@ -917,7 +917,8 @@ pub fn guest_main(
     Ok(())
 }
 
-/// Run `scn` on the VM as `plan` says (one boot per run) and compare with the simulation.
+/// Run `scn` on the VM as `plan` says (one boot per run) and compare with the simulation;
+/// notes go to standard error ([`twin_vm_observed`] with [`crate::print_notes`]).
 pub fn twin_vm(
     scn: &Scenario,
     plan: crate::RunPlan,
@@ -925,29 +926,52 @@ pub fn twin_vm(
     opts: &VmOptions,
     base: &Path,
 ) -> Result<crate::TwinReport, String> {
+    twin_vm_observed(scn, plan, swap, opts, base, &mut crate::print_notes)
+}
+
+/// [`twin_vm`], telling `observe` how it goes (the simulation comes after the runs here:
+/// it needs the guest's machine).
+pub fn twin_vm_observed(
+    scn: &Scenario,
+    plan: crate::RunPlan,
+    swap: SwapKind,
+    opts: &VmOptions,
+    base: &Path,
+    observe: &mut dyn FnMut(crate::Event),
+) -> Result<crate::TwinReport, String> {
     let mut s = setup_vm(scn, swap, opts, base)?;
     let mut runs: Vec<GuestRun> = Vec::new();
     let mut real: Vec<Counters> = Vec::new();
     let started = std::time::Instant::now();
+    observe(crate::Event::Planned { runs: plan.min });
     loop {
         let (r, secs) = boot_once(scn, &mut s, opts)?;
-        eprintln!(
+        observe(crate::Event::RunDone {
+            run: runs.len() + 1,
+            seconds: secs,
+        });
+        observe(crate::Event::Note(&format!(
             "twin --vm: {} run {} on Linux {} done in {secs:.1} s (boot included, {:?})",
             scn.name,
             runs.len() + 1,
             r.kernel,
             s.accel
-        );
+        )));
         real.push(r.vmstat.clone());
         runs.push(r);
         if plan.satisfied(&real, started.elapsed().as_secs_f64()) {
             break;
         }
+        if runs.len() >= plan.min {
+            observe(crate::Event::Planned {
+                runs: runs.len() + 1,
+            });
+        }
     }
     let (accel, accel_reason) = (s.accel, s.accel_reason.clone());
     drop(s);
     check_interrupted()?;
-    compare_vm(scn, &runs, swap, accel, accel_reason)
+    compare_vm_observed(scn, &runs, swap, accel, accel_reason, observe)
 }
 
 /// The simulation of `scn` on the guest's machine (as the first of `runs` started on it,
@@ -961,6 +985,25 @@ pub fn compare_vm(
     swap: SwapKind,
     accel: Accel,
     accel_reason: String,
+) -> Result<crate::TwinReport, String> {
+    compare_vm_observed(
+        scn,
+        runs,
+        swap,
+        accel,
+        accel_reason,
+        &mut crate::print_notes,
+    )
+}
+
+/// [`compare_vm`], telling `observe` how it goes.
+pub fn compare_vm_observed(
+    scn: &Scenario,
+    runs: &[GuestRun],
+    swap: SwapKind,
+    accel: Accel,
+    accel_reason: String,
+    observe: &mut dyn FnMut(crate::Event),
 ) -> Result<crate::TwinReport, String> {
     if runs.is_empty() {
         return Err("no guest runs to compare with".into());
@@ -983,21 +1026,23 @@ pub fn compare_vm(
     });
     if let Some(p) = &disk_probe {
         device_from_probe(&mut sim_scn, p);
-        eprintln!(
+        observe(crate::Event::Note(&format!(
             "twin --vm: the guest's virtio disk: {:.0} us per 4 KiB random read, {:.0} MB/s sequential read; the simulated file-system device uses these",
             p.latency_ns as f64 / 1e3,
             p.read_bytes_per_sec as f64 / 1e6
-        );
+        )));
     }
     // The simulation follows the rules of the kernel the guest booted (model.kernel).
     sim_scn.model.kernel = model_kernel_for(&runs[0].kernel)?;
     if sim_scn.model.kernel != scn.model.kernel {
-        eprintln!(
+        observe(crate::Event::Note(&format!(
             "twin --vm: simulating with model.kernel = \"{}\" (the guest's Linux {}; the scenario said \"{}\")",
             sim_scn.model.kernel, runs[0].kernel, scn.model.kernel
-        );
+        )));
     }
-    let mut sim = crate::simulate_over_flush_phases(&sim_scn)?;
+    let mut sim = crate::simulate_over_flush_phases_observed(&sim_scn, &mut |f| {
+        observe(crate::Event::Simulating { fraction: f })
+    })?;
     // Direct reclaim stalls summed over the zone index they are counted at: the kernel
     // counts a user page's at ZONE_MOVABLE (gfp_zone() of GFP_HIGHUSER_MOVABLE), the model
     // at its highest zone.

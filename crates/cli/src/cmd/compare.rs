@@ -69,37 +69,55 @@ pub fn main(a: Args) -> Result<()> {
 }
 
 /// Adds to each side the runs of its recorded scenario under the `n - 1` seeds after its
-/// own (the file is the first run: the same scenario and seed give the same result), all on
-/// the host's cores with one progress line.
+/// own (the file is the first run: the same scenario and seed give the same result).
 fn rerun_with_seeds(
     sides: &mut [(String, Vec<serde_json::Value>)],
     files: &[PathBuf],
     n: u64,
 ) -> Result<()> {
+    let docs: Vec<serde_json::Value> = sides.iter().map(|(_, runs)| runs[0].clone()).collect();
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let more = seed_runs(&docs, &names, n, "compare")?;
+    for ((_, runs), extra) in sides.iter_mut().zip(more) {
+        runs.extend(extra);
+    }
+    Ok(())
+}
+
+/// For each result document (named `names[i]` in errors), its recorded scenario run under
+/// the `n - 1` seeds after its own, all on the host's cores with one progress line
+/// (`LABEL: K runs`).
+pub fn seed_runs(
+    docs: &[serde_json::Value],
+    names: &[String],
+    n: u64,
+    label: &str,
+) -> Result<Vec<Vec<serde_json::Value>>> {
     let mut scns = Vec::new();
-    for ((_, runs), file) in sides.iter().zip(files) {
-        let scn: refault_scenario::Scenario = serde_json::from_value(runs[0]["scenario"].clone())
+    for (doc, name) in docs.iter().zip(names) {
+        let scn: refault_scenario::Scenario = serde_json::from_value(doc["scenario"].clone())
             .with_context(|| {
-            format!(
-                "{}: --seeds needs the resolved scenario the result records, and this one \
-                     does not read as one (written by another refault version?)",
-                file.display()
-            )
-        })?;
+                format!(
+                    "{name}: --seeds needs the resolved scenario the result records, and this \
+                     one does not read as one (written by another refault version?)"
+                )
+            })?;
         for k in 1..n {
             let mut s = scn.clone();
             s.seed = scn.seed.wrapping_add(k);
             scns.push(s);
         }
     }
-    let label = format!("compare: {} runs", scns.len());
-    let results = super::progress::run_all(&label, &scns);
-    let mut results = results.into_iter();
-    for (_, runs) in sides.iter_mut() {
+    let label = format!("{label}: {} runs", scns.len());
+    let mut results = super::progress::run_all(&label, &scns).into_iter();
+    let mut out = Vec::new();
+    for _ in docs {
+        let mut runs = Vec::new();
         for _ in 1..n {
             let r = results.next().expect("one result per run")?;
             runs.push(serde_json::to_value(&r)?);
         }
+        out.push(runs);
     }
-    Ok(())
+    Ok(out)
 }

@@ -11,6 +11,10 @@
 //! time so far scaled by what is left. The simulation only calls the reporter; the wall
 //! clock is read here, outside it, so progress never changes a result.
 //!
+//! A command that knows better than that extrapolation gives the ETA itself
+//! ([`Progress::update`]: `twin` from the real runs done so far). Lines printed while the
+//! progress line is up go through [`Progress::println`], which keeps them apart.
+//!
 //! Shown only when stderr is a terminal (`REFAULT_PROGRESS=1` forces it on, `=0` off):
 //! a log, a pipe or CI gets no progress lines at all, and the line is erased when the work
 //! is done so the summary that follows starts on a clean line.
@@ -45,6 +49,18 @@ pub struct Progress {
     last: Mutex<Option<Instant>>,
     on: bool,
     drawn: AtomicBool,
+    eta: Mutex<Eta>,
+}
+
+/// How the ETA is found.
+#[derive(Clone, Copy)]
+enum Eta {
+    /// From the wall time so far and the fraction done.
+    Extrapolated,
+    /// Given: this many seconds from that instant.
+    Given(Instant, f64),
+    /// Not known yet: none shown.
+    Unknown,
 }
 
 impl Progress {
@@ -57,6 +73,7 @@ impl Progress {
             last: Mutex::new(None),
             on: enabled(),
             drawn: AtomicBool::new(false),
+            eta: Mutex::new(Eta::Extrapolated),
         }
     }
 
@@ -72,6 +89,33 @@ impl Progress {
             p.fetch_max((fraction.clamp(0.0, 1.0) * SCALE) as u64, Ordering::Relaxed);
         }
         self.draw(false);
+    }
+
+    /// Set the whole state of a one-part line: `label`, `fraction` done (which may be less
+    /// than before: the work planned grew) and, unless `None`, the time left (`Some(None)`:
+    /// not known yet, no ETA shown) instead of the extrapolation from the fraction done.
+    /// Drawn now when `force` (the work moved to a new step), else at most every 100 ms.
+    pub fn update(&self, label: &str, fraction: f64, eta: Option<Option<f64>>, force: bool) {
+        *self.label.lock().unwrap_or_else(|e| e.into_inner()) = label.to_string();
+        self.parts[0].store((fraction.clamp(0.0, 1.0) * SCALE) as u64, Ordering::Relaxed);
+        if let Some(secs) = eta {
+            *self.eta.lock().unwrap_or_else(|e| e.into_inner()) = match secs {
+                Some(s) => Eta::Given(Instant::now(), s.max(0.0)),
+                None => Eta::Unknown,
+            };
+        }
+        self.draw(force);
+    }
+
+    /// Print `line` on stderr above the progress line (which is drawn again below it).
+    pub fn println(&self, line: &str) {
+        let mut e = std::io::stderr().lock();
+        if self.on && self.drawn.load(Ordering::Relaxed) {
+            let _ = write!(e, "\r\x1b[2K");
+        }
+        let _ = writeln!(e, "{line}");
+        drop(e);
+        self.draw(true);
     }
 
     /// The mean fraction done over the parts.
@@ -93,7 +137,16 @@ impl Progress {
             *last = Some(now);
         }
         let label = self.label.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let line = render(&label, self.fraction(), now.duration_since(self.start));
+        let eta = *self.eta.lock().unwrap_or_else(|e| e.into_inner());
+        let line = match eta {
+            Eta::Extrapolated => render(&label, self.fraction(), now.duration_since(self.start)),
+            Eta::Given(at, secs) => render_eta(
+                &label,
+                self.fraction(),
+                Some((secs - now.duration_since(at).as_secs_f64()).max(0.0)),
+            ),
+            Eta::Unknown => render_eta(&label, self.fraction(), None),
+        };
         let mut e = std::io::stderr().lock();
         let _ = write!(e, "\r\x1b[2K{line}");
         let _ = e.flush();
@@ -152,14 +205,22 @@ pub fn run_all(
 /// left out until 1% is done (no estimate yet).
 pub fn render(label: &str, fraction: f64, elapsed: Duration) -> String {
     let f = fraction.clamp(0.0, 1.0);
+    let left = (0.01..1.0)
+        .contains(&f)
+        .then(|| elapsed.as_secs_f64() * (1.0 - f) / f);
+    render_eta(label, f, left)
+}
+
+/// `LABEL [####....]  42%  ETA 1m03s` for `fraction` done and `left` seconds to go (no
+/// ETA when `None`, or at the end).
+pub fn render_eta(label: &str, fraction: f64, left: Option<f64>) -> String {
+    let f = fraction.clamp(0.0, 1.0);
     let filled = (f * BAR as f64).floor() as usize;
     let bar: String = "#".repeat(filled) + &".".repeat(BAR - filled);
     let pct = (f * 100.0).floor() as u32;
-    let eta = if (0.01..1.0).contains(&f) {
-        let left = elapsed.as_secs_f64() * (1.0 - f) / f;
-        format!("  ETA {}", duration(left))
-    } else {
-        String::new()
+    let eta = match left {
+        Some(s) if f < 1.0 => format!("  ETA {}", duration(s)),
+        _ => String::new(),
     };
     format!("{label} [{bar}] {pct:3}%{eta}")
 }
@@ -205,6 +266,26 @@ mod tests {
             render("r", 1.0, Duration::from_secs(1)),
             "r [####################] 100%"
         );
+    }
+
+    #[test]
+    fn a_given_eta_replaces_the_extrapolation() {
+        assert_eq!(
+            render_eta("twin f01: run 2/3", 0.5, Some(75.0)),
+            "twin f01: run 2/3 [##########..........]  50%  ETA 1m15s"
+        );
+        assert_eq!(
+            render_eta("twin f01: simulating", 0.05, None),
+            "twin f01: simulating [#...................]   5%"
+        );
+    }
+
+    #[test]
+    fn update_may_go_back() {
+        let p = Progress::new("x", 1);
+        p.update("x", 0.5, None, false);
+        p.update("x", 0.25, Some(Some(3.0)), true);
+        assert!((p.fraction() - 0.25).abs() < 1e-9);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use anyhow::{anyhow, Context, Result};
 use refault_scenario::Scenario;
-use refault_twin::{RunPlan, SwapKind, TwinReport, KEY_COUNTERS};
+use refault_twin::{Event, RunPlan, SwapKind, TwinReport, KEY_COUNTERS};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -171,8 +171,83 @@ pub fn default_swap(scn: &Scenario) -> SwapKind {
     }
 }
 
-fn run_twin(scn: &Scenario, plan: RunPlan, swap: SwapKind, workdir: &Path) -> Result<TwinReport> {
-    refault_twin::twin(scn, plan, swap, workdir).map_err(|e| anyhow!("twin of {}: {e}", scn.name))
+/// The progress line of `twin` and `fidelity` (on a terminal; see `progress.rs`), fed by the
+/// twin's [`Event`]s. A scenario's work is its simulations (over the memcg flusher's
+/// phases), counted as one real run's share, and its planned real runs; the fidelity suite's
+/// is the mean over its scenarios. `twin` gives the ETA from the real runs done (their mean
+/// time times the runs left; none before the first), `fidelity` extrapolates from the
+/// suite's work done so far. The twin's notes (each run's time, the plan growing) are
+/// printed above the line.
+struct TwinBar<'a> {
+    progress: &'a super::progress::Progress,
+    /// `twin NAME` or `fidelity 2/9 NAME`.
+    label: String,
+    /// This scenario's index in the suite, and the suite's size (0 of 1 for `twin`).
+    index: usize,
+    count: usize,
+    /// The fraction of the simulations done.
+    sim: f64,
+    planned: usize,
+    done: usize,
+    run_seconds: f64,
+    /// Whether the ETA comes from the real runs (`twin`) rather than extrapolated.
+    eta_from_runs: bool,
+    /// Whether the real runs come before the simulations (the VM twin's do).
+    runs_first: bool,
+    /// The label last drawn: a new one is drawn at once.
+    shown: String,
+}
+
+impl TwinBar<'_> {
+    fn observe(&mut self, e: Event) {
+        match e {
+            Event::Note(line) => return self.progress.println(line),
+            Event::Simulating { fraction } => self.sim = fraction,
+            Event::Planned { runs } => self.planned = runs,
+            Event::RunDone { run, seconds } => {
+                self.done = run;
+                self.run_seconds += seconds;
+                self.planned = self.planned.max(run);
+            }
+        }
+        let doing =
+            if self.done < self.planned && (self.runs_first || self.sim >= 1.0 || self.done > 0) {
+                format!("real run {}/{}", self.done + 1, self.planned)
+            } else if self.sim < 1.0 {
+                "simulating".to_string()
+            } else {
+                "comparing".to_string()
+            };
+        let within = (self.sim + self.done as f64) / (1.0 + self.planned as f64);
+        let fraction = (self.index as f64 + within) / self.count as f64;
+        let eta = self.eta_from_runs.then(|| {
+            (self.done > 0).then(|| {
+                let per_run = self.run_seconds / self.done as f64;
+                per_run * self.planned.saturating_sub(self.done) as f64
+            })
+        });
+        // A new step is drawn at once: a real run may take minutes without another event.
+        let label = format!("{}: {doing}", self.label);
+        let step = label != self.shown || !matches!(e, Event::Simulating { .. });
+        self.progress.update(&label, fraction, eta, step);
+        self.shown = label;
+    }
+
+    /// Draws the line as it stands (a new scenario, before its first event).
+    fn start(&mut self) {
+        self.observe(Event::Planned { runs: self.planned });
+    }
+}
+
+fn run_twin(
+    scn: &Scenario,
+    plan: RunPlan,
+    swap: SwapKind,
+    workdir: &Path,
+    bar: &mut TwinBar,
+) -> Result<TwinReport> {
+    refault_twin::twin_observed(scn, plan, swap, workdir, &mut |e| bar.observe(e))
+        .map_err(|e| anyhow!("twin of {}: {e}", scn.name))
 }
 
 fn plan(
@@ -222,6 +297,24 @@ pub fn twin(a: TwinArgs) -> Result<()> {
     let scn = refault_scenario::load(&scenario, &overrides, None)?;
     let swap = a.swap.unwrap_or_else(|| default_swap(&scn));
     let plan = plan(a.runs, a.max_runs, a.sem, a.max_seconds)?;
+    let progress = super::progress::Progress::new(&format!("twin {}", scn.name), 1);
+    let mut bar = TwinBar {
+        progress: &progress,
+        label: format!("twin {}", scn.name),
+        index: 0,
+        count: 1,
+        sim: 0.0,
+        planned: plan.min,
+        done: 0,
+        run_seconds: 0.0,
+        eta_from_runs: true,
+        runs_first: a.vm,
+        shown: String::new(),
+    };
+    if !a.vm {
+        // (The VM twin's setup prints what it finds first; its first event draws the line.)
+        bar.start();
+    }
     let r = if a.vm {
         if !(a.boot_timeout > 0.0 && a.boot_timeout.is_finite()) {
             return Err(anyhow!(
@@ -237,11 +330,14 @@ pub fn twin(a: TwinArgs) -> Result<()> {
             accel: a.accel,
             boot_timeout: a.boot_timeout,
         };
-        refault_twin::vm::twin_vm(&scn, plan, swap, &opts, &a.workdir)
-            .map_err(|e| anyhow!("twin --vm of {}: {e}", scn.name))?
+        refault_twin::vm::twin_vm_observed(&scn, plan, swap, &opts, &a.workdir, &mut |e| {
+            bar.observe(e)
+        })
+        .map_err(|e| anyhow!("twin --vm of {}: {e}", scn.name))?
     } else {
-        run_twin(&scn, plan, swap, &a.workdir)?
+        run_twin(&scn, plan, swap, &a.workdir, &mut bar)?
     };
+    progress.finish();
     out!("{}", refault_twin::render(&r))?;
     if let Some(p) = a.out {
         super::write_out(&p, serde_json::to_string_pretty(&r)?.as_bytes())?;
@@ -313,10 +409,24 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
         "simulated",
         "error"
     )?;
-    for f in &files {
+    let progress = super::progress::Progress::new("fidelity", 1);
+    for (index, f) in files.iter().enumerate() {
         let scn = refault_scenario::load(f, &[], None)?;
         let swap = default_swap(&scn);
-        eprintln!(
+        let mut bar = TwinBar {
+            progress: &progress,
+            label: format!("fidelity {}/{} {}", index + 1, files.len(), scn.name),
+            index,
+            count: files.len(),
+            sim: 0.0,
+            planned: if replay.is_some() { 0 } else { plan.min },
+            done: 0,
+            run_seconds: 0.0,
+            eta_from_runs: false,
+            runs_first: vm.is_some(),
+            shown: String::new(),
+        };
+        progress.println(&format!(
             "fidelity: {} ({}, swap {swap:?})",
             scn.name,
             match &replay {
@@ -324,17 +434,28 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
                 None if plan.max > plan.min => format!("{} to {} run(s)", plan.min, plan.max),
                 None => format!("{} run(s)", plan.min),
             }
-        );
+        ));
+        if vm.is_none() || replay.is_some() {
+            bar.start();
+        }
         let r = match (&vm, &replay) {
             (Some(_), Some((p, doc))) => {
                 let (runs, accel, reason) = saved_guest_runs(doc, p, &scn.name)?;
-                refault_twin::vm::compare_vm(&scn, &runs, swap, accel, reason)
-                    .map_err(|e| anyhow!("replay of {}: {e}", scn.name))?
+                refault_twin::vm::compare_vm_observed(&scn, &runs, swap, accel, reason, &mut |e| {
+                    bar.observe(e)
+                })
+                .map_err(|e| anyhow!("replay of {}: {e}", scn.name))?
             }
-            (Some(o), None) => refault_twin::vm::twin_vm(&scn, plan, swap, o, &a.workdir)
-                .map_err(|e| anyhow!("twin --vm of {}: {e}", scn.name))?,
-            (None, _) => run_twin(&scn, plan, swap, &a.workdir)?,
+            (Some(o), None) => {
+                refault_twin::vm::twin_vm_observed(&scn, plan, swap, o, &a.workdir, &mut |e| {
+                    bar.observe(e)
+                })
+                .map_err(|e| anyhow!("twin --vm of {}: {e}", scn.name))?
+            }
+            (None, _) => run_twin(&scn, plan, swap, &a.workdir, &mut bar)?,
         };
+        // The table's rows go to standard output: the progress line makes way for them.
+        progress.finish();
         let mut rows = Vec::new();
         let keys: &[&str] = if vm.is_some() {
             &refault_twin::VM_KEY_COUNTERS
@@ -379,6 +500,7 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
             "damon_pageout_bytes_per_run": r.damon_pageout_bytes_per_run,
             "vm": r.vm}));
     }
+    progress.finish();
     let med = median(errors);
     outln!(
         "median relative error over the key counters: {:.1}%",

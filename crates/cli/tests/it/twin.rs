@@ -243,6 +243,49 @@ fn twin_workdir_creates_only_its_last_component() {
     assert!(!last.exists(), "the created --workdir was left behind");
 }
 
+/// `refault twin` on a terminal (`REFAULT_PROGRESS=1`) draws the progress line over its
+/// simulations and real runs, the ETA from the real runs done, and prints each run's line
+/// above it (the bar erased first); off a terminal, no progress line.
+#[test]
+fn twin_shows_progress_with_an_eta_from_the_runs_done() {
+    if let Err(e) = refault_twin::host::preflight() {
+        eprintln!("skipping: {e}");
+        return;
+    }
+    let _host = host_lock();
+    let d = scratch("twin-progress");
+    let scn = d.join("tiny.toml");
+    std::fs::write(&scn, TINY).unwrap();
+    let twin = |progress: &str| {
+        Command::new(bin())
+            .args(["twin", scn.to_str().unwrap(), "--runs", "2"])
+            .arg("--workdir")
+            .arg(&d)
+            .env("REFAULT_PROGRESS", progress)
+            .output()
+            .unwrap()
+    };
+    let o = twin("1");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("twin tiny: simulating ["), "{err}");
+    assert!(err.contains("twin tiny: real run 1/"), "{err}");
+    // After the first run, an ETA from it.
+    assert!(err.contains("twin tiny: real run 2/"), "{err}");
+    assert!(
+        err.split('\r')
+            .any(|l| l.contains("twin tiny: real run 2/2 [") && l.contains("ETA ")),
+        "{err}"
+    );
+    // Each run's line is printed on a line of its own, the bar erased first.
+    assert!(err.contains("\r\x1b[2Ktwin: tiny run 1 done in "), "{err}");
+    let o = twin("0");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains('\r') && !err.contains('%'), "{err}");
+    assert!(err.contains("twin: tiny run 1 done in "), "{err}");
+}
+
 /// A scenario that takes the debug build many seconds to simulate (over the flusher's
 /// phases) and no time at all to run.
 const SLOW_SIM: &str = r#"
@@ -481,6 +524,28 @@ fn fidelity_vm_replay_resimulates_saved_guest_runs() {
         .contains("guest-page-cache"));
     // The saved runs are written again, so a replay's output can be replayed.
     assert_eq!(s["vm"]["guest_runs"].as_array().unwrap().len(), 2);
+    // On a terminal (forced), the progress line over the suite while it simulates; the
+    // scenario's line and the notes above it, the table on standard output untouched.
+    let o = Command::new(bin())
+        .args(["fidelity", "--vm", "--replay"])
+        .arg(&saved)
+        .arg("--suite")
+        .arg(&suite)
+        .env("REFAULT_PROGRESS", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("fidelity 1/1 tiny: simulating ["), "{err}");
+    assert!(
+        err.contains("\r\x1b[2Ktwin --vm: simulating with model.kernel"),
+        "{err}"
+    );
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        !table.contains('\r') && table.contains("pgscan_file"),
+        "{table}"
+    );
     // A file without this scenario's runs.
     std::fs::write(&saved, r#"{"scenarios": []}"#).unwrap();
     let o = Command::new(bin())
