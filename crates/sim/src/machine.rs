@@ -153,8 +153,8 @@ struct Task {
 /// PTE of an operation is prefetched when it enters this window, the frame it names
 /// [`FRAME_AHEAD`] operations before it runs (see `refault_mm::prefetch`). A workload of
 /// one-page operations has two operations per access (the access and its `OpEnd`).
-const LOOKAHEAD: usize = 8;
-const FRAME_AHEAD: usize = 4;
+const LOOKAHEAD: usize = 16;
+const FRAME_AHEAD: usize = 6;
 
 /// A ring of a task's next [`LOOKAHEAD`] operations (None from the end of its stream on).
 /// Generating ahead changes nothing: a source's operations do not depend on the model.
