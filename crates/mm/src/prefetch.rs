@@ -7,6 +7,11 @@
 //! entry some operations ahead ([`Mm::prefetch_entry`]), then, once the entry has had time to
 //! arrive, the frame it names ([`Mm::prefetch_frame`]). Both only read; a prefetch changes no
 //! state and no result, only when the host's memory is read.
+//!
+//! Reclaim walks lists of isolated folios (`shrink_folio_list()`, `shrink_active_list()`)
+//! and for each reads the folio's owner and then its PTE or page-cache entry (the rmap
+//! walk): [`Mm::prefetch_isolated`] asks for the owner of a folio [`OWNER_AHEAD`] places
+//! ahead and the entry of the one [`ENTRY_AHEAD`] ahead.
 
 use crate::Mm;
 
@@ -54,6 +59,32 @@ impl Mm {
             prefetch(f);
             prefetch(&self.pages.prev[pfn]);
             prefetch(&self.pages.next[pfn]);
+        }
+    }
+}
+
+/// How far ahead in a list of isolated folios their owner (`obj`, `index`) is prefetched.
+const OWNER_AHEAD: usize = 8;
+/// How far ahead their entry (PTE or page-cache entry) is prefetched; the owner was asked for
+/// `OWNER_AHEAD - ENTRY_AHEAD` folios earlier.
+const ENTRY_AHEAD: usize = 4;
+
+impl Mm {
+    /// Walking `list` (isolated folios) at position `i`: prefetch the owner of `list[i +
+    /// OWNER_AHEAD]` and the entry of `list[i + ENTRY_AHEAD]`.
+    #[inline]
+    pub(crate) fn prefetch_isolated(&self, list: &[u32], i: usize) {
+        if let Some(&pfn) = list.get(i + OWNER_AHEAD) {
+            if let Some(o) = self.pages.obj.get(pfn as usize) {
+                prefetch(o);
+                prefetch(&self.pages.index[pfn as usize]);
+            }
+        }
+        if let Some(&pfn) = list.get(i + ENTRY_AHEAD) {
+            if (pfn as usize) < self.pages.len() {
+                let o = self.pages.owner(pfn);
+                self.prefetch_entry(o.obj, o.index);
+            }
         }
     }
 }
