@@ -43,6 +43,7 @@ pub mod memory;
 pub mod mglru;
 pub mod mmzone;
 pub mod page;
+pub mod prefetch;
 pub mod shrinker;
 pub mod slab;
 pub mod swap;

@@ -948,6 +948,7 @@ impl Mm {
         // A THP split below appends its tail pages to the list (split_folio_to_list()).
         let mut next = 0;
         while next < list.len() {
+            self.prefetch_isolated(&list, next);
             let pfn = list[next];
             next += 1;
             let mut nr = self.pages.nr_pages(pfn);
@@ -1132,7 +1133,8 @@ impl Mm {
         let list = std::mem::take(&mut self.scratch);
         let mut deactivated = 0;
         let mut referenced = 0;
-        for &pfn in &list {
+        for (i, &pfn) in list.iter().enumerate() {
+            self.prefetch_isolated(&list, i);
             if self.folio_referenced(ctx, pfn) > 0 {
                 referenced += self.pages.nr_pages(pfn);
             }

@@ -9,6 +9,14 @@
 //! (it dereferences to `[T]`), so the hot paths index it exactly like a `Vec`.
 //!
 //! Small arrays (and non-Unix hosts) use an ordinary zeroed allocation.
+//!
+//! The hot paths index these arrays at random (a page-cache entry, a PTE, a frame's flags
+//! and list links per access), so with 4 KiB host pages nearly every access also misses the
+//! host's TLB. Arrays of up to [`HUGE_MAX_BYTES`] are therefore aligned to 2 MiB and advised
+//! `MADV_HUGEPAGE` (Linux): the host backs them with transparent huge pages where it can.
+//! Larger arrays stay on base pages, so a sparse one (a 16 TiB object with a few pages
+//! touched) still costs only what is touched; the bound caps the rounding a huge page can add
+//! to a sparsely used array at that many bytes.
 
 use std::ops::{Deref, DerefMut};
 
@@ -29,12 +37,21 @@ unsafe impl Zeroable for u64 {}
 /// Arrays of at least this many bytes are mapped lazily (smaller ones are cheap anyway).
 const MAP_MIN_BYTES: usize = 1 << 20;
 
+/// The host's transparent huge page size (x86-64, arm64 with 4 KiB pages).
+const HUGE_BYTES: usize = 2 << 20;
+
+/// Mapped arrays up to this size are advised `MADV_HUGEPAGE` (see the module doc).
+const HUGE_MAX_BYTES: usize = 256 << 20;
+
 /// A fixed-length, zero-initialised array (see the module doc).
 pub struct ZeroedVec<T: Zeroable> {
     ptr: *mut T,
     len: usize,
     /// Mapped with mmap (else a leaked boxed slice).
     mapped: bool,
+    /// The whole mapping (it starts before `ptr` when `ptr` was aligned up to a huge page).
+    map_base: *mut u8,
+    map_len: usize,
 }
 
 // SAFETY: ZeroedVec owns its memory exclusively, like Vec.
@@ -53,11 +70,15 @@ impl<T: Zeroable> ZeroedVec<T> {
             .expect("array size overflows");
         #[cfg(unix)]
         if bytes >= MAP_MIN_BYTES {
+            let huge = cfg!(target_os = "linux") && bytes <= HUGE_MAX_BYTES;
+            // A huge-page candidate is over-mapped by one huge page so that it can start on a
+            // huge-page boundary.
+            let map_len = if huge { bytes + HUGE_BYTES } else { bytes };
             // SAFETY: an anonymous private mapping; the kernel zero-fills it.
             let p = unsafe {
                 libc::mmap(
                     std::ptr::null_mut(),
-                    bytes,
+                    map_len,
                     libc::PROT_READ | libc::PROT_WRITE,
                     libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
                     -1,
@@ -69,10 +90,25 @@ impl<T: Zeroable> ZeroedVec<T> {
                 "cannot map {bytes} bytes of address space: {}",
                 std::io::Error::last_os_error()
             );
+            let base: *mut u8 = p.cast();
+            let mut ptr = base;
+            if huge {
+                let off = (HUGE_BYTES - (base as usize) % HUGE_BYTES) % HUGE_BYTES;
+                // SAFETY: off < HUGE_BYTES, so [ptr, ptr + bytes) lies inside the mapping.
+                ptr = unsafe { base.add(off) };
+                #[cfg(target_os = "linux")]
+                // SAFETY: advice on part of our own mapping; it changes no contents (failure,
+                // e.g. a host without THP, leaves base pages: ignored).
+                unsafe {
+                    libc::madvise(ptr.cast(), bytes, libc::MADV_HUGEPAGE);
+                }
+            }
             return ZeroedVec {
-                ptr: p.cast(),
+                ptr: ptr.cast(),
                 len,
                 mapped: true,
+                map_base: base,
+                map_len,
             };
         }
         let _ = bytes;
@@ -82,6 +118,8 @@ impl<T: Zeroable> ZeroedVec<T> {
             ptr: Box::into_raw(b).cast(),
             len,
             mapped: false,
+            map_base: std::ptr::null_mut(),
+            map_len: 0,
         }
     }
 }
@@ -92,7 +130,7 @@ impl<T: Zeroable> Drop for ZeroedVec<T> {
             #[cfg(unix)]
             // SAFETY: the mapping made in new(), of this size.
             unsafe {
-                libc::munmap(self.ptr.cast(), self.len * std::mem::size_of::<T>());
+                libc::munmap(self.map_base.cast(), self.map_len);
             }
         } else {
             // SAFETY: the boxed slice leaked in new().

@@ -144,6 +144,89 @@ struct Task {
     major_faults: u64,
     /// The phase it is in (index into its phase list; phases workloads only).
     phase: u16,
+    /// Its next operations, generated ahead of the model so that their memory can be
+    /// prefetched ([`Ahead`]).
+    ahead: Ahead,
+}
+
+/// How many operations of a task are generated ahead of the model: the page-cache entry or
+/// PTE of an operation is prefetched when it enters this window, the frame it names
+/// [`FRAME_AHEAD`] operations before it runs (see `refault_mm::prefetch`). A workload of
+/// one-page operations has two operations per access (the access and its `OpEnd`).
+const LOOKAHEAD: usize = 16;
+const FRAME_AHEAD: usize = 6;
+
+/// A ring of a task's next [`LOOKAHEAD`] operations (None from the end of its stream on).
+/// Generating ahead changes nothing: a source's operations do not depend on the model.
+struct Ahead {
+    ring: [Option<Op>; LOOKAHEAD],
+    pos: usize,
+    /// The ring has been filled (on the task's first operation).
+    filled: bool,
+    /// The source has returned None; it is not asked again.
+    ended: bool,
+    /// No lookahead: a replayed trace can fail part-way (`Source::error`), and reading it
+    /// ahead could report a failure past the point where the run stops.
+    direct: bool,
+}
+
+impl Ahead {
+    fn new(src: &TaskSource) -> Self {
+        Ahead {
+            ring: [None; LOOKAHEAD],
+            pos: 0,
+            filled: false,
+            ended: false,
+            direct: matches!(src.source, refault_workload::Source::Trace(_)),
+        }
+    }
+}
+
+/// Where an operation's first page is: (object, page index).
+#[inline]
+fn op_page(op: &Option<Op>) -> Option<(u32, u32)> {
+    match *op {
+        Some(Op::Touch { obj, page, .. })
+        | Some(Op::Read { obj, page, .. })
+        | Some(Op::Write { obj, page, .. }) => Some((obj, page)),
+        _ => None,
+    }
+}
+
+impl Task {
+    /// The task's next operation, from its lookahead ring; the operation entering the ring
+    /// gets its entry prefetched and the one [`FRAME_AHEAD`] from now its frame.
+    #[inline]
+    fn next_op(&mut self, mm: &Mm) -> Option<Op> {
+        let a = &mut self.ahead;
+        if a.direct {
+            return self.src.next_op();
+        }
+        if !a.filled {
+            a.filled = true;
+            for i in 0..LOOKAHEAD {
+                let op = if a.ended { None } else { self.src.next_op() };
+                a.ended = op.is_none();
+                a.ring[i] = op;
+                if let Some((obj, page)) = op_page(&op) {
+                    mm.prefetch_entry(obj, page);
+                }
+            }
+        }
+        let pos = a.pos;
+        let op = a.ring[pos];
+        let new = if a.ended { None } else { self.src.next_op() };
+        a.ended = new.is_none();
+        a.ring[pos] = new;
+        if let Some((obj, page)) = op_page(&new) {
+            mm.prefetch_entry(obj, page);
+        }
+        a.pos = (pos + 1) % LOOKAHEAD;
+        if let Some((obj, page)) = op_page(&a.ring[(pos + FRAME_AHEAD) % LOOKAHEAD]) {
+            mm.prefetch_frame(obj, page);
+        }
+        op
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -183,6 +266,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         .map_err(|e| SimError::Workload(e.to_string()))?
         .into_iter()
         .map(|src| Task {
+            ahead: Ahead::new(&src),
             memcg: src.cgroup.map(|c| c as u16 + 1).unwrap_or(0),
             op_start: src.start_ns,
             src,
@@ -487,7 +571,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         let mut woke_in_batch = None;
         loop {
             let task = &mut tasks[ti];
-            let Some(op) = task.src.next_op() else {
+            let Some(op) = task.next_op(&mm) else {
                 task.done = true;
                 task.finished_at = t_now;
                 live_tasks -= 1;
