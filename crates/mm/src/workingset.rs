@@ -220,6 +220,15 @@ impl KernelVersion {
         self < KernelVersion::new(6, 15)
     }
 
+    /// Since v6.6 ("sched/fair: Implement an EEVDF-like scheduling policy"): the fair class
+    /// schedules by earliest eligible virtual deadline. Before (6.1): CFS, where a woken
+    /// thread that slept while others ran preempts at once (`place_entity()`,
+    /// `check_preempt_wakeup()`); the simulator's scheduler follows it (refault-sim's
+    /// `sched` module).
+    pub fn sched_eevdf(self) -> bool {
+        self >= KernelVersion::new(6, 6)
+    }
+
     /// Parse "6.1", "6.12", "7.2" or a release string such as "6.1.0-50-cloud-amd64".
     pub fn parse(s: &str) -> Option<KernelVersion> {
         let mut it = s.trim().splitn(3, '.');

@@ -17,7 +17,7 @@ use crate::error::{ErrorKind, ScenarioError};
 use crate::model::{ZoneKind, ZoneSpec};
 
 /// One zone of a /proc/zoneinfo.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct ZoneInfo {
     /// Zone name as printed ("DMA", "DMA32", "Normal", "Movable", "Device", "HighMem").
     pub name: String,

@@ -314,6 +314,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     let mut kswapd_cpu = 0u64;
     let mut flusher_cpu = 0u64;
     let mut sched = Sched::new(scn.machine.cpus, ready.len());
+    sched.set_cfs(!mm.cfg.kernel.sched_eevdf());
     // When a sleeping thread was woken by another thread's step (which may end after the
     // time the woken thread is made ready at): the time it starts waiting if no CPU is idle.
     let mut woke_at = vec![0u64; ready.len()];
@@ -451,6 +452,15 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                     // End of the HZ/10 nap (prepare_kswapd_sleep() again).
                     if mm.kswapd_may_sleep() && !mm.kswapd.wake_pending {
                         kstate = KState::Sleeping;
+                        // It got a CPU to check this and goes to sleep on it (schedule()):
+                        // the CPU goes to the first waiting thread now. (Without this the
+                        // CPU stayed kswapd's while it slept, and a task waiting for it —
+                        // one that woke from IO while kswapd had taken the idle CPU — never
+                        // ran again.)
+                        sched.ran(c, now, 0);
+                        if let Some((n, t)) = sched.block(c) {
+                            ready[n as usize] = t;
+                        }
                         continue;
                     }
                     mm.ev

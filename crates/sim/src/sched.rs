@@ -38,15 +38,32 @@
 //!   spent, so a thread woken during a step waits for its end even when the thread running
 //!   it blocks afterwards. One task event is one step even when its allocation retries
 //!   direct reclaim several times (the kernel could be preempted between the rounds).
-//! - v6.1 (CFS) differs: a woken thread that slept long is placed `sched_latency / 2` before
-//!   `min_vruntime` (`GENTLE_FAIR_SLEEPERS`) and preempts at once when that is more than the
-//!   wakeup granularity (1 ms × the same factor) before `curr`; it does not wait for `curr`'s
-//!   slice. The model follows EEVDF only.
+//!
+//! # Before EEVDF: CFS (`model.kernel` < 6.6)
+//! Kernels before v6.6 ("sched/fair: Implement an EEVDF-like scheduling policy") schedule
+//! with CFS, and a woken thread does not wait for `curr`'s slice. The model follows v6.1's
+//! fair.c there ([`Sched::set_cfs`]): each thread has a `vruntime` (its CPU time: every
+//! thread is nice 0) and the run queue a `min_vruntime` (`update_min_vruntime()`: never
+//! decreasing, the smallest vruntime of the threads on a CPU or waiting). A woken thread is
+//! placed at `max(its vruntime, min_vruntime - sched_latency / 2)` (`place_entity()` with
+//! `GENTLE_FAIR_SLEEPERS`), so one that slept while others ran comes back half a latency
+//! ahead. `check_preempt_wakeup()` preempts `curr` at once (at its next preemption point)
+//! when curr's vruntime is more than `sysctl_sched_wakeup_granularity` ahead of the woken
+//! thread's (`wakeup_preempt_entity()`). Otherwise `check_preempt_tick()` at each tick
+//! reschedules once curr ran longer than its ideal slice without a break (`sched_slice()`:
+//! `sched_latency`, or `nr_running` × `min_granularity` past `sched_nr_latency` = 8
+//! threads, shared equally), or, after at least `min_granularity`, when its vruntime is more
+//! than that slice ahead of the leftmost waiting thread's. The next thread is the waiting
+//! one with the smallest vruntime (the rbtree's leftmost). Latency 6 ms, minimum granularity
+//! 0.75 ms and wakeup granularity 1 ms, each × `1 + ilog2(min(ncpus, 8))`. Not modelled:
+//! buddies (`next`/`last`/`skip`), `sched_child_runs_first`, the 2^63 ns sleep reset.
 //!
 //! # Kernel references
 //! kernel/sched/fair.c `get_update_sysctl_factor()`, `update_deadline()`, `update_curr()`,
 //! `place_entity()`, `pick_eevdf()`, `protect_slice()`, `check_preempt_wakeup_fair()`,
-//! `task_tick_fair()`; kernel/sched/features.h `RUN_TO_PARITY`.
+//! `task_tick_fair()`; kernel/sched/features.h `RUN_TO_PARITY`. v6.1: `place_entity()`,
+//! `check_preempt_wakeup()`, `wakeup_preempt_entity()`, `check_preempt_tick()`,
+//! `sched_slice()`, `__sched_period()`, `update_min_vruntime()`.
 
 use serde::Serialize;
 
@@ -63,6 +80,55 @@ pub const TICK_NS: u64 = 1_000_000_000 / HZ;
 pub fn base_slice_ns(ncpus: u32) -> u64 {
     let cpus = ncpus.clamp(1, 8);
     BASE_SLICE_NS * (1 + cpus.ilog2() as u64)
+}
+
+/// v6.1 CFS: `sysctl_sched_latency` before scaling.
+pub const CFS_LATENCY_NS: u64 = 6_000_000;
+/// v6.1 CFS: `sysctl_sched_min_granularity` before scaling.
+pub const CFS_MIN_GRANULARITY_NS: u64 = 750_000;
+/// v6.1 CFS: `sysctl_sched_wakeup_granularity` before scaling.
+pub const CFS_WAKEUP_GRANULARITY_NS: u64 = 1_000_000;
+/// v6.1 CFS: `sched_nr_latency`.
+pub const CFS_NR_LATENCY: u64 = 8;
+
+/// `get_update_sysctl_factor()` under `SCHED_TUNABLESCALING_LOG`: `1 + ilog2(min(ncpus, 8))`.
+fn sysctl_factor(ncpus: u32) -> u64 {
+    1 + ncpus.clamp(1, 8).ilog2() as u64
+}
+
+/// v6.1's `check_preempt_tick()` for a thread that got its CPU at `start` with vruntime
+/// `v_start` and has run since without a break, against the leftmost waiting thread
+/// (vruntime `left_v`, waiting since `arrival`), with `nr_running` threads on the run queue
+/// (curr included): the first tick at or after `arrival` at which it is rescheduled.
+pub fn cfs_tick_resched_at(
+    start: u64,
+    v_start: u64,
+    left_v: u64,
+    arrival: u64,
+    nr_running: u64,
+    factor: u64,
+) -> u64 {
+    let latency = CFS_LATENCY_NS * factor;
+    let min_gran = CFS_MIN_GRANULARITY_NS * factor;
+    let nr = nr_running.max(1);
+    // __sched_period() / nr_running: equal weights.
+    let period = if nr > CFS_NR_LATENCY {
+        nr * min_gran
+    } else {
+        latency
+    };
+    let ideal = period / nr;
+    let mut t = tick_at_or_after(arrival.max(start));
+    loop {
+        let delta_exec = t - start;
+        if delta_exec > ideal {
+            return t;
+        }
+        if delta_exec >= min_gran && (v_start + delta_exec).saturating_sub(left_v) > ideal {
+            return t;
+        }
+        t += TICK_NS;
+    }
 }
 
 /// The first tick at or after `t`.
@@ -113,6 +179,8 @@ struct Cpu {
     curr: u32,
     /// When `curr` got it (the start of its slice).
     start: u64,
+    /// CFS: curr's vruntime when it got the CPU.
+    v_start: u64,
 }
 
 /// Per-thread scheduler statistics (`/proc/PID/schedstat`: time on a CPU, time waiting on a
@@ -143,6 +211,16 @@ pub struct Sched {
     queued: Vec<bool>,
     pub stats: Vec<ThreadStats>,
     pub slice_ns: u64,
+    /// v6.1's CFS instead of EEVDF ([`Sched::set_cfs`]).
+    cfs: bool,
+    /// CFS: each thread's vruntime (its CPU time, placed on wakeup).
+    vruntime: Vec<u64>,
+    /// CFS: the run queue's `min_vruntime`.
+    min_vruntime: u64,
+    /// CFS: the waiting thread preempts at its arrival (`check_preempt_wakeup()`).
+    wake_preempt: Vec<bool>,
+    /// `get_update_sysctl_factor()`.
+    factor: u64,
 }
 
 impl Sched {
@@ -154,6 +232,7 @@ impl Sched {
                     free_at: 0,
                     curr: NONE,
                     start: 0,
+                    v_start: 0,
                 };
                 n as usize
             ],
@@ -162,7 +241,48 @@ impl Sched {
             queued: vec![false; nthreads],
             stats: vec![ThreadStats::default(); nthreads],
             slice_ns: base_slice_ns(n),
+            cfs: false,
+            vruntime: vec![0; nthreads],
+            min_vruntime: 0,
+            wake_preempt: vec![false; nthreads],
+            factor: sysctl_factor(n),
         }
+    }
+
+    /// Schedule as v6.1's CFS does (kernels before v6.6's EEVDF; `model.kernel`), see the
+    /// module doc.
+    pub fn set_cfs(&mut self, cfs: bool) {
+        self.cfs = cfs;
+    }
+
+    /// CFS `update_min_vruntime()`: the smallest vruntime of the threads on a CPU or
+    /// waiting, never moving back.
+    fn update_min_vruntime(&mut self) {
+        let on_cpu = self.cpus.iter().filter(|c| c.curr != NONE).map(|c| c.curr);
+        let waiting = self.rq.iter().map(|&(th, _)| th);
+        if let Some(m) = on_cpu
+            .chain(waiting)
+            .map(|th| self.vruntime[th as usize])
+            .min()
+        {
+            self.min_vruntime = self.min_vruntime.max(m);
+        }
+    }
+
+    /// The run queue entry that gets the next free CPU: the first (EEVDF, equal slices) or
+    /// the smallest vruntime (CFS: the rbtree's leftmost; ties in queue order).
+    fn next_waiter(&self) -> Option<usize> {
+        if !self.cfs {
+            return (!self.rq.is_empty()).then_some(0);
+        }
+        (0..self.rq.len()).min_by_key(|&i| (self.vruntime[self.rq[i].0 as usize], i))
+    }
+
+    fn pop_waiter(&mut self) -> Option<(u32, u64)> {
+        let i = self.next_waiter()?;
+        let w = self.rq.remove(i).expect("index in range");
+        self.wake_preempt[w.0 as usize] = false;
+        Some(w)
     }
 
     /// The CPU `th` holds, if any.
@@ -190,6 +310,7 @@ impl Sched {
     fn give(&mut self, c: usize, th: u32, at: u64) {
         self.cpus[c].curr = th;
         self.cpus[c].start = at;
+        self.cpus[c].v_start = self.vruntime[th as usize];
         self.on_cpu[th as usize] = c as u32;
     }
 
@@ -199,6 +320,15 @@ impl Sched {
     /// the end of the step that woke it, when that ends after `t`) (None).
     pub fn wake(&mut self, th: u32, t: u64, arrival: u64) -> Option<u64> {
         debug_assert!(self.is_sleeping(th));
+        if self.cfs {
+            // place_entity() for a wakeup (GENTLE_FAIR_SLEEPERS).
+            self.update_min_vruntime();
+            let floor = self
+                .min_vruntime
+                .saturating_sub(CFS_LATENCY_NS * self.factor / 2);
+            let v = &mut self.vruntime[th as usize];
+            *v = (*v).max(floor);
+        }
         let idle = (0..self.cpus.len())
             .filter(|&c| self.cpus[c].curr == NONE)
             .min_by_key(|&c| (self.cpus[c].free_at, c));
@@ -210,6 +340,15 @@ impl Sched {
                 Some(at)
             }
             None => {
+                if self.cfs {
+                    // check_preempt_wakeup(): wakeup_preempt_entity() against a curr.
+                    let v = self.vruntime[th as usize];
+                    let gran = CFS_WAKEUP_GRANULARITY_NS * self.factor;
+                    self.wake_preempt[th as usize] = self
+                        .cpus
+                        .iter()
+                        .any(|c| self.vruntime[c.curr as usize] > v + gran);
+                }
                 self.queued[th as usize] = true;
                 self.rq.push_back((th, arrival));
                 None
@@ -227,16 +366,32 @@ impl Sched {
     /// between: its slice starts again at `t` (`place_entity()` gives it a new deadline).
     pub fn restart_slice(&mut self, c: usize, t: u64) {
         self.cpus[c].start = t;
+        self.cpus[c].v_start = self.vruntime[self.cpus[c].curr as usize];
     }
 
     /// Until when the thread on CPU `c` may run on without passing a preemption point that
     /// would give the CPU away (u64::MAX while nobody waits).
     #[inline]
     pub fn horizon(&self, c: usize) -> u64 {
-        match self.rq.front() {
-            None => u64::MAX,
-            Some(&(_, arrival)) => resched_at(self.cpus[c].start, self.slice_ns, arrival),
+        let Some(i) = self.next_waiter() else {
+            return u64::MAX;
+        };
+        let (th, arrival) = self.rq[i];
+        if !self.cfs {
+            return resched_at(self.cpus[c].start, self.slice_ns, arrival);
         }
+        if self.wake_preempt[th as usize] {
+            return arrival;
+        }
+        let cpu = &self.cpus[c];
+        cfs_tick_resched_at(
+            cpu.start,
+            cpu.v_start,
+            self.vruntime[th as usize],
+            arrival,
+            1 + self.rq.len() as u64,
+            self.factor,
+        )
     }
 
     /// The thread on CPU `c`, at a preemption point at `t` and still runnable: if a waiting
@@ -247,7 +402,7 @@ impl Sched {
             return None;
         }
         let curr = self.cpus[c].curr;
-        let (next, since) = self.rq.pop_front().expect("a waiting thread");
+        let (next, since) = self.pop_waiter().expect("a waiting thread");
         self.queued[next as usize] = false;
         self.on_cpu[curr as usize] = NONE;
         self.stats[curr as usize].nr_preempted += 1;
@@ -263,6 +418,7 @@ impl Sched {
     pub fn ran(&mut self, c: usize, end: u64, cpu_ns: u64) {
         let th = self.cpus[c].curr;
         self.stats[th as usize].cpu_ns += cpu_ns;
+        self.vruntime[th as usize] += cpu_ns;
         self.cpus[c].free_at = end;
     }
 
@@ -273,7 +429,7 @@ impl Sched {
         self.on_cpu[curr as usize] = NONE;
         self.cpus[c].curr = NONE;
         let at = self.cpus[c].free_at;
-        let (next, since) = self.rq.pop_front()?;
+        let (next, since) = self.pop_waiter()?;
         self.queued[next as usize] = false;
         self.record_wait(next, at.saturating_sub(since));
         self.give(c, next, at);
@@ -350,5 +506,68 @@ mod tests {
         assert_eq!(s.wake(2, 4_800_000, 4_800_000), Some(5_000_000));
         assert_eq!(s.stats[2].wait_ns, 200_000);
         assert_eq!(s.stats[1].cpu_ns, 500_000);
+    }
+
+    /// v6.1 `check_preempt_tick()` on one CPU (latency 6 ms, two threads: ideal slice 3 ms):
+    /// curr is rescheduled at the first tick where it has run more than 3 ms without a
+    /// break, or (after 0.75 ms) where its vruntime is more than 3 ms ahead of the waiter's.
+    #[test]
+    fn cfs_tick_reschedules_after_the_ideal_slice() {
+        const MS: u64 = 1_000_000;
+        // Equal vruntimes: 4 ms tick, ran 3 ms (not more): on; 8 ms tick, ran 7 ms: off.
+        assert_eq!(
+            cfs_tick_resched_at(MS, 10 * MS, 10 * MS, MS + MS / 5, 2, 1),
+            8 * MS
+        );
+        // The waiter 2 ms behind: at the 4 ms tick curr is 3 + 2 = 5 ms ahead.
+        assert_eq!(
+            cfs_tick_resched_at(MS, 10 * MS, 8 * MS, MS + MS / 5, 2, 1),
+            4 * MS
+        );
+        // Nine threads: period 9 × 0.75 ms, slice 0.75 ms: the first tick after 0.75 ms.
+        assert_eq!(cfs_tick_resched_at(0, 0, 0, 0, 9, 1), 4 * MS);
+        // Two CPUs scale latency and granularities by 2: ideal 6 ms, 8 ms tick.
+        assert_eq!(cfs_tick_resched_at(0, 5 * MS, 5 * MS, MS, 2, 2), 8 * MS);
+    }
+
+    /// v6.1 CFS: a thread woken after sleeping while another ran is placed half a latency
+    /// (3 ms) before `min_vruntime` and preempts curr at once (`check_preempt_wakeup()`),
+    /// where EEVDF keeps curr to the tick after its slice; a thread that slept only briefly
+    /// (vruntime within the 1 ms wakeup granularity of curr's) waits for the tick.
+    #[test]
+    fn cfs_wakeup_preempts_a_thread_that_ran_while_it_slept() {
+        const MS: u64 = 1_000_000;
+        let woken = |cfs: bool| {
+            let mut s = Sched::new(1, 2);
+            s.set_cfs(cfs);
+            assert_eq!(s.wake(0, 0, 0), Some(0));
+            s.ran(0, 10 * MS, 10 * MS);
+            // Thread 0 slept on IO and woke at 9.8 ms within its step: a new slice.
+            s.restart_slice(0, 9 * MS + 8 * MS / 10);
+            assert_eq!(s.wake(1, 10 * MS, 10 * MS), None);
+            s
+        };
+        let mut cfs = woken(true);
+        assert_eq!(cfs.vruntime[1], 7 * MS, "min_vruntime 10 ms - latency / 2");
+        assert_eq!(cfs.horizon(0), 10 * MS);
+        assert_eq!(cfs.preempt_point(0, 10 * MS), Some(1));
+        // EEVDF: deadline 10.55 ms, found at the 12 ms tick.
+        assert_eq!(woken(false).horizon(0), 12 * MS);
+
+        // Thread 1 ran 9.5 ms before thread 0 ran 0.5 ms: its vruntime is ahead, no
+        // wakeup preemption; thread 0 is rescheduled at the 16 ms tick (ran 6.5 ms > 3 ms).
+        let mut s = Sched::new(1, 2);
+        s.set_cfs(true);
+        assert_eq!(s.wake(1, 0, 0), Some(0));
+        s.ran(0, 9 * MS + MS / 2, 9 * MS + MS / 2);
+        assert_eq!(s.block(0), None);
+        assert_eq!(
+            s.wake(0, 9 * MS + MS / 2, 9 * MS + MS / 2),
+            Some(9 * MS + MS / 2)
+        );
+        s.ran(0, 10 * MS, MS / 2);
+        assert_eq!(s.wake(1, 10 * MS, 10 * MS), None);
+        assert_eq!(s.vruntime[1], 9 * MS + MS / 2);
+        assert_eq!(s.horizon(0), 16 * MS);
     }
 }

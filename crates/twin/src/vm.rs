@@ -1010,8 +1010,10 @@ pub fn compare_vm_observed(
     }
     let mut real: Vec<Counters> = runs.iter().map(|r| r.vmstat.clone()).collect();
     // The simulated machine is the guest's as the first run started on it.
-    let zones = parse_zoneinfo(&runs[0].zoneinfo_before);
-    let mut sim_scn = machine_from_zoneinfo(scn, &zones)?;
+    let zones =
+        refault_scenario::zoneinfo::parse(&runs[0].zoneinfo_before, "the guest's /proc/zoneinfo")
+            .map_err(|e| e.to_string())?;
+    let mut sim_scn = machine_from_zoneinfo(scn, &runs[0].zoneinfo_before)?;
     add_guest_page_cache(&mut sim_scn, &runs[0].zoneinfo_before)?;
     // The guest's disk as it measured it (mean over the runs' probes).
     let probes: Vec<&DiskProbe> = runs.iter().filter_map(|r| r.disk_probe.as_ref()).collect();
@@ -1110,8 +1112,8 @@ pub struct VmReport {
     pub accel: Accel,
     /// Why this accelerator (`--accel auto`'s probe, or asked for).
     pub accel_reason: String,
-    /// The guest's zones as the first run started ([`parse_zoneinfo`]).
-    pub zones: Vec<GuestZone>,
+    /// The guest's zones as the first run started ([`refault_scenario::zoneinfo::parse`]).
+    pub zones: Vec<refault_scenario::zoneinfo::ZoneInfo>,
     /// The simulated machine's zones (kind, pages) and min_free_kbytes
     /// ([`machine_from_zoneinfo`]).
     pub simulated_zones: Vec<(String, u64)>,
@@ -1139,56 +1141,6 @@ pub fn add_allocstall_total(c: &mut Counters) {
     c.insert("allocstall_total".into(), t);
 }
 
-/// One zone of /proc/zoneinfo.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct GuestZone {
-    pub name: String,
-    pub free: u64,
-    pub min: u64,
-    pub low: u64,
-    pub high: u64,
-    pub managed: u64,
-}
-
-/// The zones of a /proc/zoneinfo text (node 0), with managed pages.
-pub fn parse_zoneinfo(text: &str) -> Vec<GuestZone> {
-    let mut out: Vec<GuestZone> = Vec::new();
-    for line in text.lines() {
-        let t = line.trim();
-        if let Some(rest) = t.strip_prefix("Node ") {
-            if let Some((_, name)) = rest.split_once("zone") {
-                out.push(GuestZone {
-                    name: name.trim().to_string(),
-                    free: 0,
-                    min: 0,
-                    low: 0,
-                    high: 0,
-                    managed: 0,
-                });
-            }
-            continue;
-        }
-        let Some(z) = out.last_mut() else { continue };
-        let mut it = t.split_whitespace();
-        let (k, v) = match (it.next(), it.next(), it.next()) {
-            (Some("pages"), Some("free"), Some(v)) => ("free", v),
-            (Some(k), Some(v), None) => (k, v),
-            _ => continue,
-        };
-        let Ok(v) = v.parse::<u64>() else { continue };
-        match k {
-            "free" => z.free = v,
-            "min" => z.min = v,
-            "low" => z.low = v,
-            "high" => z.high = v,
-            "managed" => z.managed = v,
-            _ => {}
-        }
-    }
-    out.retain(|z| z.managed > 0);
-    out
-}
-
 /// A per-node statistic of a /proc/zoneinfo text (`nr_inactive_file`, ...: the node's,
 /// printed once under its first zone's "per-node stats"); 0 when absent.
 pub fn zoneinfo_node_stat(text: &str, key: &str) -> u64 {
@@ -1210,8 +1162,9 @@ pub const GUEST_PAGE_CACHE: &str = "guest-page-cache";
 /// executor's own binary on the virtio disk, mapped by the running executor), which the
 /// scenario does not describe, become a file object of that many pages, mapped and touched
 /// once at the start by a task of their own ([`GUEST_PAGE_CACHE`], appended after the
-/// scenario's objects and tasks so theirs keep their indices and random streams), with the
-/// machine grown by as many pages. Reclaim then finds them as the kernel did: on the
+/// scenario's objects and tasks so theirs keep their indices and random streams); the
+/// guest kernel counted them in use (managed - free), so they leave the zones' boot-time
+/// kernel pages ([`machine_from_zoneinfo`]) and are faulted in again by that task. Reclaim then finds them as the kernel did: on the
 /// inactive file list, mapped with young PTEs (`folio_check_references()` keeps a folio
 /// with a referenced PTE once, then reclaims it). The guest had them before its run
 /// started, so the scenario's own tasks start once the task has mapped them: every start
@@ -1264,8 +1217,22 @@ pub fn add_guest_page_cache(scn: &mut Scenario, zoneinfo: &str) -> Result<(), St
             repeat: 1,
         },
     });
-    scn.machine.zones[0].pages += pages;
-    scn.machine.memory_pages += pages;
+    // The guest kernel held them when the run started (managed - free): they leave the
+    // zones' boot-time kernel pages, highest zone first (where the allocator put them),
+    // and become the object's pages once the task faults them in.
+    let mut left = pages;
+    for z in scn.machine.zones.iter_mut().rev() {
+        let n = left.min(z.kernel);
+        z.kernel -= n;
+        left -= n;
+    }
+    if left > 0 {
+        return Err(format!(
+            "the guest's zoneinfo counts {pages} file pages but its zones hold only {} pages \
+             in use",
+            pages - left
+        ));
+    }
     let mut alone = scn.clone();
     alone.tasks = vec![scn.tasks.last().expect("just pushed").clone()];
     let r = refault_sim::run(&alone, Default::default()).map_err(|e| e.to_string())?;
@@ -1278,46 +1245,34 @@ pub fn add_guest_page_cache(scn: &mut Scenario, zoneinfo: &str) -> Result<(), St
     Ok(())
 }
 
-/// The scenario with the guest's machine: one simulated zone per guest zone kind — DMA and
-/// DMA32 together as DMA32 (the model has no DMA zone; on the guest the 16 MiB DMA zone
-/// serves user pages once DMA32 is below its watermark plus a small lowmem reserve),
-/// Normal as Normal — each as large as the guest's free pages when the run started, and
-/// `min_free_kbytes` the guest's (the sum of its zones' min watermarks), so that the
-/// simulation starts with the free memory and watermarks the guest kernel had.
-/// Simplification: the pages in use at the start (the guest kernel's slab, the initramfs
-/// in its rootfs, the executor's own pages) are left out rather than modelled as
-/// unreclaimable, so each zone's low/high gap (`watermark_scale_factor` of managed
-/// pages) is computed from its free pages, slightly below the guest's.
-pub fn machine_from_zoneinfo(scn: &Scenario, zones: &[GuestZone]) -> Result<Scenario, String> {
-    use refault_scenario::{ZoneKind, ZoneSpec};
-    let mut dma32 = 0;
-    let mut normal = 0;
-    let mut min = 0;
-    for z in zones {
-        match z.name.as_str() {
-            "DMA" | "DMA32" => dma32 += z.free,
-            "Normal" => normal += z.free,
-            _ => continue,
-        }
-        min += z.min;
-    }
-    if dma32 + normal == 0 {
-        return Err("the guest's /proc/zoneinfo has no DMA, DMA32 or Normal zone".into());
-    }
+/// The scenario with the guest's machine as `machine.from_zoneinfo` builds it
+/// ([`refault_scenario::zoneinfo::machine_zones`]): each populated zone of the guest (DMA,
+/// DMA32, Normal) with its present pages, the pages reserved at boot (present - managed),
+/// the pages the guest kernel held when the run started (managed - free: its slab, page
+/// tables, the initramfs in its rootfs, the executor's own pages), its `min`/`low`/`high`
+/// watermarks and its `protection` (`lowmem_reserve[]`), so the simulation starts with the
+/// free memory, watermarks and zone layout the guest kernel had. The 16 MiB DMA zone matters
+/// to kswapd: `pgdat_balanced()` is satisfied by any eligible zone at its high watermark
+/// (plus its `lowmem_reserve` against the waker's highest zone), and the allocator reaches
+/// DMA only once DMA32 is below its low watermark. `min_free_kbytes` is the guest's (four
+/// times the sum of its zones' min watermarks). `zoneinfo` is the guest's /proc/zoneinfo
+/// text; bad input is an error naming the line.
+pub fn machine_from_zoneinfo(scn: &Scenario, zoneinfo: &str) -> Result<Scenario, String> {
+    const ORIGIN: &str = "the guest's /proc/zoneinfo";
+    let parsed = refault_scenario::zoneinfo::parse(zoneinfo, ORIGIN).map_err(|e| e.to_string())?;
+    let zones = refault_scenario::zoneinfo::machine_zones(&parsed, zoneinfo, ORIGIN)
+        .map_err(|e| e.to_string())?;
     let mut out = scn.clone();
-    out.machine.zones.clear();
-    if dma32 > 0 {
-        out.machine
-            .zones
-            .push(ZoneSpec::new(ZoneKind::Dma32, dma32));
-    }
-    if normal > 0 {
-        out.machine
-            .zones
-            .push(ZoneSpec::new(ZoneKind::Normal, normal));
-    }
-    out.machine.memory_pages = dma32 + normal;
-    out.sysctl.min_free_kbytes = Some(min * 4);
+    out.machine.memory_pages = zones.iter().map(|z| z.pages).sum();
+    out.sysctl.min_free_kbytes = Some(
+        zones
+            .iter()
+            .filter_map(|z| z.wmark)
+            .map(|w| w[0])
+            .sum::<u64>()
+            * 4,
+    );
+    out.machine.zones = zones;
     Ok(out)
 }
 
@@ -1325,64 +1280,66 @@ pub fn machine_from_zoneinfo(scn: &Scenario, zones: &[GuestZone]) -> Result<Scen
 mod tests {
     use super::*;
 
-    const ZONEINFO: &str = "Node 0, zone      DMA
-  per-node stats
-      nr_inactive_anon 926
-      nr_inactive_file 808
-      nr_active_file 12
-  pages free     3808
-        boost    0
-        min      31
-        low      38
-        high     45
-        spanned  4095
-        present  3998
-        managed  3840
-        protection: (0, 187, 187, 187, 187)
-      nr_free_pages 3808
-Node 0, zone    DMA32
-  pages free     50000
-        boost    0
-        min      700
-        low      875
-        high     1050
-        managed  56000
-Node 0, zone   Normal
-  pages free     0
-        min      0
-        managed  0
-";
+    /// A guest's /proc/zoneinfo as a run started: Debian's 6.1 cloud kernel on the suite's
+    /// 256 MiB machine (runs B of docs/fidelity/vm-debian-6.1-s12-runs-b.json).
+    const ZONEINFO: &str = include_str!("../../../docs/zoneinfo/guest-debian-6.1-256m.zoneinfo");
 
-    #[test]
-    fn zoneinfo_parsed_and_machine_built_from_it() {
-        let z = parse_zoneinfo(ZONEINFO);
-        assert_eq!(z.len(), 2, "the empty Normal zone is left out");
-        assert_eq!(
-            z[0],
-            GuestZone {
-                name: "DMA".into(),
-                free: 3808,
-                min: 31,
-                low: 38,
-                high: 45,
-                managed: 3840
-            }
-        );
-        assert_eq!((z[1].free, z[1].min, z[1].managed), (50000, 700, 56000));
-        let scn = refault_scenario::parse(
-            "[machine]\nmemory = \"256M\"\n[[object]]\nname = \"a\"\nkind = \"anon\"\nsize = \"1M\"\n[[task]]\nname = \"t\"\n[[task.phase]]\naccess = \"touch\"\nobject = \"a\"\npattern = \"sequential\"\n",
+    fn tiny_scenario(extra: &str) -> Scenario {
+        refault_scenario::parse(
+            &format!("[machine]\nmemory = \"256M\"\n{extra}"),
             "t.toml",
             &[],
             None,
         )
-        .unwrap();
-        let m = machine_from_zoneinfo(&scn, &z).unwrap();
-        assert_eq!(m.machine.memory_pages, 53808);
-        assert_eq!(m.machine.zones.len(), 1);
-        assert_eq!(m.machine.zones[0].pages, 53808);
-        assert_eq!(m.sysctl.min_free_kbytes, Some((31 + 700) * 4));
-        // And the simulation runs on it.
-        refault_sim::run(&m, Default::default()).unwrap();
+        .unwrap()
+    }
+
+    /// The simulated machine is the guest's zone layout as `machine.from_zoneinfo` reads it:
+    /// the 16 MiB DMA zone and DMA32 with their present, reserved and in-use pages, the
+    /// kernel's watermarks and protection, and the Mm built from it has exactly the guest's
+    /// managed and free pages per zone.
+    #[test]
+    fn machine_built_from_the_guests_zone_layout() {
+        let scn = tiny_scenario("[[object]]\nname = \"a\"\nkind = \"anon\"\nsize = \"1M\"\n[[task]]\nname = \"t\"\n[[task.phase]]\naccess = \"touch\"\nobject = \"a\"\npattern = \"sequential\"\n");
+        let m = machine_from_zoneinfo(&scn, ZONEINFO).unwrap();
+        use refault_scenario::{ZoneKind, ZoneSpec};
+        assert_eq!(
+            m.machine.zones,
+            vec![
+                ZoneSpec {
+                    kind: ZoneKind::Dma,
+                    pages: 3998,
+                    reserved: 3998 - 3840,
+                    kernel: 3840 - 3808,
+                    wmark: Some([32, 40, 48]),
+                    protection: Some([0, 188, 188]),
+                },
+                ZoneSpec {
+                    kind: ZoneKind::Dma32,
+                    pages: 61405,
+                    reserved: 61405 - 51813,
+                    kernel: 51813 - 42441,
+                    wmark: Some([435, 543, 651]),
+                    protection: Some([0, 0, 0]),
+                },
+            ]
+        );
+        assert_eq!(m.machine.memory_pages, 3998 + 61405);
+        assert_eq!(m.sysctl.min_free_kbytes, Some((32 + 435) * 4));
+        // The simulation runs on it with the guest's managed pages and watermarks.
+        let r = refault_sim::run(&m, Default::default()).unwrap();
+        let z: Vec<_> = r
+            .watermarks
+            .iter()
+            .map(|z| (z.managed_pages, z.min, z.low, z.high))
+            .collect();
+        assert_eq!(z, vec![(3840, 32, 40, 48), (51813, 435, 543, 651)]);
+        // A zoneinfo the twin cannot use is an error naming the line, not a panic.
+        let bad = ZONEINFO.replace("min      435", "min      4x5");
+        assert_eq!(
+            machine_from_zoneinfo(&scn, &bad).unwrap_err(),
+            "the guest's /proc/zoneinfo:84:9: min: `4x5` is not a page count"
+        );
     }
 
     /// The guest's file pages at the start (808 inactive + 12 active) join the machine as
@@ -1393,19 +1350,17 @@ Node 0, zone   Normal
     fn guest_page_cache_is_on_the_simulated_machine() {
         assert_eq!(zoneinfo_node_stat(ZONEINFO, "nr_inactive_file"), 808);
         assert_eq!(zoneinfo_node_stat(ZONEINFO, "nr_active_file"), 12);
-        assert_eq!(zoneinfo_node_stat(ZONEINFO, "nr_shmem"), 0);
-        let scn = refault_scenario::parse(
-            "[machine]\nmemory = \"256M\"\n[[object]]\nname = \"f\"\nkind = \"file\"\nsize = \"512M\"\n[[task]]\nname = \"t\"\nstart = \"10ms\"\n[[task.phase]]\naccess = \"read\"\nobject = \"f\"\npattern = \"sequential\"\npages_per_op = 32\n",
-            "t.toml",
-            &[],
-            None,
-        )
-        .unwrap();
-        let z = parse_zoneinfo(ZONEINFO);
-        let bare = machine_from_zoneinfo(&scn, &z).unwrap();
+        let scn = tiny_scenario("[[object]]\nname = \"f\"\nkind = \"file\"\nsize = \"512M\"\n[[task]]\nname = \"t\"\nstart = \"10ms\"\n[[task.phase]]\naccess = \"read\"\nobject = \"f\"\npattern = \"sequential\"\npages_per_op = 32\n");
+        let bare = machine_from_zoneinfo(&scn, ZONEINFO).unwrap();
         let mut m = bare.clone();
         add_guest_page_cache(&mut m, ZONEINFO).unwrap();
-        assert_eq!(m.machine.memory_pages, bare.machine.memory_pages + 820);
+        // The guest counted them in use in DMA32: they leave its kernel pages.
+        assert_eq!(m.machine.memory_pages, bare.machine.memory_pages);
+        assert_eq!(
+            m.machine.zones[1].kernel,
+            bare.machine.zones[1].kernel - 820
+        );
+        assert_eq!(m.machine.zones[0], bare.machine.zones[0]);
         // The scenario's task starts once the guest's pages are mapped.
         let settle = m.tasks[0].start_ns - bare.tasks[0].start_ns;
         assert!(settle > 0 && settle.is_multiple_of(1_000_000), "{settle}");

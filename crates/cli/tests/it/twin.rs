@@ -479,7 +479,7 @@ fn fidelity_vm_replay_resimulates_saved_guest_runs() {
         format!("name = \"tiny\"\n{VM_TINY}"),
     )
     .unwrap();
-    let zoneinfo = "Node 0, zone    DMA32\n  per-node stats\n      nr_inactive_file 300\n      nr_active_file 20\n  pages free     40000\n        min      400\n        low      500\n        high     600\n        managed  50000\n";
+    let zoneinfo = "Node 0, zone    DMA32\n  per-node stats\n      nr_inactive_file 300\n      nr_active_file 20\n  pages free     40000\n        min      400\n        low      500\n        high     600\n        spanned  50000\n        present  50000\n        managed  50000\n        protection: (0, 0, 0, 0, 0)\n";
     let run = serde_json::json!({
         "kernel": "6.1.0-50-cloud-amd64",
         "vmstat": {"pgscan_file": 9000, "pgsteal_file": 9000, "pgpgin": 32768},
@@ -509,8 +509,9 @@ fn fidelity_vm_replay_resimulates_saved_guest_runs() {
     let s = &j["scenarios"][0];
     assert_eq!(s["runs"], 2);
     assert_eq!(s["vm"]["simulated_kernel"], "6.1");
-    // The guest's 40000 free pages and its 320 page-cache pages.
-    assert_eq!(s["vm"]["simulated_zones"][0][1], 40320);
+    // The guest's zone as its zoneinfo gives it: 50000 present pages, 40000 of them free
+    // (its 320 page-cache pages among the 10000 in use are faulted in by their own task).
+    assert_eq!(s["vm"]["simulated_zones"][0][1], 50000);
     let row = s["counters"]
         .as_array()
         .unwrap()

@@ -133,3 +133,34 @@ fn used_once_stream_next_to_hot_anon_needs_no_direct_reclaim() {
         assert!(k > 90_000, "the stream is reclaimed by kswapd: {k}");
     }
 }
+
+/// kswapd that goes back to sleep after its HZ/10 nap gives up the CPU it was woken onto.
+/// The VM suite's v04 (a file stream next to a hot anon set, multi-gen LRU) on the machine
+/// Debian 6.1's guest had (its /proc/zoneinfo: a 16 MiB DMA zone that keeps the node
+/// balanced while DMA32 sits at its low watermark): kswapd's nap ended while the one CPU was
+/// idle (the reader waiting for IO), it found the node balanced and went to sleep still
+/// holding the CPU, and the reader, woken by its IO, waited for that CPU for ever: both
+/// tasks stopped after 1.2 s and the run ended at the flusher's 5 s wakeup with nothing
+/// reclaimed.
+#[test]
+fn kswapd_going_to_sleep_after_its_nap_gives_the_cpu_back() {
+    let root = crate::util::root();
+    let text =
+        std::fs::read_to_string(root.join("fidelity-vm/v04-file-stream-hot-anon-mglru.toml"))
+            .unwrap()
+            .replace(
+                "memory = \"256M\"",
+                "from_zoneinfo = \"docs/zoneinfo/guest-debian-6.1-256m.zoneinfo\"",
+            );
+    let origin = root.join("guest-v04.toml");
+    let scn = refault_scenario::parse(&text, origin.to_str().unwrap(), &[], None).unwrap();
+    let r = refault_sim::run(&scn, Default::default()).unwrap();
+    for t in &r.tasks {
+        assert!(t.finished, "task {} stopped after {} ops", t.name, t.ops);
+    }
+    assert!(
+        vm(&r, "pgsteal_file") > 90_000,
+        "{}",
+        vm(&r, "pgsteal_file")
+    );
+}
