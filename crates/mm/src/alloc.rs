@@ -430,4 +430,26 @@ impl Mm {
             .iter()
             .any(|z| z.watermark_ok(order, z.wmark_pages(Wmark::High)))
     }
+
+    /// kswapd's own balance test (`balance_pgdat()`, `prepare_kswapd_sleep()`): since v4.8
+    /// [`Mm::pgdat_balanced`] at kswapd's order. v4.6–v4.7 with kcompactd
+    /// ([`KernelVersion::kswapd_balances_high_order`](crate::workingset::KernelVersion::kswapd_balances_high_order)):
+    /// `zone_balanced(..., highorder = false, ...)`, the order-0 watermark at
+    /// `high + (1 << order)`, so kswapd sleeps once there are enough base pages and
+    /// kcompactd makes the high-order page. The model keeps v4.8's "any eligible zone"
+    /// where v4.6's `pgdat_balanced()` wanted, for order > 0, zones holding a quarter of the
+    /// node's managed pages balanced (and every zone for order 0); with one large zone the
+    /// two agree.
+    pub fn kswapd_balanced(&self, order: u32) -> bool {
+        if order > 0
+            && self.cfg.kswapd_compaction == crate::KswapdCompaction::Kcompactd
+            && !self.cfg.kernel.kswapd_balances_high_order()
+        {
+            return self
+                .zones
+                .iter()
+                .any(|z| z.watermark_ok(0, z.wmark_pages(Wmark::High) + (1u64 << order)));
+        }
+        self.pgdat_balanced(order)
+    }
 }

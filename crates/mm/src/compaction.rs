@@ -1611,6 +1611,98 @@ mod behaviour {
         mm.check_invariants().unwrap();
     }
 
+    /// v4.6–v4.7 (`model.kernel` before 4.8, "mm, kswapd: replace kswapd compaction with
+    /// waking up kcompactd"): with kcompactd, kswapd's balance test is the order-0 high
+    /// watermark plus 1 << order, so a zone with plenty of scattered free pages and no
+    /// order-9 block is balanced for an order-9 wakeup and kswapd goes back to sleep without
+    /// reclaiming; from v4.8 it tests order 9 and reclaims. Under "kswapd" (v4.4) the rule
+    /// does not apply.
+    #[test]
+    fn kswapd_before_4_8_balances_at_order0_plus_the_request() {
+        use crate::workingset::KernelVersion;
+        for (kernel, policy, balanced) in [
+            (KernelVersion::new(4, 6), KswapdCompaction::Kcompactd, true),
+            (KernelVersion::new(4, 7), KswapdCompaction::Kcompactd, true),
+            (KernelVersion::new(4, 8), KswapdCompaction::Kcompactd, false),
+            (KernelVersion::default(), KswapdCompaction::Kcompactd, false),
+            (KernelVersion::new(4, 6), KswapdCompaction::Kswapd, false),
+        ] {
+            let mut mm = unmovable_holes();
+            mm.cfg.kernel = kernel;
+            mm.cfg.kswapd_compaction = policy;
+            let z = &mm.zones[0];
+            let free = z.free;
+            assert!(free > z.wmark_pages(Wmark::High) + 512, "{free} free");
+            assert!(!order9_free(&mm));
+            assert_eq!(mm.kswapd_balanced(9), balanced, "{kernel} {policy:?}");
+            // wakeup_kswapd() tests the true order-9 watermark under every rule.
+            assert!(!mm.pgdat_balanced(9));
+            mm.kswapd.order = 9;
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            let first = mm.kswapd_step(&mut ctx);
+            assert_eq!(first == KswapdNext::Done, balanced, "{kernel} {policy:?}");
+        }
+    }
+
+    /// Proactive compaction ("mm: proactive compaction") arrived in v5.9: before it,
+    /// kcompactd's timer does nothing however fragmented the node is.
+    #[test]
+    fn no_proactive_compaction_before_5_9() {
+        use crate::workingset::KernelVersion;
+        for (kernel, proactive) in [
+            (KernelVersion::new(5, 8), false),
+            (KernelVersion::new(4, 6), false),
+            (KernelVersion::new(5, 9), true),
+        ] {
+            let mut mm = unmovable_holes();
+            mm.cfg.kernel = kernel;
+            assert!(mm.fragmentation_score_node() > proactive_wmarks(20).1);
+            assert_eq!(mm.should_proactive_compact_node(), proactive, "{kernel}");
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            assert_eq!(
+                mm.kcompactd_proactive(&mut ctx).is_some(),
+                proactive,
+                "{kernel}"
+            );
+        }
+    }
+
+    /// Watermark boosting arrived in v5.0 ("mm: reclaim small amounts of memory when an
+    /// external fragmentation event occurs"): before it, `vm.watermark_boost_factor` has no
+    /// effect and a fallback to another migratetype boosts nothing.
+    #[test]
+    fn no_watermark_boost_before_5_0() {
+        use crate::workingset::KernelVersion;
+        for (kernel, boosts) in [
+            (KernelVersion::new(4, 20), false),
+            (KernelVersion::new(5, 0), true),
+        ] {
+            let mut cfg = tiny_config(BalanceKind::RefaultCost, 8192);
+            cfg.objects[0].size_pages = 16384;
+            cfg.kernel = kernel;
+            let mut mm = Mm::new(cfg);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            // As in unmovable_allocations_among_movable_ones_fragment_and_boost: kernel
+            // allocations claim blocks below pageblock order among anon holes.
+            for i in 0..7000u32 {
+                mm.touch(&mut ctx, 0, i, true);
+            }
+            for i in (0..7000u32).step_by(2) {
+                zap_anon(&mut mm, 0, i);
+            }
+            let mut boosted = false;
+            for _ in 0..2000 {
+                mm.alloc_kernel_pages(&mut ctx, 0, Gfp::KERNEL).unwrap();
+                boosted |= mm.zones[0].watermark_boost > 0;
+            }
+            assert!(mm.ev.get(Ev::ExtfragFallback) > 1, "{kernel}");
+            assert_eq!(boosted, boosts, "{kernel}");
+        }
+    }
+
     use crate::mmzone::PB_MT_MASK;
 
     #[test]

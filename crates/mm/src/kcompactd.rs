@@ -97,7 +97,11 @@ impl Mm {
     /// Kernel: `should_proactive_compact_node()`.
     pub fn should_proactive_compact_node(&self) -> bool {
         let p = self.cfg.compaction_proactiveness;
-        if p == 0 || self.kswapd.running || self.cfg.kswapd_compaction == KswapdCompaction::Kswapd {
+        if p == 0
+            || self.kswapd.running
+            || self.cfg.kswapd_compaction == KswapdCompaction::Kswapd
+            || !self.cfg.kernel.proactive_compaction()
+        {
             return false;
         }
         self.fragmentation_score_node() > proactive_wmarks(p).1
@@ -108,6 +112,7 @@ impl Mm {
     pub fn kcompactd_proactive(&mut self, ctx: &mut Ctx) -> Option<u64> {
         if self.cfg.compaction_proactiveness == 0
             || self.cfg.kswapd_compaction == KswapdCompaction::Kswapd
+            || !self.cfg.kernel.proactive_compaction()
         {
             return None;
         }

@@ -28,6 +28,9 @@
 //!   (`testorder`), and kswapd calls `compact_pgdat()` after a pass only when
 //!   `sc.nr_reclaimed > nr_attempted` (the condition seed S4 shows rarely holds); v4.4 had
 //!   no `kswapd_failures`, so passes that attempted no reclaim do not count as failures.
+//! - `model.kernel` before 4.8 (the seed S4 kernel, v4.6) with kcompactd: kswapd's balance
+//!   test is the order-0 high watermark plus `1 << order` (`Mm::kswapd_balanced()`), not the
+//!   high-order watermark; `wakeup_kswapd()` still tests the high-order one.
 //! - `reclaim_throttle(WRITEBACK)` when kswapd meets folios it marked for immediate reclaim
 //!   becomes a sleep until the next IO completion, at most HZ/10.
 //!
@@ -97,7 +100,7 @@ impl Mm {
         }
         let mut sc = self.kswapd.sc.take().expect("kswapd scan_control");
         let old_kswapd = self.cfg.kswapd_compaction == KswapdCompaction::Kswapd;
-        let balanced = self.pgdat_balanced(sc.order);
+        let balanced = self.kswapd_balanced(sc.order);
         if !balanced && self.kswapd.nr_boost_reclaim > 0 {
             // Real pressure: ignore the boost and restart as normal reclaim.
             self.kswapd.nr_boost_reclaim = 0;
@@ -208,7 +211,7 @@ impl Mm {
             }
         }
         let _ = ctx;
-        if self.node.kswapd_failures >= MAX_RECLAIM_RETRIES || self.pgdat_balanced(sc.order) {
+        if self.node.kswapd_failures >= MAX_RECLAIM_RETRIES || self.kswapd_balanced(sc.order) {
             // kswapd_try_to_sleep(): reset_isolation_suitable() + (v4.5+) wakeup_kcompactd().
             // The reset of the skip bits a direct compaction asked for by scanning a whole
             // zone (compact_blockskip_flush) is as old as the skip bits (v3.7): the pre-v4.5
@@ -246,6 +249,6 @@ impl Mm {
 
     /// `prepare_kswapd_sleep()`: may kswapd go to sleep?
     pub fn kswapd_may_sleep(&self) -> bool {
-        self.node.kswapd_failures >= MAX_RECLAIM_RETRIES || self.pgdat_balanced(self.kswapd.order)
+        self.node.kswapd_failures >= MAX_RECLAIM_RETRIES || self.kswapd_balanced(self.kswapd.order)
     }
 }

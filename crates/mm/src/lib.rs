@@ -755,7 +755,11 @@ impl Mm {
         let reserve = mmzone::setup_per_zone_lowmem_reserve(&by_type, &cfg.lowmem_reserve_ratio);
         for (i, (z, w)) in zones.iter_mut().zip(w).enumerate() {
             z.wmark = w;
-            z.boost_factor = cfg.watermark_boost_factor;
+            z.boost_factor = if cfg.kernel.watermark_boosting() {
+                cfg.watermark_boost_factor
+            } else {
+                0
+            };
             z.boost_on_steal = cfg.kernel.boost_on_every_fallback();
             z.lowmem_reserve = cfg
                 .zone_boot

@@ -89,6 +89,9 @@ impl Shadow {
 /// | 6.7 | "mm/mglru: respect min_ttl_ms with memcgs" | [`Self::mglru_kswapd_ages_in_eviction`] |
 /// | 6.12 | "memcg: use ratelimited stats flush in the reclaim" | [`Self::reclaim_reads_ratelimited_stats`] |
 /// | 6.15 | "mm: page_alloc: don't steal single pages from biggest buddy" | [`Self::boost_on_every_fallback`] |
+/// | 4.8 | "mm, vmscan: make kswapd reclaim in terms of nodes" | [`Self::kswapd_balances_high_order`] |
+/// | 5.0 | "mm: reclaim small amounts of memory when an external fragmentation event occurs" | [`Self::watermark_boosting`] |
+/// | 5.9 | "mm: proactive compaction" | [`Self::proactive_compaction`] |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KernelVersion {
     pub major: u16,
@@ -218,6 +221,36 @@ impl KernelVersion {
     /// `try_to_claim_block()` boosts; `__rmqueue_steal()` takes a single block without.
     pub fn boost_on_every_fallback(self) -> bool {
         self < KernelVersion::new(6, 15)
+    }
+
+    /// Since v4.8 ("mm, vmscan: make kswapd reclaim in terms of nodes", Mel Gorman's node-LRU
+    /// series): kswapd's `zone_balanced()` tests the high watermark at the order it was woken
+    /// for, and `kswapd_shrink_node()` drops to order 0 once it has reclaimed twice the
+    /// allocation's size. Before (v4.6–v4.7, from "mm, kswapd: replace kswapd compaction with
+    /// waking up kcompactd", accf62422b3a, the kernel of seed S4): with `CONFIG_COMPACTION`,
+    /// `pgdat_balanced()`, `balance_pgdat()` and `kswapd_shrink_zone()` call
+    /// `zone_balanced(..., highorder = false, ...)`, which tests the order-0 watermark at
+    /// `high + (1 << order)`: kswapd stops at enough base pages and leaves the high-order
+    /// page to kcompactd; only `wakeup_kswapd()` tests the true high-order watermark. Under
+    /// `policy.kswapd_compaction = "kswapd"` (v4.4's balance_pgdat()) the rule does not apply.
+    pub fn kswapd_balances_high_order(self) -> bool {
+        self >= KernelVersion::new(4, 8)
+    }
+
+    /// Since v5.0 ("mm: reclaim small amounts of memory when an external fragmentation event
+    /// occurs", 1c30844d2dfe): a fallback to another migratetype boosts the zone's
+    /// watermarks by `vm.watermark_boost_factor`. Before: no boosting (the sysctl does not
+    /// exist); the model runs with a boost factor of 0.
+    pub fn watermark_boosting(self) -> bool {
+        self >= KernelVersion::new(5, 0)
+    }
+
+    /// Since v5.9 ("mm: proactive compaction", facdaa917c4d): kcompactd's 500 ms timer
+    /// compacts the node when its fragmentation score is above the high mark of
+    /// `vm.compaction_proactiveness`. Before: kcompactd compacts only when woken (the sysctl
+    /// does not exist).
+    pub fn proactive_compaction(self) -> bool {
+        self >= KernelVersion::new(5, 9)
     }
 
     /// Since v6.6 ("sched/fair: Implement an EEVDF-like scheduling policy"): the fair class

@@ -948,11 +948,13 @@ static MODEL: SectionDef = SectionDef {
             k!(
                 "kernel",
                 Value("\"6.18\""),
-                "The kernel version (\"MAJOR.MINOR\", 5.0 or later; 6.1 or later with the \
-                multi-gen LRU) whose rules the model follows where they changed between \
-                versions: the multi-gen LRU's refault accounting, refault recency and placement \
-                of new folios, and whether every fallback below pageblock order boosts the \
-                watermark (before 6.15) (docs/fidelity.md, \"Kernel versions\"). The model \
+                "The kernel version (\"MAJOR.MINOR\", 4.4 or later; 4.6 or later with \
+                kcompactd, 6.1 or later with the multi-gen LRU) whose rules the model follows \
+                where they changed between versions: the multi-gen LRU's refault accounting, \
+                refault recency and placement of new folios, whether every fallback below \
+                pageblock order boosts the watermark (before 6.15), no watermark boosting \
+                (before 5.0), no proactive compaction (before 5.9), kswapd's order-0 balance \
+                check under kcompactd (before 4.8) (docs/fidelity.md, \"Kernel versions\"). The model \
                 follows 6.18; later versions get 6.18's rules. \
                 `refault twin --vm` sets it to the booted kernel's version."
             ),

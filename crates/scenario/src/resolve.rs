@@ -158,7 +158,7 @@ pub(crate) fn resolve(raw: RawScenario, cx: &Ctx, seed: Option<u64>) -> Result<S
     let tasks = resolve_tasks(raw.task, &cgroups, &objects, &run, &mut traces, cx)?;
     check_zero_cost_loops(&tasks, &objects, cx)?;
     check_create_dirs(&tasks, &objects, cx)?;
-    let (costs, model) = resolve_model(&raw.model, policy.lru, cx)?;
+    let (costs, model) = resolve_model(&raw.model, policy.lru, policy.kswapd_compaction, cx)?;
 
     Ok(Scenario {
         name,
@@ -1711,8 +1711,9 @@ fn default_advice(pattern: PatternName, kind: ObjectKind) -> Advice {
 }
 
 /// `model.kernel`: "MAJOR.MINOR" (a release string such as "6.1.0-50-cloud-amd64" is cut to
-/// its version), 5.0 or later (the multi-gen LRU's rules need 6.1, checked with the policy);
-/// returns it normalised ("6.1"), or None.
+/// its version), 4.4 or later (the oldest kernel a rule describes: v4.4's kswapd compaction;
+/// kcompactd needs 4.6 and the multi-gen LRU 6.1, checked with the policy); returns it
+/// normalised ("6.1"), or None.
 pub fn parse_kernel_version(s: &str) -> Option<String> {
     let mut it = s.trim().splitn(3, '.');
     let major: u16 = it.next()?.parse().ok()?;
@@ -1722,10 +1723,15 @@ pub fn parse_kernel_version(s: &str) -> Option<String> {
         return None;
     }
     let minor: u16 = digits.parse().ok()?;
-    ((major, minor) >= (5, 0)).then(|| format!("{major}.{minor}"))
+    ((major, minor) >= (4, 4)).then(|| format!("{major}.{minor}"))
 }
 
-fn resolve_model(raw: &RawModel, lru: LruKind, cx: &Ctx) -> Result<(CostTable, ModelKnobs)> {
+fn resolve_model(
+    raw: &RawModel,
+    lru: LruKind,
+    kswapd_compaction: KswapdCompactionKind,
+    cx: &Ctx,
+) -> Result<(CostTable, ModelKnobs)> {
     let readahead_kb: u64 = raw
         .readahead_kb
         .unwrap_or_else(|| defs::default("model", "readahead_kb"));
@@ -1772,20 +1778,37 @@ fn resolve_model(raw: &RawModel, lru: LruKind, cx: &Ctx) -> Result<(CostTable, M
             ErrorKind::InvalidValue,
             &path!["model", "kernel"],
             format!(
-                "model.kernel = {kernel:?}: must be a kernel version \"MAJOR.MINOR\" of 5.0 or \
-                 later (watermark boosting's first release), such as \"5.3\", \"6.1\" or \"6.18\""
+                "model.kernel = {kernel:?}: must be a kernel version \"MAJOR.MINOR\" of 4.4 or \
+                 later (the oldest kernel the model's rules describe), such as \"4.6\", \"5.3\", \
+                 \"6.1\" or \"6.18\""
             ),
         )
     })?;
     // `kernel` is normalised "MAJOR.MINOR" here.
-    let before_6_1 = kernel.starts_with("5.");
-    if lru == LruKind::Mglru && before_6_1 {
+    let version = {
+        let (major, minor) = kernel.split_once('.').expect("normalised MAJOR.MINOR");
+        (
+            major.parse::<u16>().expect("normalised"),
+            minor.parse::<u16>().expect("normalised"),
+        )
+    };
+    if lru == LruKind::Mglru && version < (6, 1) {
         return Err(cx.err(
             ErrorKind::InvalidValue,
             &path!["model", "kernel"],
             format!(
                 "model.kernel = {kernel:?} with policy.lru = \"mglru\": the multi-gen LRU's first \
                  release is 6.1"
+            ),
+        ));
+    }
+    if kswapd_compaction == KswapdCompactionKind::Kcompactd && version < (4, 6) {
+        return Err(cx.err(
+            ErrorKind::InvalidValue,
+            &path!["model", "kernel"],
+            format!(
+                "model.kernel = {kernel:?} with policy.kswapd_compaction = \"kcompactd\": \
+                 kcompactd's first release is 4.6 (set policy.kswapd_compaction = \"kswapd\")"
             ),
         ));
     }

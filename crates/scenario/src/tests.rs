@@ -1478,11 +1478,28 @@ fn model_kernel_version_is_parsed_and_checked() {
     let (kind, msg) = err(MINIMAL, &["model.kernel=\"5.15\"", "policy.lru=\"mglru\""]);
     assert_eq!(kind, ErrorKind::InvalidValue);
     assert!(msg.contains("model.kernel") && msg.contains("6.1"), "{msg}");
-    for bad in ["4.19", "six", "6", "6.x"] {
+    // Seed S4's kernel (4.6, kcompactd's first release) and, with kswapd compacting, v4.4.
+    assert_eq!(with("4.6"), "4.6");
+    assert_eq!(with("4.19"), "4.19");
+    let v44 = ok_with(
+        MINIMAL,
+        &[
+            "model.kernel=\"4.4\"",
+            "policy.kswapd_compaction=\"kswapd\"",
+        ],
+    );
+    assert_eq!(v44.model.kernel, "4.4");
+    let (kind, msg) = err(MINIMAL, &["model.kernel=\"4.5\""]);
+    assert_eq!(kind, ErrorKind::InvalidValue);
+    assert!(msg.contains("kcompactd") && msg.contains("4.6"), "{msg}");
+    let (kind, msg) = err(MINIMAL, &["model.kernel=\"4.19\"", "policy.lru=\"mglru\""]);
+    assert_eq!(kind, ErrorKind::InvalidValue);
+    assert!(msg.contains("6.1"), "{msg}");
+    for bad in ["4.3", "3.10", "six", "6", "6.x"] {
         let (kind, msg) = err(MINIMAL, &[&format!("model.kernel={bad:?}")]);
         assert_eq!(kind, ErrorKind::InvalidValue, "{bad}");
         assert!(
-            msg.contains("model.kernel") && msg.contains("5.0 or"),
+            msg.contains("model.kernel") && msg.contains("4.4 or"),
             "{msg}"
         );
     }

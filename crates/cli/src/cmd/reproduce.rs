@@ -18,7 +18,10 @@
 //! `scenarios/s4-highalloc.toml` under `policy.kswapd_compaction = "kswapd"` and
 //! `"kcompactd"`, first with its GFP_NOWAIT order-9 allocations (they only wake kswapd), then
 //! with every `gfp = "nowait"` of the file turned into `"kernel"` (direct reclaim and
-//! compaction allowed). `--quick` runs the same (the four runs take seconds).
+//! compaction allowed). `--quick` runs the same (the four runs take seconds). The runs follow
+//! the seed's kernel, 4.6 (`model.kernel`; `--kernel` selects another): its kswapd checks
+//! only the order-0 watermark plus the request under kcompactd, and it has neither watermark
+//! boosting nor proactive compaction (`KernelVersion`'s rules for 4.8, 5.0 and 5.9).
 //!
 //! `slab-boost` (seed S3, 003_029a7d6da878a50b.txt): see [`super::slab_boost`].
 
@@ -40,8 +43,8 @@ pub struct Args {
     /// Write the table and every run's full result as JSON.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// slab-boost only: the kernel version whose rules the runs follow (`model.kernel`;
-    /// default the seed's, 5.3).
+    /// slab-boost and kcompactd only: the kernel version whose rules the runs follow
+    /// (`model.kernel`; default the seed's: 5.3 for slab-boost, 4.6 for kcompactd).
     #[arg(long)]
     pub kernel: Option<String>,
 }
@@ -53,6 +56,9 @@ pub const S1_MEMCACHED: &str = include_str!("../../../../scenarios/s1-memcached.
 pub const S2_VM_SCALABILITY: &str = include_str!("../../../../scenarios/s2-vm-scalability.toml");
 pub const S2_LINPACK: &str = include_str!("../../../../scenarios/s2-linpack.toml");
 pub const S4_HIGHALLOC: &str = include_str!("../../../../scenarios/s4-highalloc.toml");
+/// Seed S4's kernel: v4.6, the release of "mm, compaction: introduce kcompactd" and "mm,
+/// kswapd: replace kswapd compaction with waking up kcompactd".
+pub const S4_SEED_KERNEL: &str = "4.6";
 
 /// One row of a reproduction table and the direction the seed reports.
 pub struct Expect {
@@ -101,7 +107,14 @@ fn quick_durations(name: &str) -> Option<(&'static str, &'static str)> {
     }
 }
 
-fn load(text: &str, origin: &str, name: &str, policy: &str, quick: bool) -> Result<Scenario> {
+fn load(
+    text: &str,
+    origin: &str,
+    name: &str,
+    policy: &str,
+    quick: bool,
+    kernel: Option<&str>,
+) -> Result<Scenario> {
     let key = if name.starts_with("s1-") {
         "policy.lru"
     } else if name.starts_with("s2-") {
@@ -112,6 +125,9 @@ fn load(text: &str, origin: &str, name: &str, policy: &str, quick: bool) -> Resu
         "policy.balance"
     };
     let mut ov = vec![(key.to_string(), policy.to_string())];
+    if let Some(k) = kernel {
+        ov.push(("model.kernel".into(), format!("{k:?}")));
+    }
     // s4-highalloc runs in about ten seconds of wall time: --quick runs it whole.
     if let (true, false, Some((d, w))) = (quick, name.starts_with("s4-"), quick_durations(name)) {
         ov.push(("run.duration".into(), d.into()));
@@ -703,12 +719,16 @@ pub fn main(a: Args) -> Result<()> {
     if a.name == "slab-boost" {
         return super::slab_boost::main(a);
     }
-    if a.kernel.is_some() {
+    let kernel = if a.name == "kcompactd" {
+        Some(a.kernel.as_deref().unwrap_or(S4_SEED_KERNEL))
+    } else if a.kernel.is_some() {
         bail!(
-            "--kernel applies to `reproduce slab-boost` only, not to {:?}",
+            "--kernel applies to `reproduce slab-boost` and `reproduce kcompactd` only, not to {:?}",
             a.name
         );
-    }
+    } else {
+        None
+    };
     let (specs, labels, titles, rows): Reproduction = match a.name.as_str() {
         "lru-balance" => (
             [
@@ -781,17 +801,23 @@ pub fn main(a: Args) -> Result<()> {
     };
     let scns = specs
         .iter()
-        .map(|(n, t, b)| load(t, &format!("scenarios/{n}.toml"), n, b, a.quick))
+        .map(|(n, t, b)| load(t, &format!("scenarios/{n}.toml"), n, b, a.quick, kernel))
         .collect::<Result<Vec<_>>>()?;
+    // The normalised version the runs follow (printed in the titles and the JSON).
+    let kernel = kernel.map(|_| scns[0].model.kernel.clone());
+    let titles = titles.map(|t| match &kernel {
+        Some(k) => format!("{t}, kernel {k} rules"),
+        None => t.to_string(),
+    });
     // The four runs are independent: run them on the host's cores, with one progress line
     // for all four (runs of the full S2 scenarios take minutes).
     let results = super::progress::run_all(&format!("reproduce {}", a.name), &scns);
     let results = results.into_iter().collect::<Result<Vec<_>>>()?;
     let pg = rows[0](&results[0], &results[1]);
     let pio = rows[1](&results[2], &results[3]);
-    out!("{}", render(titles[0], &pg, labels))?;
+    out!("{}", render(&titles[0], &pg, labels))?;
     outln!()?;
-    out!("{}", render(titles[1], &pio, labels))?;
+    out!("{}", render(&titles[1], &pio, labels))?;
     let failed: Vec<&str> = pg
         .iter()
         .chain(pio.iter())
@@ -819,7 +845,10 @@ pub fn main(a: Args) -> Result<()> {
             .zip(results.iter())
             .map(|((n, _, b), r)| json!({"scenario": n, "policy": b, "result": r}))
             .collect();
-        let doc = json!({"reproduce": a.name, "quick": a.quick, "table": table, "runs": runs});
+        let mut doc = json!({"reproduce": a.name, "quick": a.quick, "table": table, "runs": runs});
+        if let Some(k) = &kernel {
+            doc["kernel"] = json!(k);
+        }
         super::write_out(&out, serde_json::to_string_pretty(&doc)?.as_bytes())?;
     }
     Ok(())
