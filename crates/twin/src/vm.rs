@@ -1098,7 +1098,7 @@ pub fn compare_vm_observed(
 pub fn model_kernel_for(release: &str) -> Result<String, String> {
     refault_scenario::parse_kernel_version(release).ok_or_else(|| {
         format!(
-            "the guest runs Linux {release:?}: the model knows kernels from 5.0 on \
+            "the guest runs Linux {release:?}: the model knows kernels from 4.4 on \
              (model.kernel)"
         )
     })

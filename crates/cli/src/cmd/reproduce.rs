@@ -824,9 +824,24 @@ pub fn main(a: Args) -> Result<()> {
         .filter(|e| e.checked() && !e.holds())
         .map(|e| e.row.figure.as_str())
         .collect();
+    // A run whose tasks the OOM killer stopped cannot stand for the seed's benchmark, which
+    // ran to its end: say so, whatever its rows show.
+    let oom: Vec<String> = specs
+        .iter()
+        .zip(&results)
+        .filter_map(|((name, _, policy), r)| {
+            let n = r.tasks.iter().filter(|t| t.oom_killed).count();
+            (n > 0).then(|| format!("{name} ({policy}): {n} tasks OOM-killed"))
+        })
+        .collect();
     outln!()?;
-    if failed.is_empty() {
+    for o in &oom {
+        outln!("warning: {o}")?;
+    }
+    if failed.is_empty() && oom.is_empty() {
         outln!("every direction the seed reports is reproduced")?;
+    } else if failed.is_empty() {
+        outln!("differs from the seed: a run was OOM-killed")?;
     } else {
         outln!("differs from the seed in: {}", failed.join(", "))?;
     }
