@@ -43,8 +43,9 @@ pub struct Args {
     /// Write the table and every run's full result as JSON.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// slab-boost and kcompactd only: the kernel version whose rules the runs follow
-    /// (`model.kernel`; default the seed's: 5.3 for slab-boost, 4.6 for kcompactd).
+    /// slab-boost, kcompactd and mglru: the kernel version whose rules the runs follow
+    /// (`model.kernel`; default the seed's: 5.3 for slab-boost, 4.6 for kcompactd, 6.1 for
+    /// mglru).
     #[arg(long)]
     pub kernel: Option<String>,
 }
@@ -59,6 +60,13 @@ pub const S4_HIGHALLOC: &str = include_str!("../../../../scenarios/s4-highalloc.
 /// Seed S4's kernel: v4.6, the release of "mm, compaction: introduce kcompactd" and "mm,
 /// kswapd: replace kswapd compaction with waking up kcompactd".
 pub const S4_SEED_KERNEL: &str = "4.6";
+/// Seed S1's kernel: the seed compared 5.17-rc2 with the multi-gen LRU series applied to it.
+/// The model's earliest multi-gen LRU rules are 6.1's (the release that merged the series),
+/// and its classic-LRU rules are the same for 5.17 and 6.1 (every `KernelVersion` rule that
+/// moves the classic LRU changed before 5.17 or after 6.1), so both sides run 6.1. What
+/// this selects that 6.18 does not: reclaim reads exact memcg statistics (the ratelimited
+/// flush came in 6.12), v6.1's CFS instead of EEVDF, and the multi-gen LRU's 6.1 rules.
+pub const S1_SEED_KERNEL: &str = "6.1";
 
 /// One row of a reproduction table and the direction the seed reports.
 pub struct Expect {
@@ -721,9 +729,11 @@ pub fn main(a: Args) -> Result<()> {
     }
     let kernel = if a.name == "kcompactd" {
         Some(a.kernel.as_deref().unwrap_or(S4_SEED_KERNEL))
+    } else if a.name == "mglru" {
+        Some(a.kernel.as_deref().unwrap_or(S1_SEED_KERNEL))
     } else if a.kernel.is_some() {
         bail!(
-            "--kernel applies to `reproduce slab-boost` and `reproduce kcompactd` only, not to {:?}",
+            "--kernel applies to `reproduce slab-boost`, `kcompactd` and `mglru` only, not to {:?}",
             a.name
         );
     } else {
