@@ -77,11 +77,16 @@ pub fn check_writable(path: &Path) -> io::Result<()> {
                 Ok(_) => {}
             }
             let probe = temp_path(path)?;
-            match OpenOptions::new().write(true).create_new(true).open(&probe) {
-                Ok(_) => {
-                    let _ = fs::remove_file(&probe);
-                    Ok(())
-                }
+            // The probe has the temporary files' name: a signal while it exists removes it
+            // too (it was left behind when SIGTERM came in those microseconds).
+            let guard = SignalCleanup::arm(&probe);
+            let created = OpenOptions::new().write(true).create_new(true).open(&probe);
+            if created.is_ok() {
+                let _ = fs::remove_file(&probe);
+            }
+            drop(guard);
+            match created {
+                Ok(_) => Ok(()),
                 Err(e) => Err(io::Error::new(
                     e.kind(),
                     format!("cannot create files in {}: {e}", dir.display()),
