@@ -1535,6 +1535,24 @@ mod behaviour {
     /// A 4096-page machine without readahead or watermark boosting (the page-table pages are
     /// unmovable: the first one steals a pageblock, which would boost the watermark and
     /// reclaim), its anon object's first 3968 pages faulted in.
+    /// An 8192-page machine following `kernel`'s rules with 7000 anon pages faulted in and
+    /// every other one freed again: order-0 holes in MOVABLE blocks.
+    fn anon_holes(kernel: crate::workingset::KernelVersion) -> Mm {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 8192);
+        cfg.objects[0].size_pages = 16384;
+        cfg.kernel = kernel;
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for i in 0..7000u32 {
+            mm.touch(&mut ctx, 0, i, true);
+        }
+        for i in (0..7000u32).step_by(2) {
+            zap_anon(&mut mm, 0, i);
+        }
+        mm
+    }
+
     fn mm4096_filled() -> Mm {
         let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
         cfg.readahead_max_pages = 0;
@@ -1679,20 +1697,11 @@ mod behaviour {
             (KernelVersion::new(4, 20), false),
             (KernelVersion::new(5, 0), true),
         ] {
-            let mut cfg = tiny_config(BalanceKind::RefaultCost, 8192);
-            cfg.objects[0].size_pages = 16384;
-            cfg.kernel = kernel;
-            let mut mm = Mm::new(cfg);
-            let mut io = InstantIo;
-            let mut ctx = Ctx::new(0, &mut io, 0);
             // As in unmovable_allocations_among_movable_ones_fragment_and_boost: kernel
             // allocations claim blocks below pageblock order among anon holes.
-            for i in 0..7000u32 {
-                mm.touch(&mut ctx, 0, i, true);
-            }
-            for i in (0..7000u32).step_by(2) {
-                zap_anon(&mut mm, 0, i);
-            }
+            let mut mm = anon_holes(kernel);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
             let mut boosted = false;
             for _ in 0..2000 {
                 mm.alloc_kernel_pages(&mut ctx, 0, Gfp::KERNEL).unwrap();
@@ -1755,18 +1764,9 @@ mod behaviour {
 
     #[test]
     fn unmovable_allocations_among_movable_ones_fragment_and_boost() {
-        let mut cfg = tiny_config(BalanceKind::RefaultCost, 8192);
-        cfg.objects[0].size_pages = 16384;
-        let mut mm = Mm::new(cfg);
+        let mut mm = anon_holes(crate::workingset::KernelVersion::default());
         let mut io = InstantIo;
         let mut ctx = Ctx::new(0, &mut io, 0);
-        // Anon memory with every other page freed again: order-0 holes in MOVABLE blocks.
-        for i in 0..7000u32 {
-            mm.touch(&mut ctx, 0, i, true);
-        }
-        for i in (0..7000u32).step_by(2) {
-            zap_anon(&mut mm, 0, i);
-        }
         // Kernel allocations: first whole free pageblocks are claimed (no boost), then the
         // holes: a claim below pageblock order boosts the watermark and wakes kswapd.
         let mut boosted = false;
