@@ -60,13 +60,6 @@ pub const S4_HIGHALLOC: &str = include_str!("../../../../scenarios/s4-highalloc.
 /// Seed S4's kernel: v4.6, the release of "mm, compaction: introduce kcompactd" and "mm,
 /// kswapd: replace kswapd compaction with waking up kcompactd".
 pub const S4_SEED_KERNEL: &str = "4.6";
-/// Seed S1's kernel: the seed compared 5.17-rc2 with the multi-gen LRU series applied to it.
-/// The model's earliest multi-gen LRU rules are 6.1's (the release that merged the series),
-/// and its classic-LRU rules are the same for 5.17 and 6.1 (every `KernelVersion` rule that
-/// moves the classic LRU changed before 5.17 or after 6.1), so both sides run 6.1. What
-/// this selects that 6.18 does not: reclaim reads exact memcg statistics (the ratelimited
-/// flush came in 6.12), v6.1's CFS instead of EEVDF, and the multi-gen LRU's 6.1 rules.
-pub const S1_SEED_KERNEL: &str = "6.1";
 
 /// One row of a reproduction table and the direction the seed reports.
 pub struct Expect {
@@ -727,18 +720,19 @@ pub fn main(a: Args) -> Result<()> {
     if a.name == "slab-boost" {
         return super::slab_boost::main(a);
     }
-    let kernel = if a.name == "kcompactd" {
-        Some(a.kernel.as_deref().unwrap_or(S4_SEED_KERNEL))
-    } else if a.name == "mglru" {
-        Some(a.kernel.as_deref().unwrap_or(S1_SEED_KERNEL))
-    } else if a.kernel.is_some() {
-        bail!(
+    let kernel = match a.name.as_str() {
+        "kcompactd" => Some(a.kernel.as_deref().unwrap_or(S4_SEED_KERNEL)),
+        // The S1 scenarios name the seed's kernel themselves (`model.kernel = "6.1"`, and
+        // why): only an explicit --kernel overrides it.
+        "mglru" => a.kernel.as_deref(),
+        _ if a.kernel.is_some() => bail!(
             "--kernel applies to `reproduce slab-boost`, `kcompactd` and `mglru` only, not to {:?}",
             a.name
-        );
-    } else {
-        None
+        ),
+        _ => None,
     };
+    // The reproductions that run their seed's kernel say which one in titles and JSON.
+    let names_kernel = kernel.is_some() || a.name == "mglru";
     let (specs, labels, titles, rows): Reproduction = match a.name.as_str() {
         "lru-balance" => (
             [
@@ -814,7 +808,7 @@ pub fn main(a: Args) -> Result<()> {
         .map(|(n, t, b)| load(t, &format!("scenarios/{n}.toml"), n, b, a.quick, kernel))
         .collect::<Result<Vec<_>>>()?;
     // The normalised version the runs follow (printed in the titles and the JSON).
-    let kernel = kernel.map(|_| scns[0].model.kernel.clone());
+    let kernel = names_kernel.then(|| scns[0].model.kernel.clone());
     let titles = titles.map(|t| match &kernel {
         Some(k) => format!("{t}, kernel {k} rules"),
         None => t.to_string(),
