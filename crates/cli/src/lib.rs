@@ -29,7 +29,7 @@ enum Command {
     /// Run a scenario and print a summary, or write the result JSON with --out.
     Run(cmd::run::Args),
     /// Reproduce a source document's benchmark side by side (lru-balance = seed S0, mglru = S1,
-    /// swap-readahead = S2, kcompactd = S4).
+    /// swap-readahead = S2, slab-boost = S3, kcompactd = S4).
     Reproduce(cmd::reproduce::Args),
     /// Compare result files mmtests-style: baseline, each change, percent change.
     Compare(cmd::compare::Args),
