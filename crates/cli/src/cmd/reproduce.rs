@@ -3,7 +3,8 @@
 //!
 //! `lru-balance` (seed S0, 000_7294c43fbea70511.txt): the pgbench-like and parallelio-like
 //! scenarios in `scenarios/s0-*.toml` (their descriptions give the scaling), each under
-//! `policy.balance = "legacy"` and `"refault-cost"`.
+//! `policy.balance = "legacy"` and `"refault-cost"`; parallelio at each of the seed's four
+//! background-IO sizes ([`S0_PARALLELIO_IO`]), one table per size.
 //!
 //! `mglru` (seed S1, 001_61fe62ee94797880.txt): the fio-like and memcached-like scenarios in
 //! `scenarios/s1-*.toml` (scaling in their descriptions), each under `policy.lru = "classic"`
