@@ -3,7 +3,8 @@
 //!
 //! `lru-balance` (seed S0, 000_7294c43fbea70511.txt): the pgbench-like and parallelio-like
 //! scenarios in `scenarios/s0-*.toml` (their descriptions give the scaling), each under
-//! `policy.balance = "legacy"` and `"refault-cost"`.
+//! `policy.balance = "legacy"` and `"refault-cost"`; parallelio at each of the seed's four
+//! background-IO sizes ([`S0_PARALLELIO_IO`]), one table per size.
 //!
 //! `mglru` (seed S1, 001_61fe62ee94797880.txt): the fio-like and memcached-like scenarios in
 //! `scenarios/s1-*.toml` (scaling in their descriptions), each under `policy.lru = "classic"`
@@ -66,9 +67,14 @@ pub struct Expect {
     pub row: SeedRow,
     /// Some(true): the change must be higher; Some(false): lower; None: within `tol` percent.
     pub up: Option<bool>,
-    /// With `up`: the change must move by at least this many percent (0 = any amount).
+    /// With `up`: the change must move by at least this many percent (0 = any amount;
+    /// [`NOT_HIGHER`] with `Some(false)`: the change must not be higher, equal included).
     pub tol: f64,
 }
+
+/// `tol` of a row whose change must not be higher than the baseline (`up: Some(false)`):
+/// seed S0's "total swap activity not higher" on parallelio, where both may be equal.
+pub const NOT_HIGHER: f64 = f64::NEG_INFINITY;
 
 impl Expect {
     /// A row the seed gives a direction for (the others are reported only).
@@ -80,6 +86,7 @@ impl Expect {
         let (b, c) = (self.row.baseline, self.row.change);
         match self.up {
             Some(true) => c > b && (b == 0.0 || (c - b) / b * 100.0 >= self.tol),
+            Some(false) if self.tol == NOT_HIGHER => c <= b,
             Some(false) => c < b && (b == 0.0 || (b - c) / b * 100.0 >= self.tol),
             None => {
                 if b == 0.0 {
@@ -115,6 +122,7 @@ fn load(
     policy: &str,
     quick: bool,
     kernel: Option<&str>,
+    set: &[(String, String)],
 ) -> Result<Scenario> {
     let key = if name.starts_with("s1-") {
         "policy.lru"
@@ -134,6 +142,7 @@ fn load(
         ov.push(("run.duration".into(), d.into()));
         ov.push(("run.warmup".into(), w.into()));
     }
+    ov.extend(set.iter().cloned());
     Ok(refault_scenario::parse(text, origin, &ov, None)?)
 }
 
@@ -370,11 +379,13 @@ pub fn pgbench_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
     ]
 }
 
-/// The S0 backward-compatibility check on parallelio: memcached-like throughput unchanged
-/// (seed: within about ±2%), background IO duration unchanged, swap activity not higher.
+/// The S0 backward-compatibility check on parallelio, one IO size (seed: memcachetest
+/// transactions within about ±2%, background IO duration unchanged, total swap activity not
+/// higher). The 0 MiB step has no dd task and no duration row.
 pub fn parallelio_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
     let swap = |r: &SimResult| vm(r, "pswpin") + vm(r, "pswpout");
-    vec![
+    let reported = |f: &str, x: f64, y: f64| row(f, x, y, None, f64::INFINITY);
+    let mut rows = vec![
         row(
             "memcached ops/s",
             sum_tasks(b, "memcached", |t| t.ops_per_sec),
@@ -382,28 +393,41 @@ pub fn parallelio_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
             None,
             3.0,
         ),
-        row(
-            "background copy MiB/s",
-            sum_tasks(b, "copy", |t| t.ops_per_sec) / 8.0,
-            sum_tasks(c, "copy", |t| t.ops_per_sec) / 8.0,
-            None,
-            f64::INFINITY,
+        reported(
+            "memcached latency average (us)",
+            mean_latency_ms(b, "memcached") * 1e3,
+            mean_latency_ms(c, "memcached") * 1e3,
         ),
+        reported(
+            "memcached major faults",
+            sum_tasks(b, "memcached", |t| t.major_faults as f64),
+            sum_tasks(c, "memcached", |t| t.major_faults as f64),
+        ),
+    ];
+    let dd = |r: &SimResult| r.tasks.iter().find(|t| t.name == "dd").map(|t| t.seconds);
+    if let (Some(x), Some(y)) = (dd(b), dd(c)) {
+        // The seed's io-duration: 36.33 s and 37.00 s at 4361M (-1.83%).
+        rows.push(row("dd duration (s)", x, y, None, 3.0));
+    }
+    rows.extend([
+        reported("swap in", vm(b, "pswpin"), vm(c, "pswpin")),
+        reported("swap out", vm(b, "pswpout"), vm(c, "pswpout")),
         row(
-            "swap activity (pswpin + pswpout)",
+            "swap activity (swap in + swap out)",
             swap(b),
             swap(c),
-            None,
-            f64::INFINITY,
+            Some(false),
+            NOT_HIGHER,
         ),
-        row(
+        reported("anon scanned", vm(b, "pgscan_anon"), vm(c, "pgscan_anon")),
+        reported("file scanned", vm(b, "pgscan_file"), vm(c, "pgscan_file")),
+        reported(
             "file refault",
             vm(b, "workingset_refault_file"),
             vm(c, "workingset_refault_file"),
-            None,
-            f64::INFINITY,
         ),
-    ]
+    ]);
+    rows
 }
 
 /// The S1 fio table (seed: IOPS +47-49% under the multi-gen LRU).
@@ -686,6 +710,7 @@ pub(crate) fn render(title: &str, rows: &[Expect], labels: (&str, &str)) -> Stri
             let e = &rows[line_no - data_start];
             let want = match e.up {
                 Some(true) if e.tol > 0.0 => format!("expect >= {}% higher", e.tol),
+                Some(false) if e.tol == NOT_HIGHER => "expect not higher".to_string(),
                 Some(false) if e.tol > 0.0 => format!("expect >= {}% lower", e.tol),
                 Some(true) => "expect higher".to_string(),
                 Some(false) => "expect lower".to_string(),
@@ -706,14 +731,101 @@ pub(crate) fn render(title: &str, rows: &[Expect], labels: (&str, &str)) -> Stri
     out
 }
 
-type RowsFn = [fn(&SimResult, &SimResult) -> Vec<Expect>; 2];
-/// The four runs (scenario, text, policy), the column labels, the table titles, the rows.
+type RowsFn = fn(&SimResult, &SimResult) -> Vec<Expect>;
+/// Four runs (scenario, text, policy), the column labels, the titles and rows of two tables.
 type Reproduction = (
     [(&'static str, &'static str, &'static str); 4],
     (&'static str, &'static str),
     [&'static str; 2],
-    RowsFn,
+    [RowsFn; 2],
 );
+
+/// One run of a reproduction: scenario name, its text, the policy, and overrides of its own.
+struct Run {
+    name: &'static str,
+    text: &'static str,
+    policy: &'static str,
+    set: Vec<(String, String)>,
+}
+
+fn run(name: &'static str, text: &'static str, policy: &'static str) -> Run {
+    Run {
+        name,
+        text,
+        policy,
+        set: Vec::new(),
+    }
+}
+
+/// One table of a reproduction: its title, its rows, and which runs are its baseline and
+/// change.
+struct Table {
+    title: String,
+    rows: RowsFn,
+    baseline: usize,
+    change: usize,
+}
+
+/// Two tables of two runs each (runs 0, 1 and 2, 3), the form of every reproduction but
+/// lru-balance.
+fn two_tables(titles: [&str; 2], rows: [RowsFn; 2]) -> Vec<Table> {
+    (0..2)
+        .map(|i| Table {
+            title: titles[i].to_string(),
+            rows: rows[i],
+            baseline: 2 * i,
+            change: 2 * i + 1,
+        })
+        .collect()
+}
+
+/// Seed S0's parallelio IO sizes (MiB): the seed's step names and the scenario's sizes,
+/// 1/16 of them (scenarios/s0-parallelio.toml derives both from mmtests' configuration).
+pub const S0_PARALLELIO_IO: [(u32, u32); 4] = [(0, 0), (769, 48), (2565, 160), (4361, 272)];
+
+/// Where scenarios/s0-parallelio.toml's background dd starts: the 0 MiB step runs the text
+/// before it (parallelio-bench runs no dd for IO_SIZE 0).
+pub const S0_PARALLELIO_DD_MARK: &str = "# --- dd ---";
+
+/// The lru-balance runs: pgbench under both balances, then parallelio under both at each IO
+/// size of [`S0_PARALLELIO_IO`].
+fn lru_balance() -> Result<(Vec<Run>, Vec<Table>)> {
+    let Some(cut) = S0_PARALLELIO.find(S0_PARALLELIO_DD_MARK) else {
+        bail!("scenarios/s0-parallelio.toml has no `{S0_PARALLELIO_DD_MARK}` line");
+    };
+    let mut runs = vec![
+        run("s0-pgbench", S0_PGBENCH, "legacy"),
+        run("s0-pgbench", S0_PGBENCH, "refault-cost"),
+    ];
+    let mut tables = vec![Table {
+        title: "S0 pgbench-like (scenarios/s0-pgbench.toml)".into(),
+        rows: pgbench_rows,
+        baseline: 0,
+        change: 1,
+    }];
+    for (seed_mib, mib) in S0_PARALLELIO_IO {
+        let first = runs.len();
+        for policy in ["legacy", "refault-cost"] {
+            let mut r = run("s0-parallelio", S0_PARALLELIO, policy);
+            if mib == 0 {
+                r.text = &S0_PARALLELIO[..cut];
+            } else {
+                r.set
+                    .push(("object.largefile.size".into(), format!("{mib}M")));
+            }
+            runs.push(r);
+        }
+        tables.push(Table {
+            title: format!(
+                "S0 parallelio-like, dd {mib} MiB (seed: {seed_mib}M) (scenarios/s0-parallelio.toml)"
+            ),
+            rows: parallelio_rows,
+            baseline: first,
+            change: first + 1,
+        });
+    }
+    Ok((runs, tables))
+}
 
 pub fn main(a: Args) -> Result<()> {
     super::check_out(a.out.as_deref())?;
@@ -733,57 +845,47 @@ pub fn main(a: Args) -> Result<()> {
     };
     // The reproductions that run their seed's kernel say which one in titles and JSON.
     let names_kernel = kernel.is_some() || a.name == "mglru";
-    let (specs, labels, titles, rows): Reproduction = match a.name.as_str() {
-        "lru-balance" => (
-            [
-                ("s0-pgbench", S0_PGBENCH, "legacy"),
-                ("s0-pgbench", S0_PGBENCH, "refault-cost"),
-                ("s0-parallelio", S0_PARALLELIO, "legacy"),
-                ("s0-parallelio", S0_PARALLELIO, "refault-cost"),
-            ],
-            ("legacy", "refault-cost"),
-            [
-                "S0 pgbench-like (scenarios/s0-pgbench.toml)",
-                "S0 parallelio-like (scenarios/s0-parallelio.toml)",
-            ],
-            [pgbench_rows, parallelio_rows],
-        ),
-        "mglru" => (
-            [
-                ("s1-fio", S1_FIO, "classic"),
-                ("s1-fio", S1_FIO, "mglru"),
-                ("s1-memcached", S1_MEMCACHED, "classic"),
-                ("s1-memcached", S1_MEMCACHED, "mglru"),
-            ],
-            ("active/inactive", "multi-gen"),
-            [
-                "S1 fio-like buffered random read in a memcg, ram disk (scenarios/s1-fio.toml)",
-                "S1 memcached-like, swap on a ram disk (scenarios/s1-memcached.toml)",
-            ],
-            [fio_rows, memcached_rows],
-        ),
-        "swap-readahead" => (
-            [
-                ("s2-vm-scalability", S2_VM_SCALABILITY, "cluster"),
-                ("s2-vm-scalability", S2_VM_SCALABILITY, "vma"),
-                ("s2-linpack", S2_LINPACK, "cluster"),
-                ("s2-linpack", S2_LINPACK, "vma"),
-            ],
-            ("cluster", "VMA-based"),
-            [
-                "S2 vm-scalability-like: 4 sequential + 8 random writers, swap on NVMe \
+    let (specs, labels, tables): (Vec<Run>, (&str, &str), Vec<Table>) = if a.name == "lru-balance" {
+        let (runs, tables) = lru_balance()?;
+        (runs, ("legacy", "refault-cost"), tables)
+    } else {
+        let (specs, labels, titles, rows): Reproduction = match a.name.as_str() {
+            "mglru" => (
+                [
+                    ("s1-fio", S1_FIO, "classic"),
+                    ("s1-fio", S1_FIO, "mglru"),
+                    ("s1-memcached", S1_MEMCACHED, "classic"),
+                    ("s1-memcached", S1_MEMCACHED, "mglru"),
+                ],
+                ("active/inactive", "multi-gen"),
+                [
+                    "S1 fio-like buffered random read in a memcg, ram disk (scenarios/s1-fio.toml)",
+                    "S1 memcached-like, swap on a ram disk (scenarios/s1-memcached.toml)",
+                ],
+                [fio_rows, memcached_rows],
+            ),
+            "swap-readahead" => (
+                [
+                    ("s2-vm-scalability", S2_VM_SCALABILITY, "cluster"),
+                    ("s2-vm-scalability", S2_VM_SCALABILITY, "vma"),
+                    ("s2-linpack", S2_LINPACK, "cluster"),
+                    ("s2-linpack", S2_LINPACK, "vma"),
+                ],
+                ("cluster", "VMA-based"),
+                [
+                    "S2 vm-scalability-like: 4 sequential + 8 random writers, swap on NVMe \
                  (scenarios/s2-vm-scalability.toml)",
-                "S2 Linpack-like, matrix larger than memory (scenarios/s2-linpack.toml)",
-            ],
-            [vm_scalability_rows, linpack_rows],
-        ),
-        "kcompactd" => {
-            let direct: &'static str = Box::leak(
-                S4_HIGHALLOC
-                    .replace("gfp = \"nowait\"", "gfp = \"kernel\"")
-                    .into_boxed_str(),
-            );
-            (
+                    "S2 Linpack-like, matrix larger than memory (scenarios/s2-linpack.toml)",
+                ],
+                [vm_scalability_rows, linpack_rows],
+            ),
+            "kcompactd" => {
+                let direct: &'static str = Box::leak(
+                    S4_HIGHALLOC
+                        .replace("gfp = \"nowait\"", "gfp = \"kernel\"")
+                        .into_boxed_str(),
+                );
+                (
                 [
                     ("s4-highalloc", S4_HIGHALLOC, "kswapd"),
                     ("s4-highalloc", S4_HIGHALLOC, "kcompactd"),
@@ -797,34 +899,47 @@ pub fn main(a: Args) -> Result<()> {
                 ],
                 [highalloc_nodirect_rows, highalloc_direct_rows],
             )
-        }
-        other => bail!(
+            }
+            other => bail!(
             "unknown reproduction `{other}`: available: lru-balance (seed S0), mglru (seed S1), \
              swap-readahead (seed S2), slab-boost (seed S3), kcompactd (seed S4)"
         ),
+        };
+        let runs = specs.map(|(n, t, p)| run(n, t, p)).into();
+        (runs, labels, two_tables(titles, rows))
     };
     let scns = specs
         .iter()
-        .map(|(n, t, b)| load(t, &format!("scenarios/{n}.toml"), n, b, a.quick, kernel))
+        .map(|r| {
+            let origin = format!("scenarios/{}.toml", r.name);
+            load(r.text, &origin, r.name, r.policy, a.quick, kernel, &r.set)
+        })
         .collect::<Result<Vec<_>>>()?;
     // The normalised version the runs follow (printed in the titles and the JSON).
     let kernel = names_kernel.then(|| scns[0].model.kernel.clone());
-    let titles = titles.map(|t| match &kernel {
-        Some(k) => format!("{t}, kernel {k} rules"),
-        None => t.to_string(),
-    });
-    // The four runs are independent: run them on the host's cores, with one progress line
-    // for all four (runs of the full S2 scenarios take minutes).
+    // The runs are independent: run them on the host's cores, with one progress line for all
+    // (runs of the full S2 scenarios take minutes).
     let results = super::progress::run_all(&format!("reproduce {}", a.name), &scns);
     let results = results.into_iter().collect::<Result<Vec<_>>>()?;
-    let pg = rows[0](&results[0], &results[1]);
-    let pio = rows[1](&results[2], &results[3]);
-    out!("{}", render(&titles[0], &pg, labels))?;
-    outln!()?;
-    out!("{}", render(&titles[1], &pio, labels))?;
-    let failed: Vec<&str> = pg
+    let rendered: Vec<(String, Vec<Expect>)> = tables
         .iter()
-        .chain(pio.iter())
+        .map(|t| {
+            let title = match &kernel {
+                Some(k) => format!("{}, kernel {k} rules", t.title),
+                None => t.title.clone(),
+            };
+            (title, (t.rows)(&results[t.baseline], &results[t.change]))
+        })
+        .collect();
+    for (i, (title, rows)) in rendered.iter().enumerate() {
+        if i > 0 {
+            outln!()?;
+        }
+        out!("{}", render(title, rows, labels))?;
+    }
+    let failed: Vec<&str> = rendered
+        .iter()
+        .flat_map(|(_, rows)| rows.iter())
         .filter(|e| e.checked() && !e.holds())
         .map(|e| e.row.figure.as_str())
         .collect();
@@ -833,9 +948,9 @@ pub fn main(a: Args) -> Result<()> {
     let oom: Vec<String> = specs
         .iter()
         .zip(&results)
-        .filter_map(|((name, _, policy), r)| {
+        .filter_map(|(run, r)| {
             let n = r.tasks.iter().filter(|t| t.oom_killed).count();
-            (n > 0).then(|| format!("{name} ({policy}): {n} tasks OOM-killed"))
+            (n > 0).then(|| format!("{} ({}): {n} tasks OOM-killed", run.name, run.policy))
         })
         .collect();
     outln!()?;
@@ -850,19 +965,30 @@ pub fn main(a: Args) -> Result<()> {
         outln!("differs from the seed in: {}", failed.join(", "))?;
     }
     if let Some(out) = a.out {
-        let table: Vec<Value> = pg
+        let table: Vec<Value> = tables
             .iter()
-            .map(|e| (specs[0].0, e))
-            .chain(pio.iter().map(|e| (specs[2].0, e)))
-            .map(|(scn, e)| {
-                json!({"scenario": scn, "figure": e.row.figure, "baseline": e.row.baseline,
+            .zip(&rendered)
+            .flat_map(|(t, (title, rows))| rows.iter().map(move |e| (t, title, e)))
+            .map(|(t, title, e)| {
+                json!({"scenario": specs[t.baseline].name, "table": title,
+                       "figure": e.row.figure, "baseline": e.row.baseline,
                        "change": e.row.change, "percent": e.row.percent, "direction_holds": e.holds()})
             })
             .collect();
         let runs: Vec<Value> = specs
             .iter()
             .zip(results.iter())
-            .map(|((n, _, b), r)| json!({"scenario": n, "policy": b, "result": r}))
+            .map(|(run, r)| {
+                let mut v = json!({"scenario": run.name, "policy": run.policy, "result": r});
+                if !run.set.is_empty() {
+                    v["set"] = json!(run
+                        .set
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>());
+                }
+                v
+            })
             .collect();
         let mut doc = json!({"reproduce": a.name, "quick": a.quick, "table": table, "runs": runs});
         if let Some(k) = &kernel {

@@ -321,7 +321,53 @@ fn reproduce_lru_balance_quick_matches_the_seed_directions() {
     // -29.4% since issue 12's readahead fix (random read() misses no longer start windows on
     // backward jumps, so the legacy run's cache thrashes less); the seed: -54%.
     assert!(c <= b * 0.75, "total refaults fell only from {b} to {c}");
-    assert_eq!(v["runs"].as_array().unwrap().len(), 4);
+    // pgbench under both balances, then parallelio under both at each of the seed's four IO
+    // sizes (0, 769M, 2565M, 4361M scaled 1/16: 0, 48, 160, 272 MiB): the 0 MiB step runs
+    // no dd, the others write that much.
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 10);
+    for (i, want) in [None, None, Some("48M"), Some("160M"), Some("272M")]
+        .iter()
+        .enumerate()
+    {
+        let (b, c) = (&runs[2 * i], &runs[2 * i + 1]);
+        assert_eq!(
+            (&b["policy"], &c["policy"]),
+            (&"legacy".into(), &"refault-cost".into())
+        );
+        if i == 0 {
+            continue;
+        }
+        let has_dd = |r: &serde_json::Value| {
+            r["result"]["tasks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["name"] == "dd")
+        };
+        assert_eq!(has_dd(b), want.is_some(), "run {}", 2 * i);
+        if let Some(size) = want {
+            assert_eq!(b["set"][0], format!("object.largefile.size={size}"));
+        }
+    }
+    // Every parallelio table has the seed's three checks; the dd steps add the duration.
+    for title in ["dd 0 MiB", "dd 48 MiB", "dd 160 MiB", "dd 272 MiB"] {
+        let rows: Vec<&str> = table
+            .iter()
+            .filter(|r| r["table"].as_str().unwrap().contains(title))
+            .map(|r| r["figure"].as_str().unwrap())
+            .collect();
+        assert!(rows.contains(&"memcached ops/s"), "{title}: {rows:?}");
+        assert!(
+            rows.contains(&"swap activity (swap in + swap out)"),
+            "{title}"
+        );
+        assert_eq!(
+            rows.contains(&"dd duration (s)"),
+            title != "dd 0 MiB",
+            "{title}"
+        );
+    }
 }
 
 /// `refault reproduce swap-readahead --quick`: every direction of seed S2's tables holds

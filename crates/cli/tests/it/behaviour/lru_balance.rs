@@ -87,3 +87,96 @@ fn higher_swappiness_swaps_more_and_drops_less_cache() {
         assert!(vm(&w[1], "pgsteal_file") < vm(&w[0], "pgsteal_file"));
     }
 }
+
+const MIB_PAGES: u64 = 256;
+
+fn parallelio(text: &str, ov: &[(&str, &str)]) -> refault_scenario::Scenario {
+    let ov: Vec<(String, String)> = ov
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    refault_scenario::parse(text, "scenarios/s0-parallelio.toml", &ov, None).unwrap()
+}
+
+fn parallelio_text() -> String {
+    std::fs::read_to_string(root().join("scenarios/s0-parallelio.toml")).unwrap()
+}
+
+/// scenarios/s0-parallelio.toml is mmtests' parallelio configuration
+/// (config-global-dhp__parallelio-memcachetest) at 1/16 of the seed's machine: memcached's
+/// pool MEMCACHED_MEMPOOL = 4/5 of RAM, swap SWAP_SWAPFILE_SIZEMB = RAM, one memcachetest
+/// thread with 16 KiB values (4 pages a request, 33% sets, uniform keys), and a dd of the
+/// largest of parallelio-bench's IO sizes: MIN = (RAM - pool)/2, then MIN + k*(MAX - MIN)/3
+/// with MAX = (RAM - pool)*4, in MiB as the shell computes them (integer division).
+#[test]
+fn parallelio_is_sized_from_the_mmtests_configuration() {
+    let scn = parallelio(&parallelio_text(), &[]);
+    let ram = scn.machine.memory_pages;
+    let obj = |n: &str| scn.objects.iter().find(|o| o.name == n).unwrap();
+    let pool = ram * 4 / 5;
+    assert_eq!(obj("items").size_pages, pool);
+    assert_eq!(scn.swap[0].size_pages, ram);
+    let (min, max) = ((ram - pool) / 2, (ram - pool) * 4);
+    let sizes: Vec<u64> = (1..=3)
+        .map(|k| (min + (k - 1) * ((max - min) / 3)) / MIB_PAGES)
+        .collect();
+    // 1/16 of the seed's 769M, 2565M and 4361M (7690 MiB of RAM: MIN = 769 MiB).
+    assert_eq!(sizes, [48, 160, 272]);
+    for (s, seed) in sizes.iter().zip([769.0, 2565.0, 4361.0]) {
+        assert!(
+            (*s as f64 * 16.0 / seed - 1.0).abs() < 0.01,
+            "{s} MiB for {seed}M"
+        );
+    }
+    assert_eq!(obj("largefile").size_pages, 272 * MIB_PAGES);
+    let memcached = scn.tasks.iter().find(|t| t.name == "memcached").unwrap();
+    assert_eq!(memcached.instances, 1);
+    let refault_scenario::Workload::Memcached(m) = &memcached.workload else {
+        panic!("memcached is not the memcached workload");
+    };
+    assert_eq!(
+        (m.pages_per_request, m.set_fraction, m.zipf_s),
+        (4, 0.33, 0.0)
+    );
+    // The dd starts when the warm-up ends (parallelio-bench starts it after its warm-up).
+    let dd = scn.tasks.iter().find(|t| t.name == "dd").unwrap();
+    assert_eq!(dd.start_ns, scn.run.warmup_ns);
+}
+
+/// A memcached op that faults waits for its swap-in: with the items larger than memory fits
+/// (460 MiB of the 480 MiB machine, no dd), ops fault on swapped items and the mean op
+/// latency exceeds the 11 us think time by about the faulting ops' share of SATA SSD reads
+/// (measured: 21.3 us with 46352 major faults, counted from the run's start, in 282052
+/// measured ops; 80 us per fault would be 13.1 us a op), so the throughput falls to about
+/// half of 1/think. (Without the faults every op takes exactly its think: 11.02 us.)
+#[test]
+fn parallelio_memcached_ops_pay_for_their_swap_ins() {
+    let text = parallelio_text();
+    let cut = text.find("# --- dd ---").unwrap();
+    let scn = parallelio(
+        &text[..cut],
+        &[
+            ("object.items.size", "460M"),
+            ("run.duration", "12s"),
+            ("run.warmup", "6s"),
+        ],
+    );
+    let r = refault_sim::run(&scn, Default::default()).unwrap();
+    let t = r.tasks.iter().find(|t| t.name == "memcached").unwrap();
+    assert!(t.major_faults > 10_000, "{} major faults", t.major_faults);
+    let think_us = 11.0;
+    let fault_share_us = t.major_faults as f64 / t.ops as f64 * 80.0;
+    let excess = t.latency_us.mean - think_us;
+    assert!(
+        excess > fault_share_us * 0.5 && excess < fault_share_us * 1.5,
+        "mean {} us, {} faults in {} ops",
+        t.latency_us.mean,
+        t.major_faults,
+        t.ops
+    );
+    assert!(
+        t.ops_per_sec < 1e6 / think_us * 0.7,
+        "{} ops/s",
+        t.ops_per_sec
+    );
+}
