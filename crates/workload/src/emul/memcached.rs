@@ -93,18 +93,17 @@ impl MemcachedSource {
         let pages = obj.size_pages;
         let ppr = u64::from(spec.pages_per_request).min(pages) as u32;
         let item_size = u64::from(spec.item_size);
-        let per_slab = if item_size == 0 {
-            0
-        } else {
-            MEMCACHED_SLAB_PAGE / item_size
+        // Chunks per slab page; `None` without `item_size`.
+        let per_slab = MEMCACHED_SLAB_PAGE.checked_div(item_size);
+        let slots = match per_slab {
+            None => pages / u64::from(ppr),
+            Some(per_slab) => {
+                let bytes = pages * PAGE_SIZE;
+                let tail = (bytes % MEMCACHED_SLAB_PAGE).min(per_slab * item_size);
+                bytes / MEMCACHED_SLAB_PAGE * per_slab + tail / item_size
+            }
         };
-        let slots = if item_size == 0 {
-            pages / u64::from(ppr)
-        } else {
-            let bytes = pages * PAGE_SIZE;
-            bytes / MEMCACHED_SLAB_PAGE * per_slab
-                + (bytes % MEMCACHED_SLAB_PAGE).min(per_slab * item_size) / item_size
-        };
+        let per_slab = per_slab.unwrap_or(0);
         check::positive(slots, &|| "item_size".into())?;
         let items = spec.items as ObjId;
         let pattern = if spec.zipf_s == 0.0 {
