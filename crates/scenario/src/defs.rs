@@ -817,6 +817,11 @@ static MEMCACHED: SectionDef = SectionDef {
                 Value("1"),
                 "Pages touched per request."
             ),
+            k!(
+                "item_size",
+                Value("0"),
+                "memcached's slab chunk size in bytes (e.g. 2320: a 2000-byte value with its key and item header, rounded up to its slab class); items are packed into 1 MiB slab pages and a request touches every 4 KiB page its chunk spans. 0 = aligned slots of pages_per_request pages; set one or the other."
+            ),
             k!("think", Value("\"20us\""), "CPU time between requests."),
         ],
     )

@@ -536,6 +536,20 @@ pub struct MemcachedSpec {
     /// Pages touched per request.
     pub pages_per_request: u32,
     pub think_ns: u64,
+    /// memcached's slab chunk size in bytes, 0 = requests touch aligned slots of
+    /// `pages_per_request` pages. Else items are chunks of this size packed into 1 MiB slab
+    /// pages ([`MEMCACHED_SLAB_PAGE`]) and a request touches every page its chunk spans.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub item_size: u32,
+}
+
+/// memcached's slab page: `settings.slab_page_size` = 1 MiB by default (memcached's `-I`
+/// item size limit, slabs.c: each slab class grabs memory in pages of this size and cuts
+/// them into `slab_page / chunk_size` chunks; the remainder of the page is unused).
+pub const MEMCACHED_SLAB_PAGE: u64 = 1 << 20;
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -312,6 +312,7 @@ pub(crate) struct RawMemcached {
     pub set_fraction: Option<f64>,
     pub zipf_s: Option<f64>,
     pub pages_per_request: Option<u32>,
+    pub item_size: Option<u32>,
     pub think: Option<Duration>,
 }
 

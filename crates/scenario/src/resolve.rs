@@ -1181,7 +1181,32 @@ fn resolve_tasks(
                         .pages_per_request
                         .unwrap_or_else(|| defs::default(sec, "pages_per_request")),
                     think_ns: m.think.unwrap_or_else(|| defs::default(sec, "think")).0,
+                    item_size: m
+                        .item_size
+                        .unwrap_or_else(|| defs::default(sec, "item_size")),
                 };
+                if spec.item_size != 0 {
+                    if m.pages_per_request.is_some() {
+                        return Err(cx.err(
+                            ErrorKind::InvalidValue,
+                            &at("item_size"),
+                            format!(
+                                "{who}: item_size and pages_per_request both given; set one (item_size decides the pages a request touches)"
+                            ),
+                        ));
+                    }
+                    if u64::from(spec.item_size) > MEMCACHED_SLAB_PAGE
+                        || objects[spec.items].size_pages * PAGE_SIZE < MEMCACHED_SLAB_PAGE
+                    {
+                        return Err(cx.err(
+                            ErrorKind::Impossible,
+                            &at("item_size"),
+                            format!(
+                                "{who}: item_size needs an item memory of at least one 1 MiB slab page and chunks of at most 1 MiB"
+                            ),
+                        ));
+                    }
+                }
                 if spec.pages_per_request == 0 {
                     return Err(cx.err(
                         ErrorKind::InvalidValue,

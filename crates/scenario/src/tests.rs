@@ -508,6 +508,7 @@ fn full_example_resolves_to_exact_values() {
                     zipf_s: 0.9,
                     pages_per_request: 1,
                     think_ns: 20_000,
+                    item_size: 0,
                 }),
             },
             TaskSpec {
@@ -1678,4 +1679,28 @@ fn drop_caches_entries_resolve_in_time_order() {
     let (_, msg) = err(&late, &[]);
     assert!(msg.starts_with("t.toml:6:"), "{msg}");
     assert!(msg.contains("not before run.duration"), "{msg}");
+}
+
+#[test]
+fn memcached_item_size_resolves_and_excludes_pages_per_request() {
+    let base = format!(
+        "{MINIMAL}[[object]]\nname = \"items\"\nkind = \"anon\"\nsize = \"8M\"\n\n[[task]]\nname = \"mc\"\nworkload = \"memcached\"\n\n[task.memcached]\nitems = \"items\"\nrequests = 10\n"
+    );
+    let s = ok(&format!("{base}item_size = 2320\n"));
+    let Workload::Memcached(m) = &s.tasks[0].workload else {
+        panic!("{:?}", s.tasks[0].workload)
+    };
+    assert_eq!((m.item_size, m.pages_per_request), (2320, 1));
+    let (kind, msg) = err(
+        &format!("{base}item_size = 2320\npages_per_request = 2\n"),
+        &[],
+    );
+    assert_eq!(kind, ErrorKind::InvalidValue);
+    assert!(
+        msg.contains("item_size and pages_per_request both given"),
+        "{msg}"
+    );
+    let (kind, msg) = err(&format!("{base}item_size = 2000000\n"), &[]);
+    assert_eq!(kind, ErrorKind::Impossible);
+    assert!(msg.contains("at most 1 MiB"), "{msg}");
 }

@@ -244,6 +244,7 @@ mod tests {
                     zipf_s: 0.0,
                     pages_per_request: 1,
                     think_ns: 0,
+                    item_size: 0,
                 }),
             ),
             task(

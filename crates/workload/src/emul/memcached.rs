@@ -19,7 +19,12 @@
 //! ```
 //!
 //! Keys map to aligned slots of `pages_per_request` pages (an item and its neighbours in a
-//! slab page). Zipf ranks go through the object's [`Scatter`](crate::zipf::Scatter)
+//! slab page), or, with `item_size`, to memcached's slab chunks: chunks of `item_size` bytes
+//! packed into 1 MiB slab pages (slabs.c `do_slabs_newslab()` cuts a slab page into
+//! `slab_page_size / size` chunks and leaves the remainder unused), and a request touches
+//! every 4 KiB page its chunk spans: a get copies the whole item (header, key and value)
+//! into the reply, a set writes it. A 2320-byte chunk spans two pages in 2319 of 4096 byte
+//! offsets, 1.57 pages per request on average. Zipf ranks go through the object's [`Scatter`](crate::zipf::Scatter)
 //! permutation, as memcached's hashing spreads popular keys over its slabs, and every
 //! instance uses the same permutation (they model clients of one key space).
 //!
@@ -33,7 +38,7 @@
 //! # Tests
 //! `emul::memcached::tests::*`.
 
-use refault_scenario::{MemcachedSpec, ObjectSpec, Pattern};
+use refault_scenario::{MemcachedSpec, ObjectSpec, Pattern, MEMCACHED_SLAB_PAGE, PAGE_SIZE};
 
 use crate::error::{check, SourceErrorKind};
 use crate::event::{EventSource, ObjId, Op};
@@ -50,8 +55,12 @@ pub struct MemcachedSource {
     pages: u64,
     /// Pages per request, clamped to `pages`.
     ppr: u32,
-    /// Key slots: `pages / ppr`.
+    /// Key slots: `pages / ppr`, or the chunks of `item_size` bytes.
     slots: u64,
+    /// The slab chunk size in bytes; 0 = slots of `ppr` pages.
+    item_size: u64,
+    /// Chunks per 1 MiB slab page (with `item_size`).
+    per_slab: u64,
     keys: Sampler,
     set_fraction: f64,
     think_ns: u64,
@@ -83,7 +92,19 @@ impl MemcachedSource {
         check::exponent(spec.zipf_s, &|| "zipf_s".into())?;
         let pages = obj.size_pages;
         let ppr = u64::from(spec.pages_per_request).min(pages) as u32;
-        let slots = pages / u64::from(ppr);
+        let item_size = u64::from(spec.item_size);
+        // Chunks per slab page; `None` without `item_size`.
+        let per_slab = MEMCACHED_SLAB_PAGE.checked_div(item_size);
+        let slots = match per_slab {
+            None => pages / u64::from(ppr),
+            Some(per_slab) => {
+                let bytes = pages * PAGE_SIZE;
+                let tail = (bytes % MEMCACHED_SLAB_PAGE).min(per_slab * item_size);
+                bytes / MEMCACHED_SLAB_PAGE * per_slab + tail / item_size
+            }
+        };
+        let per_slab = per_slab.unwrap_or(0);
+        check::positive(slots, &|| "item_size".into())?;
         let items = spec.items as ObjId;
         let pattern = if spec.zipf_s == 0.0 {
             Pattern::Random
@@ -103,11 +124,13 @@ impl MemcachedSource {
             let per_request = u64::from(ppr) + think_events(spec.think_ns) + 1;
             fill.saturating_add(spec.requests.saturating_mul(per_request))
         });
-        Ok(MemcachedSource {
+        let mut src = MemcachedSource {
             items,
             pages,
             ppr,
             slots,
+            item_size,
+            per_slab,
             keys,
             set_fraction: spec.set_fraction,
             think_ns: spec.think_ns,
@@ -117,8 +140,45 @@ impl MemcachedSource {
             rng: Rng::new(seed),
             seq: OpSeq::new(),
             total,
-        })
+        };
+        if item_size != 0 && spec.requests != 0 {
+            // The touches per request depend on the key: count them on a copy of the stream.
+            let mut probe = src.clone();
+            let touches: u64 = (0..spec.requests)
+                .map(|_| u64::from(probe.request().1))
+                .sum();
+            let fill = if spec.fill {
+                pages + pages.div_ceil(u64::from(ppr))
+            } else {
+                0
+            };
+            let per_request = think_events(spec.think_ns) + 1;
+            src.total = Some(fill + touches + spec.requests * per_request);
+        }
+        Ok(src)
     }
+
+    /// The next request: its first page, its page count and whether it writes.
+    #[inline]
+    fn request(&mut self) -> (u32, u32, bool) {
+        let slot = self.keys.slot(self.slots, &mut self.rng);
+        let write = self.rng.chance(self.set_fraction);
+        if self.item_size == 0 {
+            return ((slot * u64::from(self.ppr)) as u32, self.ppr, write);
+        }
+        let (first, nr) = chunk_pages(slot, self.item_size, self.per_slab);
+        (first, nr, write)
+    }
+}
+
+/// The pages chunk `slot` spans when chunks of `item_size` bytes are packed `per_slab` to a
+/// 1 MiB slab page: its first page and its page count.
+#[inline]
+fn chunk_pages(slot: u64, item_size: u64, per_slab: u64) -> (u32, u32) {
+    let start = slot / per_slab * MEMCACHED_SLAB_PAGE + slot % per_slab * item_size;
+    let first = start / PAGE_SIZE;
+    let last = (start + item_size - 1) / PAGE_SIZE;
+    (first as u32, (last - first + 1) as u32)
 }
 
 impl EventSource for MemcachedSource {
@@ -135,10 +195,8 @@ impl EventSource for MemcachedSource {
             self.fill_pos += nr;
         } else if self.requests == 0 || self.served < self.requests {
             self.served += 1;
-            let slot = self.keys.slot(self.slots, &mut self.rng);
-            let write = self.rng.chance(self.set_fraction);
-            let page = (slot * u64::from(self.ppr)) as u32;
-            self.seq.touch_run(self.items, page, self.ppr, write);
+            let (page, nr, write) = self.request();
+            self.seq.touch_run(self.items, page, nr, write);
             self.seq.finish(self.think_ns);
         } else {
             return None;
@@ -165,6 +223,7 @@ mod tests {
             zipf_s: 0.0,
             pages_per_request: 2,
             think_ns: 100,
+            item_size: 0,
         }
     }
 
@@ -219,6 +278,56 @@ mod tests {
             assert!(a % 2 == 0 && a < 6 && b == a + 1 && wa == wb);
             assert_eq!(&r[2..], [Op::Think { ns: 100 }, Op::OpEnd]);
         }
+    }
+
+    #[test]
+    fn slab_chunks_span_the_pages_their_bytes_cover() {
+        // 2320-byte chunks, 451 to a 1 MiB slab page (1048576 / 2320), the last 2256 bytes
+        // of each slab page unused.
+        assert_eq!(chunk_pages(0, 2320, 451), (0, 1)); // bytes 0..2319
+        assert_eq!(chunk_pages(1, 2320, 451), (0, 2)); // bytes 2320..4639
+        assert_eq!(chunk_pages(450, 2320, 451), (254, 2)); // 1044000..1046319
+        assert_eq!(chunk_pages(451, 2320, 451), (256, 1)); // the next slab page
+        assert_eq!(chunk_pages(452, 2320, 451), (256, 2));
+    }
+
+    #[test]
+    fn item_size_gets_touch_one_or_two_pages_and_the_hint_is_exact() {
+        let mut s = spec();
+        s.fill = false;
+        s.set_fraction = 0.0;
+        s.requests = 40_000;
+        s.item_size = 2320;
+        s.think_ns = 0;
+        // Four slab pages.
+        let (ops, hint) = run(&s, 1024, 5);
+        assert_eq!(hint, Some(ops.len() as u64));
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for op in &ops {
+            match *op {
+                Op::Touch { page, write, .. } => {
+                    assert!(!write);
+                    match runs.last_mut() {
+                        Some((first, nr)) if *first + *nr == page => *nr += 1,
+                        _ => runs.push((page, 1)),
+                    }
+                }
+                Op::OpEnd => runs.push((u32::MAX, 0)),
+                _ => panic!("{op:?}"),
+            }
+        }
+        let gets: Vec<(u32, u32)> = runs.into_iter().filter(|r| r.1 > 0).collect();
+        assert_eq!(gets.len(), 40_000);
+        // No chunk crosses a slab page.
+        assert!(gets
+            .iter()
+            .all(|&(p, n)| (1..=2).contains(&n) && p / 256 == (p + n - 1) / 256));
+        // 2320 = 16 x 145 and 4096 = 16 x 256 with 145 and 256 coprime: chunk offsets in a
+        // page run through the multiples of 16, and a chunk crosses a page boundary when its
+        // offset exceeds 4096 - 2320 = 1776, for 144 of 256 offsets: 1.5625 pages per get
+        // (1.5632 over a slab page's 451 chunks).
+        let mean = gets.iter().map(|g| f64::from(g.1)).sum::<f64>() / 40_000.0;
+        assert!((mean - 1.563).abs() < 0.01, "{mean}");
     }
 
     #[test]
