@@ -78,7 +78,8 @@ impl Shadow {
 /// The kernel version the model follows (`model.kernel`): the rules that changed between
 /// the kernels the VM twin boots are switched on it. The model follows v6.18; an older
 /// version selects the older rule where a commit listed below changed one (each rule's doc
-/// comment names its commit); a newer version than 6.18 gets 6.18's rules.
+/// comment names its commit); a newer version than 6.18 gets 6.18's rules
+/// except where a later commit is listed (7.1's shadow-shrinker sizing).
 ///
 /// | since | commit (subject) | rule |
 /// |---|---|---|
