@@ -78,7 +78,8 @@ impl Shadow {
 /// The kernel version the model follows (`model.kernel`): the rules that changed between
 /// the kernels the VM twin boots are switched on it. The model follows v6.18; an older
 /// version selects the older rule where a commit listed below changed one (each rule's doc
-/// comment names its commit); a newer version than 6.18 gets 6.18's rules.
+/// comment names its commit); a newer version than 6.18 gets 6.18's rules
+/// except where a later commit is listed (7.1's shadow-shrinker sizing).
 ///
 /// | since | commit (subject) | rule |
 /// |---|---|---|
@@ -92,6 +93,7 @@ impl Shadow {
 /// | 4.8 | "mm, vmscan: make kswapd reclaim in terms of nodes" | [`Self::kswapd_balances_high_order`] |
 /// | 5.0 | "mm: reclaim small amounts of memory when an external fragmentation event occurs" | [`Self::watermark_boosting`] |
 /// | 5.9 | "mm: proactive compaction" | [`Self::proactive_compaction`] |
+/// | 7.1 | "mm: workingset: use lruvec_lru_size() to get the number of lru pages" | [`Self::shadow_shrinker_counts_memcg_lru_zone_size`] |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KernelVersion {
     pub major: u16,
@@ -260,6 +262,23 @@ impl KernelVersion {
     /// `sched` module).
     pub fn sched_eevdf(self) -> bool {
         self >= KernelVersion::new(6, 6)
+    }
+
+    /// Since v7.1 ("mm: workingset: use lruvec_lru_size() to get the number of lru pages",
+    /// Qi Zheng, from the series that reparents LRU folios; in Debian's 7.1.8 source, not in
+    /// v6.18): `count_shadow_nodes()` sizes a memcg by `lruvec_lru_size()`, which reads the
+    /// memcg's `lru_zone_size[][]`. Only `update_lru_size()` (the classic LRU's list moves)
+    /// maintains those through `mem_cgroup_update_lru_size()`; the multi-gen LRU's
+    /// `lru_gen_update_size()` calls `__update_lru_size()`, which updates the vmstat
+    /// counters only. So under the multi-gen LRU the shadow shrinker counts none of the
+    /// memcg's LRU pages, allows one shadow node per 8 of its slab pages only, and frees
+    /// nearly every shadow-only node whenever `shrink_slab()` runs: refaults go undetected
+    /// (the VM twin's 7.2 guest: `workingset_nodereclaim` 1,533–1,664 and
+    /// `workingset_refault_file` 128–431 where 6.12 counted 61,962–61,975). Before (and
+    /// under the classic LRU, whose `lru_zone_size` is exact): `lruvec_page_state_local()`
+    /// of `NR_LRU_BASE + lru`, which both LRUs keep.
+    pub fn shadow_shrinker_counts_memcg_lru_zone_size(self) -> bool {
+        self >= KernelVersion::new(7, 1)
     }
 
     /// Parse "6.1", "6.12", "7.2" or a release string such as "6.1.0-50-cloud-amd64".

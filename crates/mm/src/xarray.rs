@@ -339,13 +339,21 @@ impl Mm {
     }
 
     /// Kernel: `count_shadow_nodes()` for memcg `m`: the shadow nodes beyond one per 8 of
-    /// the memcg's pages (its LRU pages and slab pages).
+    /// the memcg's pages (its LRU pages and slab pages). Since v7.1 the LRU pages are the
+    /// memcg's `lru_zone_size`, which the multi-gen LRU never updates: none are counted under
+    /// it ([`KernelVersion::shadow_shrinker_counts_memcg_lru_zone_size`](crate::workingset::KernelVersion::shadow_shrinker_counts_memcg_lru_zone_size)).
     fn count_shadow_nodes(&self, m: usize) -> u64 {
         let nodes = self.shadow_nodes.count[m];
         if nodes == 0 {
             return 0;
         }
-        let lru: u64 = self.lruvecs[m].nr.iter().sum();
+        let lru: u64 = if self.cfg.lru == crate::LruKind::Mglru
+            && self.cfg.kernel.shadow_shrinker_counts_memcg_lru_zone_size()
+        {
+            0
+        } else {
+            self.lruvecs[m].nr.iter().sum()
+        };
         let slab = self.slab.memcg_bytes[m].iter().sum::<u64>() >> 12;
         let max_nodes = (lru + slab) >> (XA_CHUNK_SHIFT - 3);
         nodes.saturating_sub(max_nodes)
@@ -669,6 +677,69 @@ mod tests {
             swap_max_pages: None,
         }];
         Mm::new(cfg)
+    }
+
+    /// [`memcg_reader`] under the multi-gen LRU with `model.kernel = kernel`.
+    fn mglru_memcg_reader(max_pages: u64, kernel: crate::workingset::KernelVersion) -> Mm {
+        let mut mm = memcg_reader(Some(max_pages));
+        let mut cfg = mm.cfg.clone();
+        cfg.lru = crate::LruKind::Mglru;
+        cfg.kernel = kernel;
+        mm = Mm::new(cfg);
+        mm
+    }
+
+    /// Since v7.1 `count_shadow_nodes()` reads the memcg's `lru_zone_size`, which the
+    /// multi-gen LRU never updates: a memcg of 1024 pages streaming once through 32768 pages
+    /// keeps shadow-only leaves only up to one per 8 of its slab pages (plus what
+    /// `do_shrink_slab()`'s batches leave), far fewer than v6.18, which counts its LRU pages
+    /// too, and frees more of them (`workingset_nodereclaim`). The classic LRU keeps v6.18's
+    /// count on 7.1 (its `lru_zone_size` is exact).
+    #[test]
+    fn since_7_1_the_shadow_shrinker_counts_no_lru_pages_under_the_multi_gen_lru() {
+        use crate::vmstat::Ev;
+        use crate::workingset::KernelVersion;
+        use crate::InstantIo;
+        let run = |mut mm: Mm| {
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 1);
+            mm.set_hint(1, crate::filemap::Hint::Random);
+            for p in (0..32768).step_by(32) {
+                mm.file_read(&mut ctx, 1, p, 32);
+            }
+            mm.check_xarray().unwrap();
+            let leaves = mm.shadow_nodes.count[1];
+            let lru: u64 = mm.lruvecs[1].nr.iter().sum();
+            let slab = mm.slab.memcg_bytes[1].iter().sum::<u64>() >> 12;
+            (leaves, lru, slab, mm.ev.get(Ev::WorkingsetNodereclaim))
+        };
+        let (old_leaves, old_lru, old_slab, old_reclaimed) =
+            run(mglru_memcg_reader(1024, KernelVersion::new(6, 18)));
+        let (new_leaves, _, new_slab, new_reclaimed) =
+            run(mglru_memcg_reader(1024, KernelVersion::new(7, 1)));
+        // v6.18: one node per 8 of the memcg's LRU and slab pages (~120 here), give or take
+        // two SHRINK_BATCHes.
+        assert!(old_lru > 900, "{old_lru} LRU pages");
+        assert!(
+            old_leaves + 2 * 128 >= (old_lru + old_slab) >> 3,
+            "v6.18: {old_leaves} shadow leaves for {old_lru} + {old_slab} pages"
+        );
+        // v7.1: the slab pages alone set the limit.
+        assert!(
+            new_leaves < (new_slab >> 3) + 2 * 128,
+            "v7.1: {new_leaves} shadow leaves for {new_slab} slab pages"
+        );
+        assert!(new_leaves < old_leaves, "{new_leaves} vs {old_leaves}");
+        assert!(
+            new_reclaimed > old_reclaimed,
+            "workingset_nodereclaim {new_reclaimed} vs {old_reclaimed}"
+        );
+        // The classic LRU on 7.1 counts its LRU pages as before.
+        let mut classic = memcg_reader(Some(1024));
+        classic.cfg.kernel = KernelVersion::new(7, 1);
+        let mut base = memcg_reader(Some(1024));
+        base.cfg.kernel = KernelVersion::new(6, 18);
+        assert_eq!(run(classic), run(base));
     }
 
     /// A memcg that reads 8192 pages of a file into order-0 folios holds 128 leaves, 2
