@@ -57,6 +57,66 @@ pub struct GuestRun {
     /// idle, iowait, irq, softirq (is the guest's one CPU busy, or waiting for the disk?).
     #[serde(default)]
     pub cpu_ticks: Option<Vec<u64>>,
+    /// The guest CPU's pace ([`probe_cpu`]): ns per read() of one cached 4 KiB page.
+    #[serde(default)]
+    pub cpu_probe_ns: Option<u64>,
+}
+
+/// Pages read per pass of [`probe_cpu`].
+const CPU_PROBE_PAGES: u64 = 1024;
+
+/// How fast the guest's CPU does kernel work: the mean time of a read() of one 4 KiB page
+/// that is in the page cache (`filemap_read()`: lookup and copy, the work
+/// `model.cost.pagecache_hit` stands for), over 4 MiB of the running binary (in the
+/// initramfs, so always cached), read once to warm and then four times. Under emulation
+/// (TCG) every CPU cost is tens of times a real core's while the virtio disk is not, so the
+/// guest's reader is CPU-bound where the simulated one waits for its disk; the twin scales
+/// the simulation's CPU costs by this ([`scale_costs_to_probe`]).
+pub fn probe_cpu() -> Result<u64, String> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open("/proc/self/exe").map_err(|e| format!("/proc/self/exe: {e}"))?;
+    let mut buf = vec![0u8; 4096];
+    let mut pass = |f: &std::fs::File| -> Result<(), String> {
+        for i in 0..CPU_PROBE_PAGES {
+            f.read_at(&mut buf, i * 4096)
+                .map_err(|e| format!("/proc/self/exe: {e}"))?;
+        }
+        Ok(())
+    };
+    pass(&f)?;
+    let t = std::time::Instant::now();
+    for _ in 0..4 {
+        pass(&f)?;
+    }
+    Ok((t.elapsed().as_nanos() as u64 / (4 * CPU_PROBE_PAGES)).max(1))
+}
+
+/// The simulated machine's CPU at the guest's pace: every `model.cost` figure multiplied by
+/// `probe_ns / model.cost.pagecache_hit` (the guest's cached read() against the model's), so
+/// the balance between the CPU and the disk ([`device_from_probe`]) is the guest's. Returns
+/// the factor.
+pub fn scale_costs_to_probe(scn: &mut Scenario, probe_ns: u64) -> f64 {
+    let c = &mut scn.costs;
+    let k = probe_ns as f64 / c.pagecache_hit_ns.max(1) as f64;
+    for v in [
+        &mut c.touch_ns,
+        &mut c.minor_fault_ns,
+        &mut c.major_fault_ns,
+        &mut c.pagecache_hit_ns,
+        &mut c.page_alloc_ns,
+        &mut c.scan_per_page_ns,
+        &mut c.rmap_per_mapping_ns,
+        &mut c.pt_walk_per_pte_ns,
+        &mut c.reclaim_per_page_ns,
+        &mut c.io_submit_ns,
+        &mut c.compact_scan_per_page_ns,
+        &mut c.migrate_per_page_ns,
+        &mut c.lru_lock_ns,
+        &mut c.lru_move_ns,
+    ] {
+        *v = (*v as f64 * k).round() as u64;
+    }
+    k
 }
 
 /// What the guest's vmscan tracepoints said about one run: how often kswapd was woken
@@ -1011,6 +1071,13 @@ pub fn guest_main(
     out: &Path,
 ) -> Result<(), String> {
     apply_machine_settings(scn)?;
+    let cpu_probe_ns = match probe_cpu() {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("twin-guest: CPU probe failed: {e}");
+            None
+        }
+    };
     let disk_probe = match probe_disk(Path::new("/dev/vda")) {
         Ok(p) => Some(p),
         Err(e) => {
@@ -1054,6 +1121,7 @@ pub fn guest_main(
         vmscan_trace,
         kswapd_schedstat,
         cpu_ticks,
+        cpu_probe_ns,
     };
     let text = serde_json::to_string(&g).map_err(|e| e.to_string())?;
     std::fs::write(out, text).map_err(|e| format!("{}: {e}", out.display()))?;
@@ -1175,6 +1243,17 @@ pub fn compare_vm_observed(
             "twin --vm: the guest's virtio disk: {:.0} us per 4 KiB random read, {:.0} MB/s sequential read; the simulated file-system device uses these",
             p.latency_ns as f64 / 1e3,
             p.read_bytes_per_sec as f64 / 1e6
+        )));
+    }
+    // The guest's CPU pace (mean over the runs' probes; saved runs from before the probe
+    // have none and keep the model's costs).
+    let cpu_probes: Vec<u64> = runs.iter().filter_map(|r| r.cpu_probe_ns).collect();
+    if !cpu_probes.is_empty() {
+        let p = cpu_probes.iter().sum::<u64>() / cpu_probes.len() as u64;
+        let k = scale_costs_to_probe(&mut sim_scn, p);
+        observe(crate::Event::Note(&format!(
+            "twin --vm: the guest's CPU: {:.1} us per cached 4 KiB read(); the simulated CPU costs are scaled by {k:.1}",
+            p as f64 / 1e3
         )));
     }
     // The simulation follows the rules of the kernel the guest booted (model.kernel).
@@ -1422,6 +1501,21 @@ pub fn machine_from_zoneinfo(scn: &Scenario, zoneinfo: &str) -> Result<Scenario,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The guest's cached read() at 10 us against the model's 200 ns: every CPU cost × 50.
+    #[test]
+    fn costs_scale_to_the_guest_cpu_probe() {
+        let mut scn = tiny_scenario("");
+        assert_eq!(scn.costs.pagecache_hit_ns, 200);
+        let k = scale_costs_to_probe(&mut scn, 10_000);
+        assert_eq!(k, 50.0);
+        let c = &scn.costs;
+        assert_eq!(c.pagecache_hit_ns, 10_000);
+        assert_eq!(c.reclaim_per_page_ns, 7_500);
+        assert_eq!(c.scan_per_page_ns, 2_000);
+        assert_eq!(c.touch_ns, 250);
+        assert_eq!(c.lru_move_ns, 2_500);
+    }
 
     /// A tracefs text as 6.1 prints the four vmscan events: counted by task name (the pid
     /// dropped) and fields, most frequent first; the node id dropped.
