@@ -70,8 +70,9 @@ const CPU_PROBE_PAGES: u64 = 1024;
 /// `model.cost.pagecache_hit` stands for), over 4 MiB of the running binary (in the
 /// initramfs, so always cached), read once to warm and then four times. Under emulation
 /// (TCG) every CPU cost is tens of times a real core's while the virtio disk is not, so the
-/// guest's reader is CPU-bound where the simulated one waits for its disk; the twin scales
-/// the simulation's CPU costs by this ([`scale_costs_to_probe`]).
+/// guest's reader is CPU-bound where the simulated one waits for its disk. Recorded as
+/// evidence only: scaling every `model.cost` by it was tried and made the suite worse
+/// (docs/fidelity.md, session 14).
 pub fn probe_cpu() -> Result<u64, String> {
     use std::os::unix::fs::FileExt;
     let f = std::fs::File::open("/proc/self/exe").map_err(|e| format!("/proc/self/exe: {e}"))?;
@@ -89,34 +90,6 @@ pub fn probe_cpu() -> Result<u64, String> {
         pass(&f)?;
     }
     Ok((t.elapsed().as_nanos() as u64 / (4 * CPU_PROBE_PAGES)).max(1))
-}
-
-/// The simulated machine's CPU at the guest's pace: every `model.cost` figure multiplied by
-/// `probe_ns / model.cost.pagecache_hit` (the guest's cached read() against the model's), so
-/// the balance between the CPU and the disk ([`device_from_probe`]) is the guest's. Returns
-/// the factor.
-pub fn scale_costs_to_probe(scn: &mut Scenario, probe_ns: u64) -> f64 {
-    let c = &mut scn.costs;
-    let k = probe_ns as f64 / c.pagecache_hit_ns.max(1) as f64;
-    for v in [
-        &mut c.touch_ns,
-        &mut c.minor_fault_ns,
-        &mut c.major_fault_ns,
-        &mut c.pagecache_hit_ns,
-        &mut c.page_alloc_ns,
-        &mut c.scan_per_page_ns,
-        &mut c.rmap_per_mapping_ns,
-        &mut c.pt_walk_per_pte_ns,
-        &mut c.reclaim_per_page_ns,
-        &mut c.io_submit_ns,
-        &mut c.compact_scan_per_page_ns,
-        &mut c.migrate_per_page_ns,
-        &mut c.lru_lock_ns,
-        &mut c.lru_move_ns,
-    ] {
-        *v = (*v as f64 * k).round() as u64;
-    }
-    k
 }
 
 /// What the guest's vmscan tracepoints said about one run: how often kswapd was woken
@@ -1245,17 +1218,6 @@ pub fn compare_vm_observed(
             p.read_bytes_per_sec as f64 / 1e6
         )));
     }
-    // The guest's CPU pace (mean over the runs' probes; saved runs from before the probe
-    // have none and keep the model's costs).
-    let cpu_probes: Vec<u64> = runs.iter().filter_map(|r| r.cpu_probe_ns).collect();
-    if !cpu_probes.is_empty() {
-        let p = cpu_probes.iter().sum::<u64>() / cpu_probes.len() as u64;
-        let k = scale_costs_to_probe(&mut sim_scn, p);
-        observe(crate::Event::Note(&format!(
-            "twin --vm: the guest's CPU: {:.1} us per cached 4 KiB read(); the simulated CPU costs are scaled by {k:.1}",
-            p as f64 / 1e3
-        )));
-    }
     // The simulation follows the rules of the kernel the guest booted (model.kernel).
     sim_scn.model.kernel = model_kernel_for(&runs[0].kernel)?;
     if sim_scn.model.kernel != scn.model.kernel {
@@ -1501,21 +1463,6 @@ pub fn machine_from_zoneinfo(scn: &Scenario, zoneinfo: &str) -> Result<Scenario,
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The guest's cached read() at 10 us against the model's 200 ns: every CPU cost × 50.
-    #[test]
-    fn costs_scale_to_the_guest_cpu_probe() {
-        let mut scn = tiny_scenario("");
-        assert_eq!(scn.costs.pagecache_hit_ns, 200);
-        let k = scale_costs_to_probe(&mut scn, 10_000);
-        assert_eq!(k, 50.0);
-        let c = &scn.costs;
-        assert_eq!(c.pagecache_hit_ns, 10_000);
-        assert_eq!(c.reclaim_per_page_ns, 7_500);
-        assert_eq!(c.scan_per_page_ns, 2_000);
-        assert_eq!(c.touch_ns, 250);
-        assert_eq!(c.lru_move_ns, 2_500);
-    }
 
     /// A tracefs text as 6.1 prints the four vmscan events: counted by task name (the pid
     /// dropped) and fields, most frequent first; the node id dropped.
