@@ -46,6 +46,166 @@ pub struct GuestRun {
     /// The virtio disk as measured from inside the guest before the run ([`probe_disk`]).
     #[serde(default)]
     pub disk_probe: Option<DiskProbe>,
+    /// The guest's vmscan tracepoints over the run ([`VmscanTrace`]); None where tracefs or
+    /// the events are missing.
+    #[serde(default)]
+    pub vmscan_trace: Option<VmscanTrace>,
+    /// kswapd0's `/proc/PID/schedstat` over the run: CPU ns, run-queue wait ns, times run.
+    #[serde(default)]
+    pub kswapd_schedstat: Option<[u64; 3]>,
+    /// The `cpu` line of `/proc/stat` over the run, in USER_HZ ticks: user, nice, system,
+    /// idle, iowait, irq, softirq (is the guest's one CPU busy, or waiting for the disk?).
+    #[serde(default)]
+    pub cpu_ticks: Option<Vec<u64>>,
+    /// The guest CPU's pace ([`probe_cpu`]): ns per read() of one cached 4 KiB page.
+    #[serde(default)]
+    pub cpu_probe_ns: Option<u64>,
+}
+
+/// Pages read per pass of [`probe_cpu`].
+const CPU_PROBE_PAGES: u64 = 1024;
+
+/// How fast the guest's CPU does kernel work: the mean time of a read() of one 4 KiB page
+/// that is in the page cache (`filemap_read()`: lookup and copy, the work
+/// `model.cost.pagecache_hit` stands for), over 4 MiB of the running binary (in the
+/// initramfs, so always cached), read once to warm and then four times. Under emulation
+/// (TCG) every CPU cost is tens of times a real core's while the virtio disk is not, so the
+/// guest's reader is CPU-bound where the simulated one waits for its disk. Recorded as
+/// evidence only: scaling every `model.cost` by it was tried and made the suite worse
+/// (docs/fidelity.md, session 14).
+pub fn probe_cpu() -> Result<u64, String> {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open("/proc/self/exe").map_err(|e| format!("/proc/self/exe: {e}"))?;
+    let mut buf = vec![0u8; 4096];
+    let mut pass = |f: &std::fs::File| -> Result<(), String> {
+        for i in 0..CPU_PROBE_PAGES {
+            f.read_at(&mut buf, i * 4096)
+                .map_err(|e| format!("/proc/self/exe: {e}"))?;
+        }
+        Ok(())
+    };
+    pass(&f)?;
+    let t = std::time::Instant::now();
+    for _ in 0..4 {
+        pass(&f)?;
+    }
+    Ok((t.elapsed().as_nanos() as u64 / (4 * CPU_PROBE_PAGES)).max(1))
+}
+
+/// What the guest's vmscan tracepoints said about one run: how often kswapd was woken
+/// (`mm_vmscan_wakeup_kswapd`, with the allocation's order, zone and gfp flags), woke and
+/// slept (`mm_vmscan_kswapd_wake`/`_sleep`), and who entered direct reclaim with which
+/// order and gfp flags (`mm_vmscan_direct_reclaim_begin`). Evidence for issue 20 item 2.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct VmscanTrace {
+    /// Events counted by (event, task name without pid, fields), most frequent first.
+    pub counts: Vec<(String, u64)>,
+    /// The first events as the trace buffer printed them (timestamps in seconds).
+    pub head: Vec<String>,
+    /// Events the buffer lost (`entries` vs `overrun` of per_cpu stats; 0 when none).
+    pub lost: u64,
+}
+
+const TRACEFS: &str = "/sys/kernel/tracing";
+const VMSCAN_EVENTS: [&str; 4] = [
+    "mm_vmscan_wakeup_kswapd",
+    "mm_vmscan_kswapd_wake",
+    "mm_vmscan_kswapd_sleep",
+    "mm_vmscan_direct_reclaim_begin",
+];
+
+/// Mount tracefs (if needed), clear the buffer and enable [`VMSCAN_EVENTS`]; false when the
+/// guest kernel has no tracefs or events.
+fn vmscan_trace_start() -> bool {
+    let t = Path::new(TRACEFS);
+    if !t.join("trace").exists() {
+        let _ = std::process::Command::new("mount")
+            .args(["-t", "tracefs", "nodev", TRACEFS])
+            .status();
+    }
+    if !t.join("events/vmscan").exists() {
+        return false;
+    }
+    let _ = std::fs::write(t.join("buffer_size_kb"), "8192");
+    let _ = std::fs::write(t.join("trace"), "");
+    let mut ok = true;
+    for e in VMSCAN_EVENTS {
+        ok &= std::fs::write(t.join("events/vmscan").join(e).join("enable"), "1").is_ok();
+    }
+    ok && std::fs::write(t.join("tracing_on"), "1").is_ok()
+}
+
+/// Stop tracing and summarise the buffer ([`VmscanTrace`]).
+fn vmscan_trace_stop() -> VmscanTrace {
+    let t = Path::new(TRACEFS);
+    let _ = std::fs::write(t.join("tracing_on"), "0");
+    for e in VMSCAN_EVENTS {
+        let _ = std::fs::write(t.join("events/vmscan").join(e).join("enable"), "0");
+    }
+    let text = std::fs::read_to_string(t.join("trace")).unwrap_or_default();
+    let stats = std::fs::read_to_string(t.join("per_cpu/cpu0/stats")).unwrap_or_default();
+    let lost = stats
+        .lines()
+        .find_map(|l| l.strip_prefix("overrun:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    summarise_trace(&text, lost)
+}
+
+/// [`VmscanTrace`] of a tracefs `trace` text: lines `  TASK-PID  [CPU] FLAGS  TS: EVENT: FIELDS`.
+pub fn summarise_trace(text: &str, lost: u64) -> VmscanTrace {
+    let mut counts: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut head = Vec::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let Some((pre, rest)) = line.split_once(": mm_vmscan_") else {
+            continue;
+        };
+        let task = pre.split_whitespace().next().unwrap_or("");
+        let task = task.rsplit_once('-').map_or(task, |(name, _)| name);
+        // kswapd_sleep/wake carry only the node; wakeup_kswapd's and direct reclaim's fields
+        // (order, zone, gfp flags) are the evidence.
+        let key = format!("{task}: mm_vmscan_{rest}");
+        let key = key.replace("nid=0 ", "");
+        *counts.entry(key).or_default() += 1;
+        if head.len() < 400 {
+            head.push(line.trim().to_string());
+        }
+    }
+    let mut counts: Vec<(String, u64)> = counts.into_iter().collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    VmscanTrace { counts, head, lost }
+}
+
+/// kswapd0's `/proc/PID/schedstat` (CPU ns, wait ns, timeslices).
+fn kswapd_schedstat() -> Option<[u64; 3]> {
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        if comm.trim() == "kswapd0" {
+            let s = std::fs::read_to_string(e.path().join("schedstat")).ok()?;
+            let v: Vec<u64> = s
+                .split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            return (v.len() == 3).then(|| [v[0], v[1], v[2]]);
+        }
+    }
+    None
+}
+
+/// The `cpu` line of /proc/stat: its first seven fields.
+fn cpu_ticks() -> Option<Vec<u64>> {
+    let s = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = s.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(7)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    (v.len() == 7).then_some(v)
 }
 
 /// A short probe of the guest's virtio disk, read with O_DIRECT (the file system on it is
@@ -884,6 +1044,13 @@ pub fn guest_main(
     out: &Path,
 ) -> Result<(), String> {
     apply_machine_settings(scn)?;
+    let cpu_probe_ns = match probe_cpu() {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("twin-guest: CPU probe failed: {e}");
+            None
+        }
+    };
     let disk_probe = match probe_disk(Path::new("/dev/vda")) {
         Ok(p) => Some(p),
         Err(e) => {
@@ -897,7 +1064,20 @@ pub fn guest_main(
     let mut s = crate::setup_whole_machine(scn, swap, workdir)?;
     let zoneinfo_before = read("/proc/zoneinfo");
     let buddyinfo_before = read("/proc/buddyinfo");
+    let kswapd_before = kswapd_schedstat();
+    let cpu_before = cpu_ticks();
+    let tracing = vmscan_trace_start();
     let r = crate::run_once(scn, &mut s)?;
+    let vmscan_trace = tracing.then(vmscan_trace_stop);
+    let kswapd_schedstat = kswapd_before
+        .zip(kswapd_schedstat())
+        .map(|(a, b)| [b[0] - a[0], b[1] - a[1], b[2] - a[2]]);
+    let cpu_ticks = cpu_before.zip(cpu_ticks()).map(|(a, b)| {
+        b.iter()
+            .zip(&a)
+            .map(|(b, a)| b.saturating_sub(*a))
+            .collect()
+    });
     let lru_gen = read(crate::LRU_GEN_ENABLED).trim().to_string();
     drop(s);
     let g = GuestRun {
@@ -911,6 +1091,10 @@ pub fn guest_main(
         task_seconds: r.task_seconds,
         memcg_stat: r.memcg_stat,
         disk_probe,
+        vmscan_trace,
+        kswapd_schedstat,
+        cpu_ticks,
+        cpu_probe_ns,
     };
     let text = serde_json::to_string(&g).map_err(|e| e.to_string())?;
     std::fs::write(out, text).map_err(|e| format!("{}: {e}", out.display()))?;
@@ -1279,6 +1463,28 @@ pub fn machine_from_zoneinfo(scn: &Scenario, zoneinfo: &str) -> Result<Scenario,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tracefs text as 6.1 prints the four vmscan events: counted by task name (the pid
+    /// dropped) and fields, most frequent first; the node id dropped.
+    #[test]
+    fn vmscan_trace_is_counted_by_task_and_fields() {
+        let text = "# tracer: nop\n#\n\
+            reader-301 [000] d..2. 10.000001: mm_vmscan_wakeup_kswapd: nid=0 order=0 gfp_flags=GFP_HIGHUSER_MOVABLE|__GFP_NORETRY\n\
+            kswapd0-30 [000] ..... 10.000002: mm_vmscan_kswapd_wake: nid=0 order=0\n\
+            reader-301 [000] d..2. 10.000101: mm_vmscan_wakeup_kswapd: nid=0 order=0 gfp_flags=GFP_HIGHUSER_MOVABLE|__GFP_NORETRY\n\
+            reader-302 [000] ..... 10.0002: mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_HIGHUSER_MOVABLE\n";
+        let t = summarise_trace(text, 3);
+        assert_eq!(t.lost, 3);
+        assert_eq!(t.head.len(), 4);
+        assert_eq!(
+            t.counts,
+            vec![
+                ("reader: mm_vmscan_wakeup_kswapd: order=0 gfp_flags=GFP_HIGHUSER_MOVABLE|__GFP_NORETRY".to_string(), 2),
+                ("kswapd0: mm_vmscan_kswapd_wake: order=0".to_string(), 1),
+                ("reader: mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_HIGHUSER_MOVABLE".to_string(), 1),
+            ]
+        );
+    }
 
     /// A guest's /proc/zoneinfo as a run started: Debian's 6.1 cloud kernel on the suite's
     /// 256 MiB machine (runs B of docs/fidelity/vm-debian-6.1-s12-runs-b.json).
