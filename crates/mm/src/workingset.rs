@@ -94,6 +94,7 @@ impl Shadow {
 /// | 5.0 | "mm: reclaim small amounts of memory when an external fragmentation event occurs" | [`Self::watermark_boosting`] |
 /// | 5.9 | "mm: proactive compaction" | [`Self::proactive_compaction`] |
 /// | 7.1 | "mm: workingset: use lruvec_lru_size() to get the number of lru pages" | [`Self::shadow_shrinker_counts_memcg_lru_zone_size`] |
+/// | 6.16 | "ext4: enable large folio for regular file" | the default of `model.max_file_folio_order` (refault-scenario's resolve: 0 before) |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KernelVersion {
     pub major: u16,

@@ -916,9 +916,10 @@ static MODEL: SectionDef = SectionDef {
             ),
             k!(
                 "max_file_folio_order",
-                Value("9"),
-                "Largest page-cache folio order readahead may build (ext4: 9 = 2 MiB); 0 = \
-                order-0 pages only. At most 10."
+                Computed("9"),
+                "Largest page-cache folio order readahead may build; 0 = order-0 pages only. \
+                At most 10. Default: 9 (2 MiB, ext4's large folios) with model.kernel 6.16 or \
+                later, 0 before (ext4 had no large folios before v6.16)."
             ),
             k!(
                 "check_interval",

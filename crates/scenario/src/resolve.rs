@@ -1735,6 +1735,14 @@ fn default_advice(pattern: PatternName, kind: ObjectKind) -> Advice {
     }
 }
 
+/// The first kernel whose ext4 builds large page-cache folios (v6.16): the default of
+/// `model.max_file_folio_order` is 9 from it on and 0 before.
+pub const EXT4_LARGE_FOLIOS: (u16, u16) = (6, 16);
+
+/// ext4's largest page-cache folio order from v6.16 on: `ext4_set_inode_mapping_order()`
+/// allows up to the PMD order, 9 on x86-64 (2 MiB).
+pub const EXT4_MAX_FOLIO_ORDER: u32 = 9;
+
 /// `model.kernel`: "MAJOR.MINOR" (a release string such as "6.1.0-50-cloud-amd64" is cut to
 /// its version), 4.4 or later (the oldest kernel a rule describes: v4.4's kswapd compaction;
 /// kcompactd needs 4.6 and the multi-gen LRU 6.1, checked with the policy); returns it
@@ -1767,16 +1775,6 @@ fn resolve_model(
             format!("model.readahead_kb = {readahead_kb} is too large"),
         )
     })?;
-    let max_file_folio_order: u32 = raw
-        .max_file_folio_order
-        .unwrap_or_else(|| defs::default("model", "max_file_folio_order"));
-    if max_file_folio_order > MAX_PAGE_ORDER {
-        return Err(cx.err(
-            ErrorKind::InvalidValue,
-            &path!["model", "max_file_folio_order"],
-            format!("model.max_file_folio_order = {max_file_folio_order} is above MAX_PAGE_ORDER ({MAX_PAGE_ORDER})"),
-        ));
-    }
     let cgroup_version: u32 = raw
         .cgroup_version
         .unwrap_or_else(|| defs::default("model", "cgroup_version"));
@@ -1817,6 +1815,25 @@ fn resolve_model(
             minor.parse::<u16>().expect("normalised"),
         )
     };
+    // ext4 builds large page-cache folios since v6.16 ("ext4: enable large folio for
+    // regular file": `ext4_set_inode_mapping_order()`); before, every folio of a regular
+    // file is order 0 whatever readahead asks (`mapping_large_folio_support()` is false, so
+    // `page_cache_ra_order()` falls back to `do_page_cache_ra()`). The VM twin's 6.1 guest
+    // confirms it: every folio of its file streams was order 0.
+    let max_file_folio_order: u32 = raw.max_file_folio_order.unwrap_or_else(|| {
+        if version >= EXT4_LARGE_FOLIOS {
+            EXT4_MAX_FOLIO_ORDER
+        } else {
+            0
+        }
+    });
+    if max_file_folio_order > MAX_PAGE_ORDER {
+        return Err(cx.err(
+            ErrorKind::InvalidValue,
+            &path!["model", "max_file_folio_order"],
+            format!("model.max_file_folio_order = {max_file_folio_order} is above MAX_PAGE_ORDER ({MAX_PAGE_ORDER})"),
+        ));
+    }
     if lru == LruKind::Mglru && version < (6, 1) {
         return Err(cx.err(
             ErrorKind::InvalidValue,

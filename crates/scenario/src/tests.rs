@@ -1454,6 +1454,28 @@ fn per_op_mix_phases() {
 /// `model.kernel`: "MAJOR.MINOR" from 6.1 on, normalised; a release string is cut to its
 /// version; anything else is refused at the key.
 #[test]
+fn file_folio_order_defaults_to_ext4s_by_kernel_version() {
+    let order = |over: &[&str]| ok_with(MINIMAL, over).model.max_file_folio_order;
+    // v6.18 (the default) and v6.16, the first with ext4's large folios: up to PMD order.
+    assert_eq!(order(&[]), 9);
+    assert_eq!(order(&["model.kernel=\"6.16\""]), 9);
+    assert_eq!(order(&["model.kernel=\"7.2\""]), 9);
+    // Before v6.16 ext4 reads into order-0 folios only (the VM twin's 6.1 and 6.12 guests).
+    assert_eq!(order(&["model.kernel=\"6.15\""]), 0);
+    assert_eq!(order(&["model.kernel=\"6.12\""]), 0);
+    assert_eq!(order(&["model.kernel=\"6.1\""]), 0);
+    // A value the scenario gives is kept whatever the kernel.
+    assert_eq!(
+        order(&["model.kernel=\"6.1\"", "model.max_file_folio_order=4"]),
+        4
+    );
+    assert_eq!(
+        order(&["model.kernel=\"6.18\"", "model.max_file_folio_order=0"]),
+        0
+    );
+}
+
+#[test]
 fn model_kernel_version_is_parsed_and_checked() {
     assert_eq!(ok(MINIMAL).model.kernel, "6.18");
     let with = |v: &str| {
