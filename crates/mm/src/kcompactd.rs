@@ -82,6 +82,8 @@ impl Mm {
                 MigrateMode::SyncLight,
                 Compactor::Kcompactd,
             );
+            // v4.6–v4.17 kcompactd ignored the skip bits (`KernelVersion::kcompactd_honours_skip_hint`).
+            cc.ignore_skip_hint = !self.cfg.kernel.kcompactd_honours_skip_hint();
             let status = self.compact_zone(ctx, &mut cc);
             if status == CompactResult::Success {
                 self.zones[zi].compact.defer_reset(order, false);
