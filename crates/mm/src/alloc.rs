@@ -416,7 +416,9 @@ impl Mm {
         if self.node.kswapd_failures >= MAX_RECLAIM_RETRIES
             || (self.pgdat_balanced(order) && !boosted)
         {
-            if !direct_reclaim {
+            // v4.17+ ("mm, page_alloc: wakeup kcompactd even if kswapd cannot free more
+            // memory"); before, only kswapd going to sleep wakes kcompactd.
+            if !direct_reclaim && self.cfg.kernel.wakeup_kswapd_wakes_kcompactd() {
                 self.wakeup_kcompactd(order);
             }
             return;

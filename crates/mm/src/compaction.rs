@@ -1720,17 +1720,39 @@ mod behaviour {
         }
     }
 
-    /// Before v4.18 ("mm, compaction: kcompactd should not ignore pageblock skip")
+    /// Since v4.17 ("mm, page_alloc: wakeup kcompactd even if kswapd cannot free more
+    /// memory") an allocation that cannot reclaim wakes kcompactd itself when kswapd will
+    /// not run (here: kswapd has failed MAX_RECLAIM_RETRIES times); before (v4.6) it does not.
+    #[test]
+    fn nowait_allocation_wakes_kcompactd_directly_only_since_4_17() {
+        use crate::workingset::KernelVersion;
+        for (kernel, wakes) in [
+            (KernelVersion::new(4, 6), false),
+            (KernelVersion::new(4, 16), false),
+            (KernelVersion::new(4, 17), true),
+            (KernelVersion::default(), true),
+        ] {
+            let mut mm = unmovable_holes();
+            mm.cfg.kernel = kernel;
+            mm.node.kswapd_failures = crate::types::MAX_RECLAIM_RETRIES;
+            assert!(mm.kcompactd_node_suitable_for(9), "{kernel}");
+            mm.wakeup_kswapd(9, false);
+            assert!(!mm.kswapd.wake_pending, "{kernel}");
+            assert_eq!(mm.kcompactd.wake_pending, wakes, "{kernel}");
+        }
+    }
+
+    /// Before v4.15 ("mm, compaction: kcompactd should not ignore pageblock skip")
     /// kcompactd compacted with `.ignore_skip_hint = true`: pageblocks whose skip bit is set
-    /// are scanned anyway. From v4.18 kcompactd honours the bits and, with every block
+    /// are scanned anyway. From v4.15 kcompactd honours the bits and, with every block
     /// marked, scans nothing.
     #[test]
-    fn kcompactd_ignores_skip_bits_before_4_18() {
+    fn kcompactd_ignores_skip_bits_before_4_15() {
         use crate::workingset::KernelVersion;
         for (kernel, scans) in [
             (KernelVersion::new(4, 6), true),
-            (KernelVersion::new(4, 17), true),
-            (KernelVersion::new(4, 18), false),
+            (KernelVersion::new(4, 14), true),
+            (KernelVersion::new(4, 15), false),
             (KernelVersion::default(), false),
         ] {
             let mut mm = mm4096_filled();

@@ -249,13 +249,25 @@ impl KernelVersion {
         self >= KernelVersion::new(4, 8)
     }
 
-    /// Since v4.18 ("mm, compaction: kcompactd should not ignore pageblock skip", David
-    /// Rientjes): `kcompactd_do_work()` sets `.ignore_skip_hint = false`, so kcompactd skips
-    /// the pageblocks where isolation recently failed until the skip bits are reset. Before
-    /// (v4.6, the kernel of seed S4, to v4.17): `.ignore_skip_hint = true`, kcompactd scans
-    /// every pageblock of the zone and neither reads nor sets the skip bits.
+    /// Since v4.15 ("mm, compaction: kcompactd should not ignore pageblock skip", David
+    /// Rientjes, posted August 2017, in the mmotm queue based on v4.14 that went into the
+    /// v4.15 merge window): `kcompactd_do_work()` sets `.ignore_skip_hint = false`, so
+    /// kcompactd skips the pageblocks where isolation recently failed until the skip bits
+    /// are reset. Before (v4.6, the kernel of seed S4, to v4.14): `.ignore_skip_hint =
+    /// true`, kcompactd scans every pageblock of the zone and neither reads nor sets the
+    /// skip bits.
     pub fn kcompactd_honours_skip_hint(self) -> bool {
-        self >= KernelVersion::new(4, 18)
+        self >= KernelVersion::new(4, 15)
+    }
+
+    /// Since v4.17 ("mm, page_alloc: wakeup kcompactd even if kswapd cannot free more
+    /// memory", David Rientjes, in the mmotm queue based on v4.16): `wakeup_kswapd()` for
+    /// an allocation without `__GFP_DIRECT_RECLAIM` wakes kcompactd itself when kswapd is
+    /// not woken (the node is balanced at the allocation's order, or kswapd has failed
+    /// MAX_RECLAIM_RETRIES times). Before (v4.6): such an allocation reaches kcompactd only
+    /// through kswapd, which wakes it when it goes to sleep.
+    pub fn wakeup_kswapd_wakes_kcompactd(self) -> bool {
+        self >= KernelVersion::new(4, 17)
     }
 
     /// Since v5.0 ("mm: reclaim small amounts of memory when an external fragmentation event
