@@ -270,6 +270,14 @@ impl KernelVersion {
         self >= KernelVersion::new(4, 17)
     }
 
+    /// Since v6.3 ("mm/page_alloc: explicitly define how __GFP_HIGH non-blocking
+    /// allocations accesses reserves", 1ebbb21811b7): `gfp_to_alloc_flags()` gives an
+    /// allocation without `__GFP_DIRECT_RECLAIM` ALLOC_NON_BLOCK, which for a `__GFP_HIGH`
+    /// one lowers the min watermark by a further quarter ([`crate::alloc::reserve_min`]).
+    pub fn alloc_non_block(self) -> bool {
+        self >= KernelVersion::new(6, 3)
+    }
+
     /// Since v5.0 ("mm: reclaim small amounts of memory when an external fragmentation event
     /// occurs", 1c30844d2dfe): a fallback to another migratetype boosts the zone's
     /// watermarks by `vm.watermark_boost_factor`. Before: no boosting (the sysctl does not

@@ -36,7 +36,8 @@ impl KallocSource {
         };
         let direct = match spec.gfp {
             KallocGfp::Kernel => kgfp::DIRECT,
-            KallocGfp::Nowait => 0,
+            KallocGfp::KernelHigh => kgfp::DIRECT | kgfp::HIGH,
+            KallocGfp::Nowait => kgfp::HIGH,
         };
         KallocSource {
             order: spec.order as u8,
