@@ -5,8 +5,10 @@
 //! # Where we differ from the kernel (v6.18)
 //! - The zonelist is Normal, DMA32, DMA (the populated ones); every allocation's highest
 //!   zone is Normal, so each zone keeps its `lowmem_reserve[ZONE_NORMAL]` ([`crate::mmzone`]).
-//!   No per-CPU page lists, no highatomic reserve, no `__GFP_HIGH` watermark reduction, no
-//!   capture of a compacted block.
+//!   No per-CPU page lists, no highatomic reserve (`reserve_highatomic_pageblock()`), no
+//!   capture of a compacted block. `__GFP_HIGH` lowers the slow path's min watermark
+//!   ([`reserve_min`]); GFP_ATOMIC's `__GFP_ATOMIC`/ALLOC_HARDER (v4.x–v6.2) is not modelled
+//!   (no workload allocates with it).
 //! - User pages (GFP_HIGHUSER_MOVABLE) of order 0 take the full slow path below; order-0
 //!   readahead pages (`readahead_gfp_mask()`, `__GFP_NORETRY`) fail after one round of direct
 //!   reclaim instead of retrying or invoking OOM, and readahead ends its window there. Large
@@ -46,6 +48,8 @@ pub struct Gfp {
     pub noretry: bool,
     /// `__GFP_RETRY_MAYFAIL`.
     pub retry_mayfail: bool,
+    /// `__GFP_HIGH`: the slow path may dip below the min watermark ([`reserve_min`]).
+    pub high: bool,
 }
 
 impl Gfp {
@@ -56,6 +60,7 @@ impl Gfp {
         kswapd_reclaim: true,
         noretry: false,
         retry_mayfail: false,
+        high: false,
     };
     /// GFP_KERNEL.
     pub const KERNEL: Gfp = Gfp {
@@ -64,6 +69,7 @@ impl Gfp {
         kswapd_reclaim: true,
         noretry: false,
         retry_mayfail: false,
+        high: false,
     };
     /// GFP_NOWAIT (wakes kswapd, never reclaims or compacts itself).
     pub const NOWAIT: Gfp = Gfp {
@@ -72,6 +78,7 @@ impl Gfp {
         kswapd_reclaim: true,
         noretry: false,
         retry_mayfail: false,
+        high: false,
     };
     /// The readahead mask of a large page-cache folio (`readahead_gfp_mask()`: may reclaim,
     /// `__GFP_NORETRY`); the model stops its slow path before direct reclaim (module doc).
@@ -81,11 +88,33 @@ impl Gfp {
         kswapd_reclaim: true,
         noretry: true,
         retry_mayfail: false,
+        high: false,
     };
     /// Readahead's mask (`readahead_gfp_mask()`: the mapping's GFP_HIGHUSER_MOVABLE with
     /// `__GFP_NORETRY | __GFP_NOWARN`). Order 0: one round of direct reclaim, then the
     /// allocation fails (no retries, no OOM) and readahead ends its window there.
     pub const READAHEAD: Gfp = Gfp::READAHEAD_LARGE;
+}
+
+/// The min watermark an allocation of `gfp` checks in the slow path, from the zone's `min`
+/// (`__zone_watermark_ok()` with the slow path's alloc_flags; the fast path's flags never
+/// carry these, `gfp_to_alloc_flags()` is slow-path only):
+/// - `__GFP_HIGH` → ALLOC_HIGH (v4.x–v6.2) / ALLOC_MIN_RESERVE (v6.3+): `min -= min / 2`.
+/// - v6.3+ ("mm/page_alloc: explicitly define how __GFP_HIGH non-blocking allocations
+///   accesses reserves", 1ebbb21811b7): a `__GFP_HIGH` allocation without
+///   `__GFP_DIRECT_RECLAIM` (and without `__GFP_NOMEMALLOC`) also gets ALLOC_NON_BLOCK,
+///   `min -= min / 4` after the halving. Before (v4.6, the kernel of seed S4), the extra
+///   quarter was ALLOC_HARDER, set by `__GFP_ATOMIC` (GFP_ATOMIC) or a real-time task, not
+///   by GFP_NOWAIT | __GFP_HIGH.
+pub fn reserve_min(min: u64, gfp: Gfp, kernel: crate::workingset::KernelVersion) -> u64 {
+    if !gfp.high {
+        return min;
+    }
+    let mut m = min - min / 2;
+    if !gfp.direct_reclaim && kernel.alloc_non_block() {
+        m -= m / 4;
+    }
+    m
 }
 
 impl Mm {
@@ -119,7 +148,10 @@ impl Mm {
         loop {
             for zi in (0..self.zones.len()).rev() {
                 let z = &self.zones[zi];
-                let mark = z.wmark_pages(w);
+                let mut mark = z.wmark_pages(w);
+                if w == Wmark::Min {
+                    mark = reserve_min(mark, gfp, self.cfg.kernel);
+                }
                 if !z.watermark_ok(order, mark + (1 << order) - 1) {
                     continue;
                 }
@@ -416,7 +448,9 @@ impl Mm {
         if self.node.kswapd_failures >= MAX_RECLAIM_RETRIES
             || (self.pgdat_balanced(order) && !boosted)
         {
-            if !direct_reclaim {
+            // v4.17+ ("mm, page_alloc: wakeup kcompactd even if kswapd cannot free more
+            // memory"); before, only kswapd going to sleep wakes kcompactd.
+            if !direct_reclaim && self.cfg.kernel.wakeup_kswapd_wakes_kcompactd() {
                 self.wakeup_kcompactd(order);
             }
             return;
@@ -451,5 +485,71 @@ impl Mm {
                 .any(|z| z.watermark_ok(0, z.wmark_pages(Wmark::High) + (1u64 << order)));
         }
         self.pgdat_balanced(order)
+    }
+}
+
+#[cfg(test)]
+mod reserve_tests {
+    use super::*;
+    use crate::workingset::KernelVersion;
+
+    /// `__zone_watermark_ok()`'s reserve arithmetic, by hand: min 5632 (seed S4's scaled
+    /// zone). ALLOC_HIGH / ALLOC_MIN_RESERVE: 5632 - 2816 = 2816. v6.3+ ALLOC_NON_BLOCK for a
+    /// non-blocking __GFP_HIGH allocation: 2816 - 704 = 2112. Odd min 1001: 1001 - 500 = 501,
+    /// then 501 - 125 = 376.
+    #[test]
+    fn gfp_high_reserve_arithmetic() {
+        let v46 = KernelVersion::new(4, 6);
+        let v62 = KernelVersion::new(6, 2);
+        let v63 = KernelVersion::new(6, 3);
+        let v618 = KernelVersion::default();
+        let nowait_high = Gfp {
+            high: true,
+            ..Gfp::NOWAIT
+        };
+        let kernel_high = Gfp {
+            high: true,
+            ..Gfp::KERNEL
+        };
+        for k in [v46, v62, v63, v618] {
+            assert_eq!(reserve_min(5632, Gfp::NOWAIT, k), 5632, "{k}");
+            assert_eq!(reserve_min(5632, Gfp::KERNEL, k), 5632, "{k}");
+            assert_eq!(reserve_min(5632, kernel_high, k), 2816, "{k}");
+        }
+        assert_eq!(reserve_min(5632, nowait_high, v46), 2816);
+        assert_eq!(reserve_min(5632, nowait_high, v62), 2816);
+        assert_eq!(reserve_min(5632, nowait_high, v63), 2112);
+        assert_eq!(reserve_min(5632, nowait_high, v618), 2112);
+        assert_eq!(reserve_min(1001, nowait_high, v46), 501);
+        assert_eq!(reserve_min(1001, nowait_high, v618), 376);
+    }
+
+    /// GFP_NOWAIT stops at the min watermark; GFP_NOWAIT | __GFP_HIGH goes on to half of it
+    /// (v4.6) or three eighths (v6.18). 4096 pages, min_free_kbytes 4096: min 1024 pages.
+    #[test]
+    fn gfp_high_allocations_dip_into_the_min_reserve() {
+        use crate::testutil::*;
+        use crate::{BalanceKind, InstantIo};
+        for (kernel, high, floor) in [
+            (KernelVersion::new(4, 6), false, 1024),
+            (KernelVersion::new(4, 6), true, 512),
+            (KernelVersion::default(), true, 384),
+        ] {
+            let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
+            cfg.min_free_kbytes = Some(4096);
+            cfg.watermark_boost_factor = 0;
+            cfg.kernel = kernel;
+            let mut mm = Mm::new(cfg);
+            assert_eq!(mm.zones[0].wmark_pages(Wmark::Min), 1024);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            let gfp = Gfp {
+                high,
+                ..Gfp::NOWAIT
+            };
+            while mm.alloc_kernel_pages(&mut ctx, 0, gfp).is_some() {}
+            // The last success left free > floor; the failure saw free <= floor.
+            assert_eq!(mm.zones[0].free, floor, "{kernel} high={high}");
+        }
     }
 }

@@ -1659,7 +1659,122 @@ mod behaviour {
             let mut io = InstantIo;
             let mut ctx = Ctx::new(0, &mut io, 0);
             let first = mm.kswapd_step(&mut ctx);
-            assert_eq!(first == KswapdNext::Done, balanced, "{kernel} {policy:?}");
+            if kernel < KernelVersion::new(4, 8) && policy == KswapdCompaction::Kcompactd {
+                // v4.6's balance_pgdat() makes one pass (its end_zone scan tests the true
+                // order-9 watermark) but skips the zone, balanced with the gap, and its
+                // loop test (order 0 at high + 512) then sends kswapd to sleep unreclaimed.
+                assert_eq!(first, KswapdNext::Continue, "{kernel}");
+                assert_eq!(mm.kswapd_step(&mut ctx), KswapdNext::Done, "{kernel}");
+                assert_eq!(mm.ev.get(Ev::PgStealKswapd), 0, "{kernel}");
+            } else {
+                assert_eq!(first == KswapdNext::Done, balanced, "{kernel} {policy:?}");
+            }
+        }
+    }
+
+    /// v4.6–v4.7 balance_pgdat() (accf62422b3a removed v4.4's "recheck the watermarks at
+    /// order-0" after `2 << order` reclaimed pages; v4.8's kswapd_shrink_node() brought it
+    /// back): a kswapd woken for order 9 keeps order 9 however much it has reclaimed, where
+    /// v4.8+ and the v4.4 kswapd ("kswapd" policy) drop to order 0 after 1024 pages.
+    #[test]
+    fn kswapd_keeps_its_order_after_compact_gap_only_in_4_6_and_4_7() {
+        use crate::workingset::KernelVersion;
+        for (kernel, policy, keeps) in [
+            (KernelVersion::new(4, 6), KswapdCompaction::Kcompactd, true),
+            (KernelVersion::new(4, 7), KswapdCompaction::Kcompactd, true),
+            (KernelVersion::new(4, 8), KswapdCompaction::Kcompactd, false),
+            (KernelVersion::default(), KswapdCompaction::Kcompactd, false),
+            (KernelVersion::new(4, 6), KswapdCompaction::Kswapd, false),
+        ] {
+            // 16384 pages, min_free_kbytes 8192: min 2048, high 3072 pages; page cache
+            // read until free memory is just above min.
+            let mut cfg = tiny_config(BalanceKind::RefaultCost, 16384);
+            cfg.readahead_max_pages = 0;
+            cfg.watermark_boost_factor = 0;
+            cfg.min_free_kbytes = Some(8192);
+            cfg.kernel = kernel;
+            cfg.kswapd_compaction = policy;
+            let mut mm = Mm::new(cfg);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            let mut i = 0;
+            while mm.zones[0].free > 2100 {
+                mm.touch(&mut ctx, 1, i, false);
+                i += 1;
+            }
+            mm.kswapd.order = 9;
+            let mut seen = None;
+            for _ in 0..10_000 {
+                let next = mm.kswapd_step(&mut ctx);
+                if let Some((order, reclaimed)) = mm.kswapd_sc_order_reclaimed() {
+                    if reclaimed >= 1024 && seen.is_none() {
+                        seen = Some(order);
+                    }
+                }
+                if next == KswapdNext::Done {
+                    break;
+                }
+            }
+            let want = if keeps { 9 } else { 0 };
+            assert_eq!(seen, Some(want), "{kernel} {policy:?}");
+        }
+    }
+
+    /// Since v4.17 ("mm, page_alloc: wakeup kcompactd even if kswapd cannot free more
+    /// memory") an allocation that cannot reclaim wakes kcompactd itself when kswapd will
+    /// not run (here: kswapd has failed MAX_RECLAIM_RETRIES times); before (v4.6) it does not.
+    #[test]
+    fn nowait_allocation_wakes_kcompactd_directly_only_since_4_17() {
+        use crate::workingset::KernelVersion;
+        for (kernel, wakes) in [
+            (KernelVersion::new(4, 6), false),
+            (KernelVersion::new(4, 16), false),
+            (KernelVersion::new(4, 17), true),
+            (KernelVersion::default(), true),
+        ] {
+            let mut mm = unmovable_holes();
+            mm.cfg.kernel = kernel;
+            mm.node.kswapd_failures = crate::types::MAX_RECLAIM_RETRIES;
+            assert!(mm.kcompactd_node_suitable_for(9), "{kernel}");
+            mm.wakeup_kswapd(9, false);
+            assert!(!mm.kswapd.wake_pending, "{kernel}");
+            assert_eq!(mm.kcompactd.wake_pending, wakes, "{kernel}");
+        }
+    }
+
+    /// Before v4.15 ("mm, compaction: kcompactd should not ignore pageblock skip")
+    /// kcompactd compacted with `.ignore_skip_hint = true`: pageblocks whose skip bit is set
+    /// are scanned anyway. From v4.15 kcompactd honours the bits and, with every block
+    /// marked, scans nothing.
+    #[test]
+    fn kcompactd_ignores_skip_bits_before_4_15() {
+        use crate::workingset::KernelVersion;
+        for (kernel, scans) in [
+            (KernelVersion::new(4, 6), true),
+            (KernelVersion::new(4, 14), true),
+            (KernelVersion::new(4, 15), false),
+            (KernelVersion::default(), false),
+        ] {
+            let mut mm = mm4096_filled();
+            mm.cfg.kernel = kernel;
+            for i in (0..3968).step_by(2) {
+                zap_anon(&mut mm, 0, i);
+            }
+            for b in mm.zones[0].pageblock.iter_mut() {
+                *b |= crate::mmzone::PB_SKIP;
+            }
+            assert!(!order9_free(&mm));
+            mm.kcompactd.max_order = 9;
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            mm.kcompactd_do_work(&mut ctx);
+            assert_eq!(
+                mm.ev.get(Ev::KcompactdMigrateScanned) > 0,
+                scans,
+                "{kernel}"
+            );
+            assert_eq!(order9_free(&mm), scans, "{kernel}");
+            mm.check_invariants().unwrap();
         }
     }
 

@@ -50,6 +50,14 @@ impl Mm {
         }
     }
 
+    /// Test hook: `kcompactd_node_suitable()` for `order`.
+    #[cfg(test)]
+    pub(crate) fn kcompactd_node_suitable_for(&self, order: u32) -> bool {
+        (0..self.zones.len()).any(|zi| {
+            self.compaction_suit_allocation_order(zi, order, Wmark::Min) == CompactResult::Continue
+        })
+    }
+
     /// Kernel: `kcompactd_node_suitable()`.
     fn kcompactd_node_suitable(&self) -> bool {
         (0..self.zones.len()).any(|zi| {
@@ -82,6 +90,8 @@ impl Mm {
                 MigrateMode::SyncLight,
                 Compactor::Kcompactd,
             );
+            // v4.6–v4.14 kcompactd ignored the skip bits (`KernelVersion::kcompactd_honours_skip_hint`).
+            cc.ignore_skip_hint = !self.cfg.kernel.kcompactd_honours_skip_hint();
             let status = self.compact_zone(ctx, &mut cc);
             if status == CompactResult::Success {
                 self.zones[zi].compact.defer_reset(order, false);

@@ -50,6 +50,10 @@ use crate::vmscan::ScanControl;
 use crate::vmstat::Ev;
 use crate::{Ctx, KswapdCompaction, Mm};
 
+/// v4.4–v4.7 `KSWAPD_ZONE_BALANCE_GAP_RATIO`: kswapd_shrink_zone()'s balance gap is at
+/// most 1% of the zone.
+pub const KSWAPD_ZONE_BALANCE_GAP_RATIO: u64 = 100;
+
 #[derive(Default)]
 pub struct Kswapd {
     /// An allocation asked kswapd to run (`wakeup_kswapd()`).
@@ -67,6 +71,9 @@ pub struct Kswapd {
     alloc_order: u32,
     /// v4.4 `nr_attempted`: pages kswapd tried to reclaim in zones it did not skip.
     nr_attempted: u64,
+    /// The run has not yet made a pass of balance_pgdat()'s loop (v4.6–v4.7 tests the
+    /// high-order watermark before the first pass, `kswapd_v46_first_pass`).
+    first_pass: bool,
 }
 
 /// What a kswapd step asks of the scheduler.
@@ -94,13 +101,27 @@ impl Mm {
             sc.may_writepage = !self.cfg.laptop_mode;
             self.kswapd.alloc_order = sc.order;
             self.kswapd.nr_attempted = 0;
+            self.kswapd.first_pass = true;
             self.kswapd.zone_boosts = self.zones.iter().map(|z| z.watermark_boost).collect();
             self.kswapd.nr_boost_reclaim = self.kswapd.zone_boosts.iter().sum();
             self.kswapd.sc = Some(sc);
         }
         let mut sc = self.kswapd.sc.take().expect("kswapd scan_control");
         let old_kswapd = self.cfg.kswapd_compaction == KswapdCompaction::Kswapd;
-        let balanced = self.kswapd_balanced(sc.order);
+        // v4.6–v4.7 (accf62422b3a) with kcompactd: each pass of balance_pgdat()'s do-while
+        // loop first looks for a zone that is not balanced at the true high-order watermark
+        // (`zone_balanced(zone, order, true, 0, 0)`, the `end_zone` scan) and leaves when
+        // there is none; only the loop's condition tests `pgdat_balanced()`, the order-0
+        // watermark at `high + (1 << order)`. So a kswapd woken for an order-9 page that no
+        // free block satisfies makes at least one pass even when order-0 memory is at
+        // `high + (1 << order)`; each later start equals the previous pass's loop test.
+        let v46 = !old_kswapd && !self.cfg.kernel.kswapd_balances_high_order();
+        let first_pass = std::mem::take(&mut self.kswapd.first_pass);
+        let balanced = if v46 && first_pass && sc.order > 0 {
+            self.pgdat_balanced(sc.order)
+        } else {
+            self.kswapd_balanced(sc.order)
+        };
         if !balanced && self.kswapd.nr_boost_reclaim > 0 {
             // Real pressure: ignore the boost and restart as normal reclaim.
             self.kswapd.nr_boost_reclaim = 0;
@@ -137,6 +158,26 @@ impl Mm {
                 };
                 z.watermark_ok(testorder, z.wmark_pages(Wmark::High))
             });
+        // v4.6–v4.7 kswapd_shrink_zone(): a zone is not reclaimed while it is balanced with
+        // the gap, `zone_balanced(zone, sc->order, false, balance_gap, ...)`: order-0 free
+        // pages above `high + balance_gap + (1 << order)`, where balance_gap is
+        // `min(low_wmark_pages(zone), DIV_ROUND_UP(managed, KSWAPD_ZONE_BALANCE_GAP_RATIO))`
+        // (the gap and its ratio were removed in v4.8 with the zone-based balancing).
+        let skip_reclaim = skip_reclaim
+            || (v46
+                && sc.order > 0
+                && boost == 0
+                && self.zones.iter().all(|z| {
+                    let gap = z
+                        .wmark_pages(Wmark::Low)
+                        .min(z.managed.div_ceil(KSWAPD_ZONE_BALANCE_GAP_RATIO));
+                    z.watermark_ok(0, z.wmark_pages(Wmark::High) + gap + (1u64 << sc.order))
+                }));
+        if skip_reclaim {
+            // kswapd_shrink_zone() returned true for every zone: the priority is not raised
+            // for a low scanning rate (it still drops when the pass reclaimed nothing).
+            raise = false;
+        }
         self.kswapd_age_node(ctx, &mut sc);
         if sc.priority < DEF_PRIORITY - 2 {
             sc.may_writepage = true;
@@ -158,7 +199,12 @@ impl Mm {
                 raise = false;
             }
         }
-        if sc.order > 0 && sc.nr_reclaimed >= 2 << sc.order {
+        // kswapd_shrink_node() (v4.8+) / v4.4 balance_pgdat(): after compact_gap(order)
+        // pages, recheck at order 0. Not in v4.6–v4.7 with kcompactd.
+        if sc.order > 0
+            && sc.nr_reclaimed >= 2 << sc.order
+            && (old_kswapd || self.cfg.kernel.kswapd_drops_order_after_compact_gap())
+        {
             sc.order = 0;
         }
         let progress = sc.nr_reclaimed - before;
@@ -245,6 +291,15 @@ impl Mm {
         if let Some(sc) = self.kswapd.sc.as_mut() {
             sc.cache_trim_mode_failed = true;
         }
+    }
+
+    /// Test hook: the running balance_pgdat()'s order and pages reclaimed so far.
+    #[cfg(test)]
+    pub(crate) fn kswapd_sc_order_reclaimed(&self) -> Option<(u32, u64)> {
+        self.kswapd
+            .sc
+            .as_ref()
+            .map(|sc| (sc.order, sc.nr_reclaimed))
     }
 
     /// `prepare_kswapd_sleep()`: may kswapd go to sleep?

@@ -96,6 +96,7 @@ pub fn vma_thp_gfp_mask(defrag: ThpDefrag, madvised: bool) -> Gfp {
         kswapd_reclaim,
         noretry,
         retry_mayfail: false,
+        high: false,
     }
 }
 

@@ -240,6 +240,47 @@ impl KernelVersion {
         self >= KernelVersion::new(4, 8)
     }
 
+    /// Since v4.8 ("mm, vmscan: make kswapd reclaim in terms of nodes", 1d82de618ddd):
+    /// `kswapd_shrink_node()` drops `sc->order` to 0 once kswapd has reclaimed
+    /// `compact_gap(order)` (twice the allocation's size). v4.4's `balance_pgdat()` had the
+    /// same rule ("If twice the allocation size has been reclaimed ... recheck the watermarks
+    /// at order-0"); "mm, kswapd: replace kswapd compaction with waking up kcompactd"
+    /// (accf62422b3a, v4.6, the kernel of seed S4) removed it, so v4.6–v4.7 kswapd keeps
+    /// the order it was woken for until `pgdat_balanced()` (order-0 at `high + (1 << order)`)
+    /// holds. Under `policy.kswapd_compaction = "kswapd"` (v4.4) the rule applies.
+    pub fn kswapd_drops_order_after_compact_gap(self) -> bool {
+        self >= KernelVersion::new(4, 8)
+    }
+
+    /// Since v4.15 ("mm, compaction: kcompactd should not ignore pageblock skip", David
+    /// Rientjes, posted August 2017, in the mmotm queue based on v4.14 that went into the
+    /// v4.15 merge window): `kcompactd_do_work()` sets `.ignore_skip_hint = false`, so
+    /// kcompactd skips the pageblocks where isolation recently failed until the skip bits
+    /// are reset. Before (v4.6, the kernel of seed S4, to v4.14): `.ignore_skip_hint =
+    /// true`, kcompactd scans every pageblock of the zone and neither reads nor sets the
+    /// skip bits.
+    pub fn kcompactd_honours_skip_hint(self) -> bool {
+        self >= KernelVersion::new(4, 15)
+    }
+
+    /// Since v4.17 ("mm, page_alloc: wakeup kcompactd even if kswapd cannot free more
+    /// memory", David Rientjes, in the mmotm queue based on v4.16): `wakeup_kswapd()` for
+    /// an allocation without `__GFP_DIRECT_RECLAIM` wakes kcompactd itself when kswapd is
+    /// not woken (the node is balanced at the allocation's order, or kswapd has failed
+    /// MAX_RECLAIM_RETRIES times). Before (v4.6): such an allocation reaches kcompactd only
+    /// through kswapd, which wakes it when it goes to sleep.
+    pub fn wakeup_kswapd_wakes_kcompactd(self) -> bool {
+        self >= KernelVersion::new(4, 17)
+    }
+
+    /// Since v6.3 ("mm/page_alloc: explicitly define how __GFP_HIGH non-blocking
+    /// allocations accesses reserves", 1ebbb21811b7): `gfp_to_alloc_flags()` gives an
+    /// allocation without `__GFP_DIRECT_RECLAIM` ALLOC_NON_BLOCK, which for a `__GFP_HIGH`
+    /// one lowers the min watermark by a further quarter ([`crate::alloc::reserve_min`]).
+    pub fn alloc_non_block(self) -> bool {
+        self >= KernelVersion::new(6, 3)
+    }
+
     /// Since v5.0 ("mm: reclaim small amounts of memory when an external fragmentation event
     /// occurs", 1c30844d2dfe): a fallback to another migratetype boosts the zone's
     /// watermarks by `vm.watermark_boost_factor`. Before: no boosting (the sysctl does not

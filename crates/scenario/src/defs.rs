@@ -882,8 +882,10 @@ static KALLOC: SectionDef = SectionDef {
                 "gfp",
                 Value("\"kernel\""),
                 "\"nowait\" (GFP_NOWAIT | __GFP_HIGH: only wakes kswapd, never reclaims or \
-                compacts itself) or \"kernel\" (GFP_KERNEL: direct reclaim and direct \
-                compaction in the allocator slow path)."
+                compacts itself; the slow path's min watermark is halved, and cut by a further \
+                quarter from v6.3) or \"kernel\" (GFP_KERNEL: direct reclaim and direct \
+                compaction in the allocator slow path) or \"kernel-high\" (GFP_KERNEL | \
+                __GFP_HIGH: as \"kernel\" with the min watermark halved)."
             ),
             k!(
                 "migratetype",

@@ -372,6 +372,9 @@ pub enum KallocGfp {
     Nowait,
     /// GFP_KERNEL: may enter direct reclaim and direct compaction.
     Kernel,
+    /// GFP_KERNEL | __GFP_HIGH (seed S4's "-direct" runs): as `Kernel`, and the slow path
+    /// may use half of the min watermark's reserve.
+    KernelHigh,
 }
 
 /// The migratetype of a kalloc workload's allocations (`gfp_migratetype()`).

@@ -644,6 +644,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                         kswapd_reclaim: true,
                         noretry: false,
                         retry_mayfail: false,
+                        high: gfp & kgfp::HIGH != 0,
                     };
                     let p = mm.alloc_kernel_pages(&mut ctx, order as u32, g);
                     if task.kslots.len() <= slot as usize {

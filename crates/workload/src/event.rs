@@ -62,6 +62,8 @@ pub mod kgfp {
     /// `__GFP_DIRECT_RECLAIM`: may reclaim and compact directly (GFP_KERNEL); else
     /// GFP_NOWAIT, which only wakes kswapd.
     pub const DIRECT: u8 = 1 << 0;
+    /// `__GFP_HIGH` (bit 3): the slow path may use part of the min watermark's reserve.
+    pub const HIGH: u8 = 1 << 3;
     /// Migratetype in bits 1..=2: 0 unmovable, 1 movable, 2 reclaimable (`enum migratetype`).
     pub const MT_SHIFT: u8 = 1;
     pub const MT_MASK: u8 = 3 << MT_SHIFT;

@@ -18,8 +18,8 @@
 //! `kcompactd` (seed S4, 004_08bccb7c7dca1de3.txt): the stress-highalloc-like scenario
 //! `scenarios/s4-highalloc.toml` under `policy.kswapd_compaction = "kswapd"` and
 //! `"kcompactd"`, first with its GFP_NOWAIT order-9 allocations (they only wake kswapd), then
-//! with every `gfp = "nowait"` of the file turned into `"kernel"` (direct reclaim and
-//! compaction allowed). `--quick` runs the same (the four runs take seconds). The runs follow
+//! with every `gfp = "nowait"` of the file turned into `"kernel-high"` (GFP_KERNEL |
+//! __GFP_HIGH, as the seed's "-direct" runs: direct reclaim and compaction allowed). `--quick` runs the same (the four runs take seconds). The runs follow
 //! the seed's kernel, 4.6 (`model.kernel`; `--kernel` selects another): its kswapd checks
 //! only the order-0 watermark plus the request under kcompactd, and it has neither watermark
 //! boosting nor proactive compaction (`KernelVersion`'s rules for 4.8, 5.0 and 5.9).
@@ -882,7 +882,7 @@ pub fn main(a: Args) -> Result<()> {
             "kcompactd" => {
                 let direct: &'static str = Box::leak(
                     S4_HIGHALLOC
-                        .replace("gfp = \"nowait\"", "gfp = \"kernel\"")
+                        .replace("gfp = \"nowait\"", "gfp = \"kernel-high\"")
                         .into_boxed_str(),
                 );
                 (
@@ -895,7 +895,7 @@ pub fn main(a: Args) -> Result<()> {
                 ("kswapd compacts", "kcompactd"),
                 [
                     "S4 stress-highalloc-like, GFP_NOWAIT order-9 (scenarios/s4-highalloc.toml)",
-                    "S4 stress-highalloc-like, GFP_KERNEL order-9: direct reclaim and compaction",
+                    "S4 stress-highalloc-like, GFP_KERNEL|__GFP_HIGH order-9: direct reclaim and compaction",
                 ],
                 [highalloc_nodirect_rows, highalloc_direct_rows],
             )

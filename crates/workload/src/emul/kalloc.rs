@@ -36,7 +36,8 @@ impl KallocSource {
         };
         let direct = match spec.gfp {
             KallocGfp::Kernel => kgfp::DIRECT,
-            KallocGfp::Nowait => 0,
+            KallocGfp::KernelHigh => kgfp::DIRECT | kgfp::HIGH,
+            KallocGfp::Nowait => kgfp::HIGH,
         };
         KallocSource {
             order: spec.order as u8,
@@ -107,13 +108,38 @@ mod tests {
         }
     }
 
+    /// The gfp bits of each `gfp` value: "nowait" is GFP_NOWAIT | __GFP_HIGH, "kernel"
+    /// GFP_KERNEL, "kernel-high" GFP_KERNEL | __GFP_HIGH; the migratetype sits in bits 1-2.
+    #[test]
+    fn gfp_bits_of_each_kalloc_gfp() {
+        for (gfp, bits) in [
+            (KallocGfp::Nowait, kgfp::HIGH),
+            (KallocGfp::Kernel, kgfp::DIRECT),
+            (KallocGfp::KernelHigh, kgfp::DIRECT | kgfp::HIGH),
+        ] {
+            let mut sp = spec(1, 0);
+            sp.gfp = gfp;
+            sp.migratetype = KallocMigratetype::Reclaimable;
+            let mut s = KallocSource::new(&sp);
+            assert_eq!(
+                s.next_op(),
+                Some(Op::KernelAlloc {
+                    order: 9,
+                    gfp: bits | (2 << kgfp::MT_SHIFT),
+                    slot: 0
+                }),
+                "{gfp:?}"
+            );
+        }
+    }
+
     #[test]
     fn held_until_the_end_then_freed() {
         let mut s = KallocSource::new(&spec(3, 0));
         let ops: Vec<Op> = std::iter::from_fn(|| s.next_op()).collect();
         let a = |slot| Op::KernelAlloc {
             order: 9,
-            gfp: 0,
+            gfp: kgfp::HIGH,
             slot,
         };
         let f = |slot| Op::KernelFree { slot };
@@ -139,7 +165,7 @@ mod tests {
         let ops: Vec<Op> = std::iter::from_fn(|| s.next_op()).collect();
         let a = |slot| Op::KernelAlloc {
             order: 9,
-            gfp: 0,
+            gfp: kgfp::HIGH,
             slot,
         };
         let f = |slot| Op::KernelFree { slot };
