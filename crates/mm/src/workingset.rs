@@ -253,6 +253,14 @@ impl KernelVersion {
         self >= KernelVersion::new(5, 9)
     }
 
+    /// `isolate_lru_folios()` sets aside at most `SWAP_CLUSTER_MAX_SKIPPED` folios of
+    /// ineligible zones per call ("mm/vmscan: fix hard LOCKUP in function
+    /// isolate_lru_folios", posted December 2024, in v6.18; the release it first shipped in
+    /// is taken as v6.13). Before, v5.3 included, every ineligible folio met is skipped.
+    pub fn isolate_caps_skipped(self) -> bool {
+        self >= KernelVersion::new(6, 13)
+    }
+
     /// Since v6.6 ("sched/fair: Implement an EEVDF-like scheduling policy"): the fair class
     /// schedules by earliest eligible virtual deadline. Before (6.1): CFS, where a woken
     /// thread that slept while others ran preempts at once (`place_entity()`,
