@@ -158,8 +158,11 @@ impl Mm {
                 let got =
                     self.zones[zi].rmqueue(&mut self.pages, order, gfp.mt, flags, &mut self.ev);
                 if self.zones[zi].boosted_flag {
+                    // wakeup_kswapd(zone, 0, 0, zone_idx(zone)): kswapd reclaims for the
+                    // boosted zone and the ones below it.
                     self.zones[zi].boosted_flag = false;
-                    self.wakeup_kswapd(0, false);
+                    let idx = self.zones[zi].zone_type;
+                    self.wakeup_kswapd_zone(0, false, idx);
                 }
                 if let Some(pfn) = got {
                     let ev = match self.zones[zi].zone_type {
@@ -443,10 +446,33 @@ impl Mm {
     /// case an allocation that cannot reclaim directly wakes kcompactd instead
     /// (fragmentation is the only problem).
     pub fn wakeup_kswapd(&mut self, order: u32, direct_reclaim: bool) {
+        let top = self.top_zone_idx();
+        self.wakeup_kswapd_zone(order, direct_reclaim, top);
+    }
+
+    /// The highest zone type of the node (every allocation of the model may use it).
+    pub fn top_zone_idx(&self) -> usize {
+        self.zones.last().map_or(0, |z| z.zone_type)
+    }
+
+    /// Kernel: `wakeup_kswapd()` with the allocation's `highest_zoneidx`: raises
+    /// `kswapd_highest_zoneidx` (unset, or lower than this one) and checks balance and
+    /// boosts (`pgdat_watermark_boosted()`) over the zones up to it.
+    pub fn wakeup_kswapd_zone(&mut self, order: u32, direct_reclaim: bool, highest_zoneidx: usize) {
+        if self
+            .kswapd
+            .highest_zoneidx
+            .is_none_or(|c| c < highest_zoneidx)
+        {
+            self.kswapd.highest_zoneidx = Some(highest_zoneidx);
+        }
         self.kswapd.order = self.kswapd.order.max(order);
-        let boosted = self.zones.iter().any(|z| z.watermark_boost > 0);
+        let boosted = self
+            .zones
+            .iter()
+            .any(|z| z.zone_type <= highest_zoneidx && z.watermark_boost > 0);
         if self.node.kswapd_failures >= MAX_RECLAIM_RETRIES
-            || (self.pgdat_balanced(order) && !boosted)
+            || (self.pgdat_balanced_idx(order, highest_zoneidx) && !boosted)
         {
             // v4.17+ ("mm, page_alloc: wakeup kcompactd even if kswapd cannot free more
             // memory"); before, only kswapd going to sleep wakes kcompactd.
@@ -460,9 +486,14 @@ impl Mm {
 
     /// Kernel: `pgdat_balanced()`: any eligible zone meets its high watermark at `order`.
     pub fn pgdat_balanced(&self, order: u32) -> bool {
-        self.zones
-            .iter()
-            .any(|z| z.watermark_ok(order, z.wmark_pages(Wmark::High)))
+        self.pgdat_balanced_idx(order, self.top_zone_idx())
+    }
+
+    /// `pgdat_balanced()` over the zones up to `highest_zoneidx`.
+    pub fn pgdat_balanced_idx(&self, order: u32, highest_zoneidx: usize) -> bool {
+        self.zones.iter().any(|z| {
+            z.zone_type <= highest_zoneidx && z.watermark_ok(order, z.wmark_pages(Wmark::High))
+        })
     }
 
     /// kswapd's own balance test (`balance_pgdat()`, `prepare_kswapd_sleep()`): since v4.8
@@ -475,16 +506,22 @@ impl Mm {
     /// node's managed pages balanced (and every zone for order 0); with one large zone the
     /// two agree.
     pub fn kswapd_balanced(&self, order: u32) -> bool {
+        self.kswapd_balanced_idx(order, self.top_zone_idx())
+    }
+
+    /// [`Mm::kswapd_balanced`] over the zones up to `highest_zoneidx` (kswapd's
+    /// `sc.reclaim_idx`, `pgdat_balanced(pgdat, order, highest_zoneidx)`).
+    pub fn kswapd_balanced_idx(&self, order: u32, highest_zoneidx: usize) -> bool {
         if order > 0
             && self.cfg.kswapd_compaction == crate::KswapdCompaction::Kcompactd
             && !self.cfg.kernel.kswapd_balances_high_order()
         {
-            return self
-                .zones
-                .iter()
-                .any(|z| z.watermark_ok(0, z.wmark_pages(Wmark::High) + (1u64 << order)));
+            return self.zones.iter().any(|z| {
+                z.zone_type <= highest_zoneidx
+                    && z.watermark_ok(0, z.wmark_pages(Wmark::High) + (1u64 << order))
+            });
         }
-        self.pgdat_balanced(order)
+        self.pgdat_balanced_idx(order, highest_zoneidx)
     }
 }
 

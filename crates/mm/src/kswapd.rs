@@ -60,6 +60,11 @@ pub struct Kswapd {
     pub wake_pending: bool,
     /// `pgdat->kswapd_order`.
     pub order: u32,
+    /// `pgdat->kswapd_highest_zoneidx` (None: MAX_NR_ZONES, no request pending).
+    pub highest_zoneidx: Option<usize>,
+    /// The `highest_zoneidx` of the last balance_pgdat() run (kswapd() keeps it when no
+    /// new request came).
+    last_zoneidx: Option<usize>,
     /// A balance_pgdat() run is in progress.
     pub running: bool,
     sc: Option<ScanControl>,
@@ -98,11 +103,33 @@ impl Mm {
             let mut sc = ScanControl::new(0, 0);
             sc.kswapd = true;
             sc.order = std::mem::take(&mut self.kswapd.order);
+            // kswapd_highest_zoneidx(): the request, else the previous run's; balance_pgdat()
+            // sets sc.reclaim_idx to it.
+            let top = self.top_zone_idx();
+            let idx = self
+                .kswapd
+                .highest_zoneidx
+                .take()
+                .or(self.kswapd.last_zoneidx)
+                .unwrap_or(top);
+            self.kswapd.last_zoneidx = Some(idx);
+            sc.reclaim_idx = idx;
             sc.may_writepage = !self.cfg.laptop_mode;
             self.kswapd.alloc_order = sc.order;
             self.kswapd.nr_attempted = 0;
             self.kswapd.first_pass = true;
-            self.kswapd.zone_boosts = self.zones.iter().map(|z| z.watermark_boost).collect();
+            // Only the boosts of zones up to highest_zoneidx are reclaimed for.
+            self.kswapd.zone_boosts = self
+                .zones
+                .iter()
+                .map(|z| {
+                    if z.zone_type <= idx {
+                        z.watermark_boost
+                    } else {
+                        0
+                    }
+                })
+                .collect();
             self.kswapd.nr_boost_reclaim = self.kswapd.zone_boosts.iter().sum();
             self.kswapd.sc = Some(sc);
         }
@@ -118,9 +145,9 @@ impl Mm {
         let v46 = !old_kswapd && !self.cfg.kernel.kswapd_balances_high_order();
         let first_pass = std::mem::take(&mut self.kswapd.first_pass);
         let balanced = if v46 && first_pass && sc.order > 0 {
-            self.pgdat_balanced(sc.order)
+            self.pgdat_balanced_idx(sc.order, sc.reclaim_idx)
         } else {
-            self.kswapd_balanced(sc.order)
+            self.kswapd_balanced_idx(sc.order, sc.reclaim_idx)
         };
         if !balanced && self.kswapd.nr_boost_reclaim > 0 {
             // Real pressure: ignore the boost and restart as normal reclaim.
@@ -187,6 +214,7 @@ impl Mm {
         sc.nr_to_reclaim = self
             .zones
             .iter()
+            .filter(|z| z.zone_type <= sc.reclaim_idx)
             .map(|z| z.wmark_pages(Wmark::High).max(SWAP_CLUSTER_MAX))
             .sum();
         let before = sc.nr_reclaimed;
@@ -257,7 +285,9 @@ impl Mm {
             }
         }
         let _ = ctx;
-        if self.node.kswapd_failures >= MAX_RECLAIM_RETRIES || self.kswapd_balanced(sc.order) {
+        if self.node.kswapd_failures >= MAX_RECLAIM_RETRIES
+            || self.kswapd_balanced_idx(sc.order, sc.reclaim_idx)
+        {
             // kswapd_try_to_sleep(): reset_isolation_suitable() + (v4.5+) wakeup_kcompactd().
             // The reset of the skip bits a direct compaction asked for by scanning a whole
             // zone (compact_blockskip_flush) is as old as the skip bits (v3.7): the pre-v4.5
@@ -304,6 +334,12 @@ impl Mm {
 
     /// `prepare_kswapd_sleep()`: may kswapd go to sleep?
     pub fn kswapd_may_sleep(&self) -> bool {
-        self.node.kswapd_failures >= MAX_RECLAIM_RETRIES || self.kswapd_balanced(self.kswapd.order)
+        let idx = self
+            .kswapd
+            .highest_zoneidx
+            .or(self.kswapd.last_zoneidx)
+            .unwrap_or(self.top_zone_idx());
+        self.node.kswapd_failures >= MAX_RECLAIM_RETRIES
+            || self.kswapd_balanced_idx(self.kswapd.order, idx)
     }
 }

@@ -19,6 +19,11 @@
 //! `prune_icache_sb()`) are returned through `reclaim_state` and added to
 //! `sc.nr_reclaimed` for global reclaim only (`flush_reclaim_state()`, v6.4+).
 //!
+//! Kernels before v5.13 (the seed S3's v5.3) handled deferred work differently: a call took
+//! the whole backlog (capped to half the cache while the call's own share is small) and left
+//! the unscanned rest uncapped in `nr_deferred` ([`do_shrink_slab_windup`],
+//! `KernelVersion::shrinker_deferred_by_priority`); both shrinkers follow the version.
+//!
 //! # Where we differ from the kernel (v6.18)
 //! - The workingset shadow-node shrinker and filesystem-private caches are not modelled.
 //! - `shrink_slab_memcg()`'s shrinker bitmap is implied: a memcg with empty lists counts 0
@@ -65,12 +70,63 @@ pub fn do_shrink_slab(
         return (0, 0);
     }
     let nr = std::mem::take(deferred);
-    // seeks == 0: "objects are cheap to recreate", delta = freeable / 2.
-    let delta = ((freeable >> priority) * 4)
-        .checked_div(seeks)
-        .unwrap_or(freeable / 2);
+    let delta = shrink_delta(freeable, priority, seeks);
     let mut total_scan = (nr >> priority) + delta;
     total_scan = total_scan.min(2 * freeable);
+    let (freed, scanned) = scan_batches(freeable, total_scan, batch, &mut scan_objects);
+    let next = (nr + delta).saturating_sub(scanned).min(2 * freeable);
+    *deferred += next;
+    (freed, scanned)
+}
+
+/// `do_shrink_slab()`'s `delta`: `(freeable >> priority) * 4 / seeks`; with `seeks == 0`
+/// ("objects are cheap to recreate") `freeable / 2`.
+fn shrink_delta(freeable: u64, priority: i32, seeks: u64) -> u64 {
+    ((freeable >> priority) * 4)
+        .checked_div(seeks)
+        .unwrap_or(freeable / 2)
+}
+
+/// Kernel (v3.12–v5.12): `do_shrink_slab()` before "mm: vmscan: shrink deferred objects
+/// proportional to priority" (v5.13), the rule of the seed's v5.3: the whole deferred work
+/// is added to this call's (`total_scan = nr + delta`, `next_deferred = total_scan`), capped
+/// to half the cache unless this call's own `delta` is at least a quarter of it (the
+/// "excessive windup" guard) and to twice the cache; what was not scanned goes back to
+/// `nr_deferred` uncapped (`next_deferred - scanned`). Light pressure thus defers work
+/// until one call scans up to half the cache at once. Returns (objects freed, objects
+/// scanned).
+pub fn do_shrink_slab_windup(
+    freeable: u64,
+    deferred: &mut u64,
+    priority: i32,
+    seeks: u64,
+    batch: u64,
+    mut scan_objects: impl FnMut(u64) -> ScanResult,
+) -> (u64, u64) {
+    if freeable == 0 {
+        return (0, 0);
+    }
+    let nr = std::mem::take(deferred);
+    let delta = shrink_delta(freeable, priority, seeks);
+    let mut total_scan = nr + delta;
+    let next_deferred = total_scan;
+    if delta < freeable / 4 {
+        total_scan = total_scan.min(freeable / 2);
+    }
+    total_scan = total_scan.min(2 * freeable);
+    let (freed, scanned) = scan_batches(freeable, total_scan, batch, &mut scan_objects);
+    *deferred += next_deferred.saturating_sub(scanned);
+    (freed, scanned)
+}
+
+/// `do_shrink_slab()`'s loop: `scan_objects()` in batches while `total_scan` holds a batch
+/// (or the whole cache). Returns (freed, scanned).
+fn scan_batches(
+    freeable: u64,
+    mut total_scan: u64,
+    batch: u64,
+    scan_objects: &mut impl FnMut(u64) -> ScanResult,
+) -> (u64, u64) {
     let batch = if batch > 0 { batch } else { SHRINK_BATCH };
     let mut scanned = 0u64;
     let mut freed = 0u64;
@@ -91,8 +147,6 @@ pub fn do_shrink_slab(
             }
         }
     }
-    let next = (nr + delta).saturating_sub(scanned).min(2 * freeable);
-    *deferred += next;
     (freed, scanned)
 }
 
@@ -157,7 +211,12 @@ impl Mm {
         }
         let mut deferred = self.shrinker.nr_deferred[memcg];
         let mut scanned_total = 0;
-        let (freed, _) = do_shrink_slab(
+        let shrink = if self.cfg.kernel.shrinker_deferred_by_priority() {
+            do_shrink_slab
+        } else {
+            do_shrink_slab_windup
+        };
+        let (freed, _) = shrink(
             freeable,
             &mut deferred,
             priority,
@@ -275,6 +334,36 @@ mod tests {
             }
         });
         (scanned, batches)
+    }
+
+    /// v5.3's do_shrink_slab() (before v5.13): light pressure winds up nr_deferred, then
+    /// one call takes the whole backlog, capped to half the cache. Hand-computed: 10 000
+    /// objects, 8 000 deferred, priority 12: delta = (10000 >> 12) * 4 / 2 = 4,
+    /// total_scan = 8 004 -> min(8 004, 10000 / 2) = 5 000 (delta < freeable / 4): four
+    /// batches of 1 024 (4 096), 904 left below a batch; next_deferred = 8 004 - 4 096 =
+    /// 3 908. The v5.13+ rule scans (8000 >> 12) + 4 = 5 < batch: nothing, and defers 8 004.
+    #[test]
+    fn windup_rule_drains_the_backlog_up_to_half_the_cache() {
+        let scan = |n| ScanResult::Done {
+            scanned: n,
+            freed: 0,
+        };
+        let mut d = 8_000;
+        let (_, scanned) = do_shrink_slab_windup(10_000, &mut d, 12, 2, 1024, scan);
+        assert_eq!((scanned, d), (4_096, 3_908));
+        let mut d = 8_000;
+        let (_, scanned) = do_shrink_slab(10_000, &mut d, 12, 2, 1024, scan);
+        assert_eq!((scanned, d), (0, 8_004));
+        // A large delta (priority 1: (10000 >> 1) * 4 / 2 = 10 000 >= freeable / 4) lifts the
+        // half-cache cap: total_scan = min(8 000 + 10 000, 2 * 10 000) = 18 000, 17
+        // batches of 1 024 = 17 408 and 592 left; next_deferred = 18 000 - 17 408 = 592.
+        let mut d = 8_000;
+        let (_, scanned) = do_shrink_slab_windup(10_000, &mut d, 1, 2, 1024, scan);
+        assert_eq!((scanned, d), (17_408, 592));
+        // The deferred backlog is not capped to twice the cache under the old rule.
+        let mut d = 0;
+        let (_, scanned) = do_shrink_slab_windup(100, &mut d, 12, 2, 1024, scan);
+        assert_eq!((scanned, d), (0, 0), "delta 0 at 100 objects");
     }
 
     /// KERNEL-MODEL.md §8.3 worked example: 10 000 objects at priority 12 give delta

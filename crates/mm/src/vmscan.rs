@@ -37,8 +37,14 @@
 //!   flight (the kernel's `try_charge_memcg()` simply retries; its reclaim stalls only on
 //!   the CONGESTED flag): without it the model's single-step reclaimer would rescan the same
 //!   folios with no time passing.
-//! - Folios are never skipped for `reclaim_idx` (all simulated allocations may use every
-//!   zone, so `reclaim_idx` is always the highest zone); `pgskip_*` stays 0.
+//! - `reclaim_idx` is below the highest zone only for kswapd woken by a watermark boost of a
+//!   lower zone (every allocation of the model may use every zone). The classic LRU's
+//!   isolation then skips (and counts as scanned) the folios of higher zones as
+//!   `isolate_lru_folios()` does, and `get_scan_count()` sizes the lists over the eligible
+//!   zones only (`lruvec_lru_size(lruvec, lru, sc->reclaim_idx)`, v5.3 and v6.18 alike).
+//!   v5.3's `inactive_list_is_low()` also left the ineligible zones out of the
+//!   inactive:active ratio; the model uses the whole lruvec there (as v6.18's
+//!   `inactive_is_low()` does). The multi-gen LRU's eviction does not skip by zone.
 //! - No VM_EXEC mappings, mlock or unevictable folios: the VM_EXEC rotation rules never fire.
 //! - `folio_referenced()` ignores mappings without recency (`vma_has_recency()`), with the
 //!   object's madvise hint standing for the VMA flags; FMODE_NOREUSE is not modelled.
@@ -80,6 +86,10 @@ pub struct ScanControl {
     pub priority: i32,
     /// Allocation order reclaim works for (kswapd's `order`).
     pub order: u32,
+    /// `sc->reclaim_idx`: the highest zone type reclaim may take folios from. Every
+    /// allocation of the model may use every zone, so only kswapd woken for a boosted
+    /// lower zone (`wakeup_kswapd(zone, 0, 0, zone_idx(zone))`) restricts it.
+    pub reclaim_idx: usize,
     /// May write dirty pages (swap-out, kswapd file writeback).
     pub may_writepage: bool,
     /// May unmap mapped pages.
@@ -283,6 +293,7 @@ impl ScanControl {
             nr_to_reclaim,
             priority: DEF_PRIORITY,
             order: 0,
+            reclaim_idx: crate::mmzone::NR_ZONE_TYPES - 1,
             may_writepage: true,
             may_unmap: true,
             may_swap: true,
@@ -376,6 +387,20 @@ impl Mm {
         }
     }
 
+    /// Kernel: `lruvec_lru_size(lruvec, lru, zone_idx)`: the pages of list `lru` of this
+    /// lruvec in the zones up to zone type `zone_idx` (`mem_cgroup_get_zone_lru_size()`
+    /// summed over the eligible zones).
+    pub fn lruvec_lru_size(&self, lv: usize, lru: usize, zone_idx: usize) -> u64 {
+        let v = &self.lruvecs[lv];
+        let mut size = 0;
+        for (zi, z) in self.zones.iter().enumerate() {
+            if z.zone_type <= zone_idx {
+                size += v.nr_zone[zi][lru];
+            }
+        }
+        size
+    }
+
     /// Kernel: `get_scan_count()`. The cases are kept apart as the kernel writes them, even
     /// where two give the same balance.
     #[allow(clippy::if_same_then_else)]
@@ -401,8 +426,7 @@ impl Mm {
         } else {
             ScanBalanceCase::Fract
         };
-        let v = &self.lruvecs[lv];
-        let sizes = [v.nr[0], v.nr[1], v.nr[2], v.nr[3]];
+        let sizes = [0, 1, 2, 3].map(|l| self.lruvec_lru_size(lv, l, sc.reclaim_idx));
         let fraction = if case == ScanBalanceCase::Fract {
             let type_sizes = [sizes[0] + sizes[1], sizes[2] + sizes[3]];
             self.balance
@@ -568,24 +592,50 @@ impl Mm {
     }
 
     /// Kernel: `isolate_lru_folios()`: take folios from the tail until `nr_to_scan` pages
-    /// were scanned. Fills `self.scratch`; returns (pages taken, pages scanned).
+    /// of eligible zones were scanned; folios of zones above `reclaim_idx` (since v6.13 at
+    /// most SWAP_CLUSTER_MAX_SKIPPED of them per call) are set aside and put back at the head of the list
+    /// (`pgskip_*`). Fills `self.scratch`; returns (pages taken, pages scanned), the scanned
+    /// ones including the skipped (`*nr_scanned = total_scan`, which PGSCAN_* counts).
     fn isolate_lru_folios(
         &mut self,
         ctx: &mut Ctx,
         lv: usize,
         lru: LruList,
         nr_to_scan: u64,
+        reclaim_idx: usize,
     ) -> (u64, u64) {
         self.scratch.clear();
         let mut scanned = 0;
+        let mut total_scan = 0;
         let mut taken = 0;
         let file = lru.is_file() as usize;
+        let top = self.zones.len() - 1;
+        let restricted = reclaim_idx < self.zones[top].zone_type;
+        let mut skipped: Vec<Pfn> = Vec::new();
+        let mut nr_skipped = [0u64; crate::mmzone::NR_ZONE_TYPES];
+        let max_skipped = if self.cfg.kernel.isolate_caps_skipped() {
+            SWAP_CLUSTER_MAX_SKIPPED
+        } else {
+            u64::MAX
+        };
         while scanned < nr_to_scan {
             let pfn = self.lruvecs[lv].lists[lru.idx()].tail;
             if pfn == NIL {
                 break;
             }
             let nr = self.pages.nr_pages(pfn);
+            total_scan += nr;
+            if restricted && (skipped.len() as u64) < max_skipped {
+                let zt = self.zones[self.zone_of(pfn)].zone_type;
+                if zt > reclaim_idx {
+                    // A folio of an ineligible zone: set aside, put back at the head below,
+                    // counted in nr_scanned (total_scan) but not in `scan`.
+                    nr_skipped[zt] += nr;
+                    self.lru_del(pfn);
+                    skipped.push(pfn);
+                    continue;
+                }
+            }
             scanned += nr;
             self.lru_del(pfn);
             self.pages.set(pfn, pg::ISOLATED);
@@ -593,11 +643,20 @@ impl Mm {
             self.scratch.push(pfn);
             taken += nr;
         }
+        // list_splice(&folios_skipped, src): the skipped folios go to the head of the list,
+        // the last one skipped first (each was list_move()d to the head of folios_skipped).
+        for &pfn in &skipped {
+            self.lru_add(pfn, false);
+        }
+        self.ev
+            .add(Ev::PgSkipDma32, nr_skipped[crate::mmzone::ZONE_DMA32]);
+        self.ev
+            .add(Ev::PgSkipNormal, nr_skipped[crate::mmzone::ZONE_NORMAL]);
         // The whole isolation batch is done under the lruvec's lru_lock.
-        let cost = self.cfg.costs.scan_per_page_ns * self.scratch.len() as u64;
+        let cost = self.cfg.costs.scan_per_page_ns * (self.scratch.len() + skipped.len()) as u64;
         self.lru_lock_hold(ctx, lv, cost, true);
         self.reclaim_cpu.scan_ns += cost;
-        (taken, scanned)
+        (taken, total_scan)
     }
 
     /// Kernel: `move_folios_to_lru()`: put back what reclaim kept; activated folios age the
@@ -687,7 +746,7 @@ impl Mm {
         let file = lru.is_file();
         self.reclaim_run_completions(ctx);
         self.lru_add_drain(ctx);
-        let (taken, scanned) = self.isolate_lru_folios(ctx, lv, lru, nr_to_scan);
+        let (taken, scanned) = self.isolate_lru_folios(ctx, lv, lru, nr_to_scan, sc.reclaim_idx);
         sc.nr_scanned += scanned;
         self.count_scan(sc, file, scanned);
         if taken == 0 {
@@ -1126,7 +1185,7 @@ impl Mm {
         let file = lru.is_file();
         self.reclaim_run_completions(ctx);
         self.lru_add_drain(ctx);
-        let (taken, scanned) = self.isolate_lru_folios(ctx, lv, lru, nr_to_scan);
+        let (taken, scanned) = self.isolate_lru_folios(ctx, lv, lru, nr_to_scan, sc.reclaim_idx);
         if !sc.cgroup_reclaim {
             self.ev.add(Ev::PgRefill, scanned);
         }
@@ -1645,5 +1704,124 @@ mod throttle_tests {
             "written PG_reclaim folios rotated"
         );
         assert!(mm.cache_lookup(1, 64).is_some(), "the write went through");
+    }
+}
+
+#[cfg(test)]
+mod reclaim_idx_tests {
+    use crate::mmzone::{ZONE_DMA32, ZONE_NORMAL};
+    use crate::testutil::tiny_config;
+    use crate::vmstat::Ev;
+    use crate::*;
+
+    /// A DMA32 + Normal machine whose inactive file list holds Normal-zone pages at its tail
+    /// (allocations fill the highest zone first) and DMA32 pages nearer the head.
+    fn two_zone_file_mm() -> Mm {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
+        cfg.zones = vec![("DMA32", 2048), ("Normal", 2048)];
+        cfg.readahead_max_pages = 0;
+        cfg.swap_areas.clear();
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for p in 0..2600 {
+            mm.file_read(&mut ctx, 1, p, 1);
+        }
+        mm
+    }
+
+    /// isolate_lru_folios() for kswapd woken by a DMA32 boost (reclaim_idx = DMA32): the
+    /// Normal-zone folios at the tail are skipped (pgskip_normal), put back at the head of
+    /// the list, and counted in the pages scanned (`*nr_scanned = total_scan`), which is
+    /// what PGSCAN_KSWAPD counts; only DMA32 folios are taken.
+    #[test]
+    fn isolation_skips_ineligible_zones_and_counts_them_scanned() {
+        let mut mm = two_zone_file_mm();
+        let tail = mm.lruvecs[0].lists[LruList::InactiveFile.idx()].tail;
+        assert_eq!(mm.zones[mm.zone_of(tail)].zone_type, ZONE_NORMAL);
+        let normal_on_lru = mm.zones[1].nr_lru[LruList::InactiveFile.idx()];
+        assert!(normal_on_lru > 1000, "{normal_on_lru}");
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        let (taken, scanned) =
+            mm.isolate_lru_folios(&mut ctx, 0, LruList::InactiveFile, 32, ZONE_DMA32);
+        assert_eq!(taken, 32);
+        assert_eq!(
+            scanned,
+            32 + normal_on_lru,
+            "skipped folios count as scanned"
+        );
+        assert_eq!(mm.ev.get(Ev::PgSkipNormal), normal_on_lru);
+        for &p in &mm.scratch {
+            assert_eq!(mm.zones[mm.zone_of(p)].zone_type, ZONE_DMA32);
+        }
+        // The skipped folios are back on the list, at its head: the tail is now DMA32.
+        assert_eq!(
+            mm.zones[1].nr_lru[LruList::InactiveFile.idx()],
+            normal_on_lru
+        );
+        let head = mm.lruvecs[0].lists[LruList::InactiveFile.idx()].head;
+        assert_eq!(mm.zones[mm.zone_of(head)].zone_type, ZONE_NORMAL);
+        let tail = mm.lruvecs[0].lists[LruList::InactiveFile.idx()].tail;
+        assert_eq!(mm.zones[mm.zone_of(tail)].zone_type, ZONE_DMA32);
+        // Unrestricted isolation (the highest zone) takes the tail as it is.
+        let mut mm = two_zone_file_mm();
+        let (taken, scanned) =
+            mm.isolate_lru_folios(&mut ctx, 0, LruList::InactiveFile, 32, ZONE_NORMAL);
+        assert_eq!((taken, scanned), (32, 32));
+        assert_eq!(mm.ev.get(Ev::PgSkipNormal), 0);
+    }
+
+    /// get_scan_count() sizes each list over the eligible zones
+    /// (`lruvec_lru_size(lruvec, lru, sc->reclaim_idx)`): kswapd reclaiming for a boosted
+    /// DMA32 zone aims at DMA32's share of the inactive file list, not the whole list (which
+    /// made it skip the Normal zone's folios over and over).
+    #[test]
+    fn scan_targets_count_eligible_zones_only() {
+        let mut mm = two_zone_file_mm();
+        let dma32 = mm.zones[0].nr_lru[LruList::InactiveFile.idx()];
+        let normal = mm.zones[1].nr_lru[LruList::InactiveFile.idx()];
+        assert!(dma32 > 0 && normal > 0, "{dma32} {normal}");
+        let mut sc = crate::vmscan::ScanControl::new(32, 0);
+        sc.kswapd = true;
+        sc.may_swap = false;
+        sc.priority = 0;
+        sc.reclaim_idx = ZONE_DMA32;
+        let nr = mm.get_scan_count(0, &sc);
+        assert_eq!(nr[LruList::InactiveFile.idx()], dma32);
+        sc.reclaim_idx = ZONE_NORMAL;
+        let nr = mm.get_scan_count(0, &sc);
+        assert_eq!(nr[LruList::InactiveFile.idx()], dma32 + normal);
+        assert_eq!(
+            mm.lruvec_lru_size(0, LruList::InactiveFile.idx(), ZONE_DMA32),
+            dma32
+        );
+    }
+
+    /// v5.3's isolate_lru_pages() skips every ineligible page it meets; since v6.13 at
+    /// most SWAP_CLUSTER_MAX_SKIPPED folios per call are set aside and the rest are taken.
+    #[test]
+    fn skip_cap_follows_the_kernel_version() {
+        use crate::workingset::KernelVersion;
+        assert!(!KernelVersion::new(5, 3).isolate_caps_skipped());
+        assert!(KernelVersion::new(6, 18).isolate_caps_skipped());
+    }
+
+    /// A watermark boost of the DMA32 zone wakes kswapd for DMA32 (`wakeup_kswapd(zone, 0,
+    /// 0, zone_idx(zone))`): its balance_pgdat() runs with reclaim_idx = DMA32; an ordinary
+    /// allocation's wakeup raises it to the highest zone.
+    #[test]
+    fn boost_wakeup_restricts_kswapd_to_the_boosted_zone() {
+        let mut mm = two_zone_file_mm();
+        mm.wakeup_kswapd_zone(0, false, ZONE_DMA32);
+        assert_eq!(mm.kswapd.highest_zoneidx, Some(ZONE_DMA32));
+        mm.wakeup_kswapd(0, false);
+        assert_eq!(mm.kswapd.highest_zoneidx, Some(ZONE_NORMAL));
+        mm.wakeup_kswapd_zone(0, false, ZONE_DMA32);
+        assert_eq!(
+            mm.kswapd.highest_zoneidx,
+            Some(ZONE_NORMAL),
+            "never lowered"
+        );
     }
 }

@@ -297,6 +297,23 @@ impl KernelVersion {
         self >= KernelVersion::new(5, 9)
     }
 
+    /// Since v5.13 ("mm: vmscan: shrink deferred objects proportional to priority"):
+    /// `do_shrink_slab()` adds `nr_deferred >> priority` of the deferred work to a call and
+    /// caps `nr_deferred` to twice the cache. Before (the seed S3's v5.3): the whole backlog,
+    /// capped to half the cache unless `delta` is a quarter of it
+    /// ([`crate::shrinker::do_shrink_slab_windup`]).
+    pub fn shrinker_deferred_by_priority(self) -> bool {
+        self >= KernelVersion::new(5, 13)
+    }
+
+    /// `isolate_lru_folios()` sets aside at most `SWAP_CLUSTER_MAX_SKIPPED` folios of
+    /// ineligible zones per call ("mm/vmscan: fix hard LOCKUP in function
+    /// isolate_lru_folios", posted December 2024, in v6.18; the release it first shipped in
+    /// is taken as v6.13). Before, v5.3 included, every ineligible folio met is skipped.
+    pub fn isolate_caps_skipped(self) -> bool {
+        self >= KernelVersion::new(6, 13)
+    }
+
     /// Since v6.6 ("sched/fair: Implement an EEVDF-like scheduling policy"): the fair class
     /// schedules by earliest eligible virtual deadline. Before (6.1): CFS, where a woken
     /// thread that slept while others ran preempts at once (`place_entity()`,

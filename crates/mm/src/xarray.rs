@@ -367,22 +367,27 @@ impl Mm {
             return 0;
         }
         let mut deferred = self.shadow_nodes.nr_deferred[m];
-        let (freed, _) =
-            crate::shrinker::do_shrink_slab(freeable, &mut deferred, priority, 0, 0, |n| {
-                let mut done = 0;
-                while done < n {
-                    let head = self.shadow_nodes.head[m];
-                    if head == 0 {
-                        break;
-                    }
-                    self.shadow_lru_isolate(head - 1);
-                    done += 1;
+        // do_shrink_slab()'s deferred-work rule of the kernel version (v5.13).
+        let shrink = if self.cfg.kernel.shrinker_deferred_by_priority() {
+            crate::shrinker::do_shrink_slab
+        } else {
+            crate::shrinker::do_shrink_slab_windup
+        };
+        let (freed, _) = shrink(freeable, &mut deferred, priority, 0, 0, |n| {
+            let mut done = 0;
+            while done < n {
+                let head = self.shadow_nodes.head[m];
+                if head == 0 {
+                    break;
                 }
-                crate::shrinker::ScanResult::Done {
-                    scanned: done,
-                    freed: done,
-                }
-            });
+                self.shadow_lru_isolate(head - 1);
+                done += 1;
+            }
+            crate::shrinker::ScanResult::Done {
+                scanned: done,
+                freed: done,
+            }
+        });
         self.shadow_nodes.nr_deferred[m] = deferred;
         freed
     }
