@@ -31,7 +31,12 @@
 //! shadow entries, and new anonymous pages starting on the active list (v5.9 moved them to
 //! the inactive list together with anon workingset detection), exact LRU sizes in
 //! `inactive_is_low()` (before v5.8 it read `lruvec_lru_size()`, not the flushed memcg
-//! statistics), and no cache-trim mode (v5.8), hence no kswapd retry without it (v6.7).
+//! statistics, and the same exact size for cache-trim mode), and no kswapd retry without
+//! cache-trim mode (v6.7). Cache-trim mode itself, get_scan_count()'s "inactive file is plenty
+//! and not thrashing" SCAN_FILE shortcut, is v5.5's (53138cea7f39) and applies to both: any
+//! refault since the last reclaim cycle turns it off. (The ≤ v4.9 form, `active <= inactive`
+//! with no refault check, combined with v4.13's refault-driven file deactivation, which this
+//! model once had, let SCAN_FILE win every cycle of the S0 pgbench run.)
 //! Everything else (the reclaim drivers, the writeback rules) is the current kernel's in both.
 //!
 //! # Kernel references
@@ -102,18 +107,6 @@ pub trait ScanBalance: Send {
     fn workingset_size(&self, file: bool, s: WsSizes, swap_available: bool) -> u64;
     /// Whether anon evictions store shadow entries in the swap slot (v5.9+).
     fn anon_shadows(&self) -> bool;
-    /// The "inactive file is plenty" rule of get_scan_count(): scan only file. `cache_trim_mode`
-    /// is the current kernel's form (set by `prepare_scan_control()`); `inactive`/`active` are
-    /// the file list sizes of the lruvec being shrunk.
-    fn file_is_plenty(
-        &self,
-        cache_trim_mode: bool,
-        _inactive: u64,
-        _active: u64,
-        _priority: i32,
-    ) -> bool {
-        cache_trim_mode
-    }
     /// Whether a new anonymous folio starts on the active list (≤ v5.8,
     /// `lru_cache_add_active_or_unevictable()`) instead of the inactive list (v5.9+).
     fn new_anon_active(&self) -> bool {
@@ -307,17 +300,6 @@ impl ScanBalance for Legacy {
     }
     fn new_anon_active(&self) -> bool {
         true
-    }
-    fn file_is_plenty(
-        &self,
-        _cache_trim_mode: bool,
-        inactive: u64,
-        active: u64,
-        priority: i32,
-    ) -> bool {
-        // ≤ v4.9: `!inactive_file_is_low(lruvec) && inactive_file >> priority`, where the file
-        // list was low when active > inactive (ratio 1; later kernels use int_sqrt(10 GB)).
-        active <= inactive && (inactive >> priority) != 0
     }
 }
 

@@ -364,13 +364,21 @@ impl Mm {
         } else {
             sc.may_deactivate = DEACT_ANON | DEACT_FILE;
         }
-        // Cache-trim mode (v5.8+; the legacy balance model has none, see
-        // ScanBalance::file_is_plenty).
-        let inactive_file = self.lruvec_page_state(t, LruList::InactiveFile);
+        // Cache-trim mode: "inactive file is plenty and not thrashing", get_scan_count()'s
+        // SCAN_FILE shortcut. In this form since v5.5 ("mm: vmscan: move file exhaustion
+        // detection to the node level", 53138cea7f39), so the legacy balance (v5.7, the
+        // seed's "before") has it too: refaults since the last cycle set DEACT_FILE and turn
+        // it off. Only the v6.7 retry without it (`no_cache_trim_mode`) is newer.
+        let inactive_file = if self.cfg.balance == crate::BalanceKind::Legacy {
+            // Before v5.8 no rstat flush stood between reclaim and the counters: exact
+            // sizes, as in inactive_is_low() above.
+            self.lruvec_hier(t, LruList::InactiveFile)
+        } else {
+            self.lruvec_page_state(t, LruList::InactiveFile)
+        };
         sc.cache_trim_mode = (inactive_file >> sc.priority) != 0
             && sc.may_deactivate & DEACT_FILE == 0
-            && !sc.no_cache_trim_mode
-            && self.cfg.balance != crate::BalanceKind::Legacy;
+            && !sc.no_cache_trim_mode;
         sc.file_is_tiny = false;
         if !sc.cgroup_reclaim {
             let free = self.nr_free();
@@ -416,12 +424,7 @@ impl Mm {
             ScanBalanceCase::Equal
         } else if sc.file_is_tiny {
             ScanBalanceCase::Anon
-        } else if self.balance.file_is_plenty(
-            sc.cache_trim_mode,
-            self.lruvecs[lv].nr[LruList::InactiveFile.idx()],
-            self.lruvecs[lv].nr[LruList::ActiveFile.idx()],
-            sc.priority,
-        ) {
+        } else if sc.cache_trim_mode {
             ScanBalanceCase::File
         } else {
             ScanBalanceCase::Fract
@@ -543,7 +546,8 @@ impl Mm {
         }
         if reclaimed > 0 {
             self.node.kswapd_failures = 0;
-        } else if sc.cache_trim_mode {
+        } else if sc.cache_trim_mode && self.cfg.balance != crate::BalanceKind::Legacy {
+            // v6.7+ only: the legacy kernels have no retry without cache-trim mode.
             sc.cache_trim_mode_failed = true;
         }
         reclaimed
@@ -1506,6 +1510,45 @@ mod kernel_rules {
             assert_eq!(mm.lruvec_hier(0, LruList::ActiveAnon), 10);
             assert_eq!(mm.lruvec_page_state(0, LruList::ActiveAnon), 0);
             assert_eq!(mm.inactive_is_low(0, false), low, "{balance:?}");
+        }
+    }
+
+    /// Legacy get_scan_count() (v5.5-v5.7): the SCAN_FILE shortcut is cache-trim mode, which
+    /// refaults since the last reclaim cycle turn off (DEACTIVATE_FILE): with plenty of
+    /// inactive file (8192 pages, none active) and no refaults it scans only file; after a
+    /// refault it falls through to SCAN_FRACT and scans anon too. The model once used the
+    /// <= v4.9 `active <= inactive` test here, which chose SCAN_FILE in both cases.
+    #[test]
+    fn legacy_scan_file_only_without_refaults() {
+        for (refaulted, case_fract) in [(false, false), (true, true)] {
+            let mut cfg = tiny_config(BalanceKind::Legacy, 16_384);
+            cfg.readahead_max_pages = 0;
+            let mut mm = Mm::new(cfg);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            for p in 0..8192 {
+                mm.file_read(&mut ctx, 1, p, 1);
+            }
+            for k in 0..4096 {
+                mm.touch(&mut ctx, 0, k, true);
+            }
+            assert_eq!(mm.lruvec_hier(0, LruList::InactiveFile), 8192);
+            assert_eq!(mm.lruvec_hier(0, LruList::ActiveFile), 0);
+            assert_eq!(mm.lruvec_hier(0, LruList::ActiveAnon), 4096);
+            if refaulted {
+                // WORKINGSET_ACTIVATE moved since the snapshot of the last cycle.
+                mm.lruvecs[0].refaults[1] = mm.lruvec_activate_state(0, true) + 1;
+            }
+            let mut sc = ScanControl::new(32, 0);
+            sc.kswapd = true;
+            sc.priority = 10;
+            mm.prepare_scan_control(&mut sc);
+            assert_eq!(sc.cache_trim_mode, !refaulted);
+            let nr = mm.get_scan_count(0, &sc);
+            // File: 8192 >> 10 = 8 inactive file pages, nothing else.
+            assert_eq!(nr[2], if case_fract { nr[2] } else { 8 });
+            assert_eq!(nr[1] > 0, case_fract, "refaulted {refaulted}: {nr:?}");
+            assert!(nr[2] > 0);
         }
     }
 

@@ -303,13 +303,18 @@ fn reproduce_kcompactd_quick_runs_the_seed_kernel() {
 /// `refault reproduce lru-balance --quick`: every direction of seed S0's table holds.
 #[test]
 fn reproduce_lru_balance_quick_matches_the_seed_directions() {
-    let v = reproduce_quick("lru-balance");
+    let (text, v) = reproduce_quick_text("lru-balance");
     let table = v["table"].as_array().unwrap();
     for row in table {
         for k in ["figure", "baseline", "change", "percent"] {
             assert!(row.get(k).is_some(), "row missing {k}");
         }
     }
+    // Every row holds but the size of the refault reduction (see below).
+    assert!(
+        text.contains("differs from the seed in: total refaults (file refault + swap in)\n"),
+        "{text}"
+    );
     let total = table
         .iter()
         .find(|r| r["figure"].as_str().unwrap().starts_with("total refaults"))
@@ -318,9 +323,11 @@ fn reproduce_lru_balance_quick_matches_the_seed_directions() {
         total["baseline"].as_f64().unwrap(),
         total["change"].as_f64().unwrap(),
     );
-    // -29.4% since issue 12's readahead fix (random read() misses no longer start windows on
-    // backward jumps, so the legacy run's cache thrashes less); the seed: -54%.
-    assert!(c <= b * 0.75, "total refaults fell only from {b} to {c}");
+    // The seed: -54%. -11.39% (66475 -> 58904) since issue 16 made the legacy balance take
+    // get_scan_count()'s SCAN_FILE shortcut only in cache-trim mode, as v5.5-v5.7 do: the
+    // legacy run now swaps out idle anon too (8335 pages), which it never did before
+    // (-29.74% then). The reproduction prints DIFFERS for this row; the direction holds.
+    assert!(c < b * 0.95, "total refaults fell only from {b} to {c}");
     // pgbench under both balances, then parallelio under both at each of the seed's four IO
     // sizes (0, 769M, 2565M, 4361M scaled 1/16: 0, 48, 160, 272 MiB): the 0 MiB step runs
     // no dd, the others write that much.
