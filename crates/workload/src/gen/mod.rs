@@ -58,9 +58,9 @@ use crate::seq::{think_events, OpSeq};
 use crate::source::object_scatter_key;
 use pattern::Sampler;
 
-/// One phase, resolved for generation.
+/// What one operation aims at: a phase's object and range, or a mix entry's.
 #[derive(Clone, Debug)]
-struct Phase {
+struct Target {
     obj: ObjId,
     access: Access,
     /// Probability that a touch operation stores (touch access only).
@@ -74,6 +74,13 @@ struct Phase {
     /// Aligned operation slots in the range: `len / ppo`.
     slots: u64,
     sampler: Sampler,
+}
+
+/// One phase, resolved for generation.
+#[derive(Clone, Debug)]
+struct Phase {
+    /// The phase's object and range (a mix phase's operations aim at its entries' instead).
+    target: Target,
     ops: u64,
     think_ns: u64,
     hint: Hint,
@@ -89,20 +96,13 @@ struct Phase {
 /// One entry of a per-op mix, resolved for generation.
 #[derive(Clone, Debug)]
 struct Part {
-    obj: ObjId,
-    access: Access,
-    write_fraction: f64,
-    start: u32,
-    len: u64,
-    ppo: u32,
-    slots: u64,
-    sampler: Sampler,
+    target: Target,
     /// Cumulative weight up to and including this entry, divided by the total.
     cum: f64,
 }
 
-impl Part {
-    /// Events of one operation of this entry, if every operation has the same number.
+impl Target {
+    /// Events of one operation, if every operation has the same number.
     fn events_per_op(&self) -> Option<u128> {
         match self.access {
             Access::Read | Access::Write | Access::Create => Some(1),
@@ -113,6 +113,21 @@ impl Part {
             }
         }
     }
+
+    /// Access events of `ops` operations.
+    fn accesses(&self, ops: u64) -> u128 {
+        let ops = u128::from(ops);
+        let ppo = u128::from(self.ppo);
+        match (self.access, &self.sampler) {
+            (Access::Read | Access::Write | Access::Create, _) => ops,
+            (Access::Touch | Access::TouchWrite, Sampler::Sequential) => {
+                let len = u128::from(self.len);
+                let per_pass = len.div_ceil(ppo);
+                (ops / per_pass) * len + (ops % per_pass) * ppo
+            }
+            (Access::Touch | Access::TouchWrite, _) => ops * ppo,
+        }
+    }
 }
 
 impl Phase {
@@ -121,13 +136,14 @@ impl Phase {
     fn events(&self) -> Option<u128> {
         let ops = u128::from(self.ops);
         let accesses = if self.mix.is_empty() {
-            match self.access {
-                Access::Read | Access::Write | Access::Create => ops,
-                Access::Touch | Access::TouchWrite => self.touches(),
-            }
+            self.target.accesses(self.ops)
         } else {
-            let per_op = self.mix[0].events_per_op()?;
-            if self.mix.iter().any(|p| p.events_per_op() != Some(per_op)) {
+            let per_op = self.mix[0].target.events_per_op()?;
+            if self
+                .mix
+                .iter()
+                .any(|p| p.target.events_per_op() != Some(per_op))
+            {
                 return None;
             }
             ops * per_op
@@ -135,22 +151,8 @@ impl Phase {
         Some(
             1 + accesses
                 + ops * u128::from(1 + think_events(self.think_ns))
-                + u128::from(self.fsync && self.access != Access::Create),
+                + u128::from(self.fsync && self.target.access != Access::Create),
         )
-    }
-
-    /// Touch events of the phase's operations (touch access).
-    fn touches(&self) -> u128 {
-        let ops = u128::from(self.ops);
-        let ppo = u128::from(self.ppo);
-        match self.sampler {
-            Sampler::Sequential => {
-                let len = u128::from(self.len);
-                let per_pass = len.div_ceil(ppo);
-                (ops / per_pass) * len + (ops % per_pass) * ppo
-            }
-            _ => ops * ppo,
-        }
     }
 }
 
@@ -339,14 +341,7 @@ fn resolve_phase(
             advise.push(part.hint_slot);
         }
         mix.push(Part {
-            obj: part.obj,
-            access: part.access,
-            write_fraction: part.write_fraction,
-            start: part.start,
-            len: part.len,
-            ppo: part.ppo,
-            slots: part.slots,
-            sampler: part.sampler,
+            target: part.target,
             cum: if k + 1 == p.mix.len() {
                 1.0
             } else {
@@ -355,14 +350,16 @@ fn resolve_phase(
         });
     }
     Ok(Phase {
-        obj: obj_id,
-        access: p.access,
-        write_fraction: p.write_fraction,
-        start: p.start_page as u32,
-        len,
-        ppo,
-        slots,
-        sampler: Sampler::new(&p.pattern, slots, object_scatter_key(scenario_seed, obj_id)),
+        target: Target {
+            obj: obj_id,
+            access: p.access,
+            write_fraction: p.write_fraction,
+            start: p.start_page as u32,
+            len,
+            ppo,
+            slots,
+            sampler: Sampler::new(&p.pattern, slots, object_scatter_key(scenario_seed, obj_id)),
+        },
         ops: p.ops,
         think_ns: p.think_ns,
         hint: hint_of(p.advice),
@@ -403,7 +400,7 @@ fn total_events(phases: &[Phase], nr_hints: usize, repeat: u64) -> Option<u64> {
 }
 
 /// Queues the events of the next operation of a mix phase: one entry by weight, then its
-/// access.
+/// access (a mix entry's Create never fsyncs).
 #[inline]
 fn issue_mix(ph: &Phase, rng: &mut Rng, cursors: &mut [u64], seq: &mut OpSeq<1>) {
     let u = rng.next_f64();
@@ -412,83 +409,45 @@ fn issue_mix(ph: &Phase, rng: &mut Rng, cursors: &mut [u64], seq: &mut OpSeq<1>)
         .iter()
         .position(|p| u < p.cum)
         .unwrap_or(ph.mix.len() - 1);
-    let part = &ph.mix[k];
-    let cursor = &mut cursors[k];
-    let (offset, nr) = if matches!(part.sampler, Sampler::Sequential) {
-        let off = *cursor;
-        let nr = (part.len - off).min(u64::from(part.ppo));
-        *cursor = if off + nr == part.len { 0 } else { off + nr };
-        (off, nr as u32)
-    } else {
-        (
-            part.sampler.slot(part.slots, rng) * u64::from(part.ppo),
-            part.ppo,
-        )
-    };
-    let page = part.start + offset as u32;
-    match part.access {
-        Access::Touch => {
-            let write = rng.chance(part.write_fraction);
-            seq.touch_run(part.obj, page, nr, write);
-        }
-        Access::TouchWrite => seq.touch_run(part.obj, page, nr, true),
-        Access::Read => seq.push(Op::Read {
-            obj: part.obj,
-            page,
-            nr,
-        }),
-        Access::Write => seq.push(Op::Write {
-            obj: part.obj,
-            page,
-            nr,
-        }),
-        // Refused in a mix at load time (a phase of its own); kept whole for completeness.
-        Access::Create => seq.push(Op::Create {
-            obj: part.obj,
-            page,
-            nr,
-            fsync: false,
-        }),
-    }
-    seq.finish(ph.think_ns);
+    issue_target(&ph.mix[k].target, false, rng, &mut cursors[k], seq);
 }
 
-/// Queues the events of the next operation of `ph`.
+/// Queues the access events of the next operation aimed at `t` (the caller ends the
+/// operation); `fsync` is a Create's flag.
 #[inline]
-fn issue(ph: &Phase, rng: &mut Rng, cursor: &mut u64, seq: &mut OpSeq<1>) {
-    let (offset, nr) = if matches!(ph.sampler, Sampler::Sequential) {
+fn issue_target(t: &Target, fsync: bool, rng: &mut Rng, cursor: &mut u64, seq: &mut OpSeq<1>) {
+    let (offset, nr) = if matches!(t.sampler, Sampler::Sequential) {
         let off = *cursor;
-        let nr = (ph.len - off).min(u64::from(ph.ppo));
-        *cursor = if off + nr == ph.len { 0 } else { off + nr };
+        let nr = (t.len - off).min(u64::from(t.ppo));
+        *cursor = if off + nr == t.len { 0 } else { off + nr };
         (off, nr as u32)
     } else {
-        (ph.sampler.slot(ph.slots, rng) * u64::from(ph.ppo), ph.ppo)
+        (t.sampler.slot(t.slots, rng) * u64::from(t.ppo), t.ppo)
     };
-    let page = ph.start + offset as u32;
-    match ph.access {
+    let page = t.start + offset as u32;
+    match t.access {
         Access::Touch => {
-            let write = rng.chance(ph.write_fraction);
-            seq.touch_run(ph.obj, page, nr, write);
+            let write = rng.chance(t.write_fraction);
+            seq.touch_run(t.obj, page, nr, write);
         }
-        Access::TouchWrite => seq.touch_run(ph.obj, page, nr, true),
+        Access::TouchWrite => seq.touch_run(t.obj, page, nr, true),
         Access::Read => seq.push(Op::Read {
-            obj: ph.obj,
+            obj: t.obj,
             page,
             nr,
         }),
         Access::Write => seq.push(Op::Write {
-            obj: ph.obj,
+            obj: t.obj,
             page,
             nr,
         }),
         Access::Create => seq.push(Op::Create {
-            obj: ph.obj,
+            obj: t.obj,
             page,
             nr,
-            fsync: ph.fsync,
+            fsync,
         }),
     }
-    seq.finish(ph.think_ns);
 }
 
 impl EventSource for PhaseSource {
@@ -504,10 +463,17 @@ impl EventSource for PhaseSource {
                     if self.done < ph.ops {
                         self.done += 1;
                         if ph.mix.is_empty() {
-                            issue(ph, &mut self.rng, &mut self.cursor, &mut self.seq);
+                            issue_target(
+                                &ph.target,
+                                ph.fsync,
+                                &mut self.rng,
+                                &mut self.cursor,
+                                &mut self.seq,
+                            );
                         } else {
                             issue_mix(ph, &mut self.rng, &mut self.mix_cursors, &mut self.seq);
                         }
+                        self.seq.finish(ph.think_ns);
                     } else {
                         self.step = Step::Exit;
                     }
@@ -550,8 +516,8 @@ impl EventSource for PhaseSource {
                     let ph = &self.phases[self.idx];
                     self.idx += 1;
                     self.step = Step::Enter;
-                    if ph.fsync && ph.access != Access::Create {
-                        return Some(Op::Fsync { obj: ph.obj });
+                    if ph.fsync && ph.target.access != Access::Create {
+                        return Some(Op::Fsync { obj: ph.target.obj });
                     }
                 }
                 Step::Done => return None,
