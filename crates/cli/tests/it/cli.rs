@@ -220,8 +220,11 @@ fn reproduce_mglru_quick_matches_the_seed_directions() {
 
 /// `refault reproduce kcompactd --quick` runs the seed's kernel, 4.6 (title and JSON say
 /// so). Under its rules (kswapd balances at the order-0 watermark plus the request and
-/// leaves the high-order page to kcompactd) the seed's directions hold except the GFP_NOWAIT
-/// success of phases 1 and 2, which stays equal where the seed's rises (README.md, S4);
+/// leaves the high-order page to kcompactd; ext4 page cache in order-0 folios only, as
+/// before v6.16) the seed's directions hold except the GFP_NOWAIT success of phase 1, which
+/// stays equal where the seed's rises, and of phase 3, which falls (64% -> 43.5%) where the
+/// seed's rises (41.8% -> 63.8%): README.md, S4. With 6.16+'s order-9 file folios phase 3
+/// rose (25.5% -> 39.5%);
 /// with direct reclaim and compaction allowed, success in phases 1 and 2 is about equal, as
 /// in the seed (8 -> 10%, 8.2 -> 10%), where 6.18's rules raise it. Compaction work by
 /// kcompactd only after the change, fewer direct compaction stalls, and the runs carry the
@@ -232,7 +235,7 @@ fn reproduce_kcompactd_quick_runs_the_seed_kernel() {
     assert_eq!(v["kernel"], "4.6");
     assert!(text.contains("kernel 4.6 rules"), "{text}");
     assert!(
-        text.contains("differs from the seed in: Success 1 (%), Success 2 (%)\n"),
+        text.contains("differs from the seed in: Success 1 (%), Success 3 (%)\n"),
         "{text}"
     );
     let table = v["table"].as_array().unwrap();
@@ -241,7 +244,7 @@ fn reproduce_kcompactd_quick_runs_the_seed_kernel() {
         .filter(|r| r["figure"].as_str().unwrap().starts_with("Success"))
         .map(|r| r["direction_holds"].as_bool().unwrap())
         .collect();
-    assert_eq!(holds[..3], [false, false, true]);
+    assert_eq!(holds[..3], [false, true, false]);
     let success = |run: usize, phase: &str| {
         let t = v["runs"][run]["result"]["tasks"]
             .as_array()

@@ -66,8 +66,11 @@ fn kswapd_takes_its_share_of_reclaim_on_one_cpu() {
     );
     assert!((task.cpu_seconds - r.tasks[0].cpu_seconds).abs() < 1e-9);
     // A woken kswapd waits for the end of the task's slice, found at the next tick (4 ms at
-    // HZ = 250), plus the rest of the step then running.
-    assert!(ks.max_wait_ms < 8.0, "kswapd waited {} ms", ks.max_wait_ms);
+    // HZ = 250), plus the rest of the step then running. That step can be a whole direct
+    // reclaim pass: the model has no cond_resched() inside reclaim. Since kswapd woken by a
+    // DMA-zone boost reclaims for that zone only (s3's wakeup_kswapd(zone, ..., zone_idx)),
+    // the task stalls more (allocstall 22 -> 95) and the longest wait is 8.85 ms.
+    assert!(ks.max_wait_ms < 10.0, "kswapd waited {} ms", ks.max_wait_ms);
     assert_eq!(r.sched.base_slice_ms, 0.75);
 }
 
