@@ -42,7 +42,7 @@ pub mod zoneinfo;
 pub use error::{ErrorKind, ScenarioError};
 pub use model::*;
 pub use overrides::parse_override;
-pub use resolve::parse_kernel_version;
+pub use resolve::{default_file_folio_order_of, parse_kernel_version};
 
 use spans::Located;
 use std::path::Path;

@@ -1743,6 +1743,26 @@ pub const EXT4_LARGE_FOLIOS: (u16, u16) = (6, 16);
 /// allows up to the PMD order, 9 on x86-64 (2 MiB).
 pub const EXT4_MAX_FOLIO_ORDER: u32 = 9;
 
+/// The default of `model.max_file_folio_order` for kernel `version` (MAJOR, MINOR): ext4's
+/// largest page-cache folio order, [`EXT4_MAX_FOLIO_ORDER`] from [`EXT4_LARGE_FOLIOS`] on
+/// and 0 before.
+pub fn default_file_folio_order(version: (u16, u16)) -> u32 {
+    if version >= EXT4_LARGE_FOLIOS {
+        EXT4_MAX_FOLIO_ORDER
+    } else {
+        0
+    }
+}
+
+/// [`default_file_folio_order`] of a normalised "MAJOR.MINOR" `model.kernel`.
+pub fn default_file_folio_order_of(kernel: &str) -> Option<u32> {
+    let (major, minor) = kernel.split_once('.')?;
+    Some(default_file_folio_order((
+        major.parse().ok()?,
+        minor.parse().ok()?,
+    )))
+}
+
 /// `model.kernel`: "MAJOR.MINOR" (a release string such as "6.1.0-50-cloud-amd64" is cut to
 /// its version), 4.4 or later (the oldest kernel a rule describes: v4.4's kswapd compaction;
 /// kcompactd needs 4.6 and the multi-gen LRU 6.1, checked with the policy); returns it
@@ -1820,13 +1840,9 @@ fn resolve_model(
     // file is order 0 whatever readahead asks (`mapping_large_folio_support()` is false, so
     // `page_cache_ra_order()` falls back to `do_page_cache_ra()`). The VM twin's 6.1 guest
     // confirms it: every folio of its file streams was order 0.
-    let max_file_folio_order: u32 = raw.max_file_folio_order.unwrap_or_else(|| {
-        if version >= EXT4_LARGE_FOLIOS {
-            EXT4_MAX_FOLIO_ORDER
-        } else {
-            0
-        }
-    });
+    let max_file_folio_order: u32 = raw
+        .max_file_folio_order
+        .unwrap_or_else(|| default_file_folio_order(version));
     if max_file_folio_order > MAX_PAGE_ORDER {
         return Err(cx.err(
             ErrorKind::InvalidValue,

@@ -1219,7 +1219,7 @@ pub fn compare_vm_observed(
         )));
     }
     // The simulation follows the rules of the kernel the guest booted (model.kernel).
-    sim_scn.model.kernel = model_kernel_for(&runs[0].kernel)?;
+    follow_guest_kernel(&mut sim_scn, model_kernel_for(&runs[0].kernel)?);
     if sim_scn.model.kernel != scn.model.kernel {
         observe(crate::Event::Note(&format!(
             "twin --vm: simulating with model.kernel = \"{}\" (the guest's Linux {}; the scenario said \"{}\")",
@@ -1276,6 +1276,20 @@ pub fn compare_vm_observed(
         zoneinfo_after: runs.iter().map(|r| r.zoneinfo_after.clone()).collect(),
     });
     Ok(rep)
+}
+
+/// The simulation follows the rules of the kernel the guest booted: `model.kernel` becomes
+/// `kernel`, and what the scenario's load derived from its own version follows too: a
+/// `model.max_file_folio_order` left at the scenario kernel's default gets the guest
+/// kernel's (ext4 builds order-0 folios only before v6.16; the 6.1 guest's file streams did).
+pub fn follow_guest_kernel(scn: &mut Scenario, kernel: String) {
+    let folio_default = refault_scenario::default_file_folio_order_of;
+    if Some(scn.model.max_file_folio_order) == folio_default(&scn.model.kernel) {
+        if let Some(order) = folio_default(&kernel) {
+            scn.model.max_file_folio_order = order;
+        }
+    }
+    scn.model.kernel = kernel;
 }
 
 /// `model.kernel` for a guest's release string (`/proc/sys/kernel/osrelease`).
@@ -1552,6 +1566,28 @@ mod tests {
     /// a mapped file object: a file stream past them reclaims each once, after keeping it
     /// once for its young PTE (two scans each), where the stream's own unmapped pages are
     /// scanned once.
+    #[test]
+    fn the_simulation_follows_the_guest_kernels_file_folio_order() {
+        let scn = tiny_scenario("");
+        assert_eq!(scn.model.kernel, "6.18");
+        assert_eq!(scn.model.max_file_folio_order, 9);
+        // A 6.1 guest: ext4 without large folios.
+        let mut m = scn.clone();
+        follow_guest_kernel(&mut m, "6.1".into());
+        assert_eq!(
+            (m.model.kernel.as_str(), m.model.max_file_folio_order),
+            ("6.1", 0)
+        );
+        // A 7.2 guest keeps order 9; an order the scenario chose is kept.
+        let mut m = scn.clone();
+        follow_guest_kernel(&mut m, "7.2".into());
+        assert_eq!(m.model.max_file_folio_order, 9);
+        let mut m = scn.clone();
+        m.model.max_file_folio_order = 4;
+        follow_guest_kernel(&mut m, "6.1".into());
+        assert_eq!(m.model.max_file_folio_order, 4);
+    }
+
     #[test]
     fn guest_page_cache_is_on_the_simulated_machine() {
         assert_eq!(zoneinfo_node_stat(ZONEINFO, "nr_inactive_file"), 808);
