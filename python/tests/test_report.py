@@ -70,10 +70,17 @@ def test_report_colours_sections_and_precision(two_results: list[Path]) -> None:
         else:
             better = (p > 0) == (row["better"] == "higher")
             assert change_cls == ("better" if better else "worse"), fig
-    # One precision per row: integers stay integers, other rows have two decimals.
-    ops = table.loc["ops/s heap"]
-    assert ops["decimals"] == 2
-    assert f'<td class="num">{ops["base"]:.2f}</td>' in page
+    # One precision per row: integers stay integers, other rows have two decimals (which
+    # rows are integral depends on the model's figures, so both kinds are checked).
+    for fig, row in table.iterrows():
+        integral = all(float(row[n]).is_integer() for n in ("base", "swappy"))
+        assert row["decimals"] == (0 if integral else 2), fig
+    lat = table.loc["latency_mean_us heap"]
+    assert lat["decimals"] == 2
+    assert f'<td class="num">{lat["base"]:.2f}</td>' in page
+    ints = table[table["decimals"] == 0]
+    assert len(ints) > 0
+    assert f'<td class="num">{ints.iloc[0]["base"]:.0f}</td>' in page
 
 
 def test_report_with_several_seeds_per_side(small: Path, tmp_path: Path) -> None:
