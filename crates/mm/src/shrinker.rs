@@ -36,6 +36,7 @@
 //! mm/vmscan.c `drop_slab()`, `flush_reclaim_state()`.
 
 use crate::vmstat::Ev;
+use crate::workingset::KernelVersion;
 use crate::Mm;
 
 /// `DEFAULT_SEEKS`.
@@ -77,6 +78,25 @@ pub fn do_shrink_slab(
     let next = (nr + delta).saturating_sub(scanned).min(2 * freeable);
     *deferred += next;
     (freed, scanned)
+}
+
+/// `do_shrink_slab()` under `kernel`'s deferred-work rule: [`do_shrink_slab`] since v5.13
+/// ("mm: vmscan: shrink deferred objects proportional to priority"),
+/// [`do_shrink_slab_windup`] before. Every shrinker the model has calls this one.
+pub fn do_shrink_slab_as(
+    kernel: KernelVersion,
+    freeable: u64,
+    deferred: &mut u64,
+    priority: i32,
+    seeks: u64,
+    batch: u64,
+    scan_objects: impl FnMut(u64) -> ScanResult,
+) -> (u64, u64) {
+    if kernel.shrinker_deferred_by_priority() {
+        do_shrink_slab(freeable, deferred, priority, seeks, batch, scan_objects)
+    } else {
+        do_shrink_slab_windup(freeable, deferred, priority, seeks, batch, scan_objects)
+    }
 }
 
 /// `do_shrink_slab()`'s `delta`: `(freeable >> priority) * 4 / seeks`; with `seeks == 0`
@@ -211,12 +231,8 @@ impl Mm {
         }
         let mut deferred = self.shrinker.nr_deferred[memcg];
         let mut scanned_total = 0;
-        let shrink = if self.cfg.kernel.shrinker_deferred_by_priority() {
-            do_shrink_slab
-        } else {
-            do_shrink_slab_windup
-        };
-        let (freed, _) = shrink(
+        let (freed, _) = do_shrink_slab_as(
+            self.cfg.kernel,
             freeable,
             &mut deferred,
             priority,

@@ -367,27 +367,29 @@ impl Mm {
             return 0;
         }
         let mut deferred = self.shadow_nodes.nr_deferred[m];
-        // do_shrink_slab()'s deferred-work rule of the kernel version (v5.13).
-        let shrink = if self.cfg.kernel.shrinker_deferred_by_priority() {
-            crate::shrinker::do_shrink_slab
-        } else {
-            crate::shrinker::do_shrink_slab_windup
-        };
-        let (freed, _) = shrink(freeable, &mut deferred, priority, 0, 0, |n| {
-            let mut done = 0;
-            while done < n {
-                let head = self.shadow_nodes.head[m];
-                if head == 0 {
-                    break;
+        let (freed, _) = crate::shrinker::do_shrink_slab_as(
+            self.cfg.kernel,
+            freeable,
+            &mut deferred,
+            priority,
+            0,
+            0,
+            |n| {
+                let mut done = 0;
+                while done < n {
+                    let head = self.shadow_nodes.head[m];
+                    if head == 0 {
+                        break;
+                    }
+                    self.shadow_lru_isolate(head - 1);
+                    done += 1;
                 }
-                self.shadow_lru_isolate(head - 1);
-                done += 1;
-            }
-            crate::shrinker::ScanResult::Done {
-                scanned: done,
-                freed: done,
-            }
-        });
+                crate::shrinker::ScanResult::Done {
+                    scanned: done,
+                    freed: done,
+                }
+            },
+        );
         self.shadow_nodes.nr_deferred[m] = deferred;
         freed
     }
