@@ -1756,11 +1756,14 @@ pub fn default_file_folio_order(version: (u16, u16)) -> u32 {
 
 /// [`default_file_folio_order`] of a normalised "MAJOR.MINOR" `model.kernel`.
 pub fn default_file_folio_order_of(kernel: &str) -> Option<u32> {
+    kernel_version_numbers(kernel).map(default_file_folio_order)
+}
+
+/// (MAJOR, MINOR) of a normalised "MAJOR.MINOR" `model.kernel` ([`parse_kernel_version`]'s
+/// output).
+fn kernel_version_numbers(kernel: &str) -> Option<(u16, u16)> {
     let (major, minor) = kernel.split_once('.')?;
-    Some(default_file_folio_order((
-        major.parse().ok()?,
-        minor.parse().ok()?,
-    )))
+    Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
 /// `model.kernel`: "MAJOR.MINOR" (a release string such as "6.1.0-50-cloud-amd64" is cut to
@@ -1828,13 +1831,7 @@ fn resolve_model(
         )
     })?;
     // `kernel` is normalised "MAJOR.MINOR" here.
-    let version = {
-        let (major, minor) = kernel.split_once('.').expect("normalised MAJOR.MINOR");
-        (
-            major.parse::<u16>().expect("normalised"),
-            minor.parse::<u16>().expect("normalised"),
-        )
-    };
+    let version = kernel_version_numbers(&kernel).expect("normalised MAJOR.MINOR");
     // ext4 builds large page-cache folios since v6.16 ("ext4: enable large folio for
     // regular file": `ext4_set_inode_mapping_order()`); before, every folio of a regular
     // file is order 0 whatever readahead asks (`mapping_large_folio_support()` is false, so
