@@ -11,7 +11,9 @@
 //!   `task.client.phase.scan.ops=100`; swap areas by device: `swap.area.zram0.size=1G`), by
 //!   its default name (`phase0`) or by its index.
 //! - The value is TOML when it parses as a TOML value (integer, float, boolean, array), else
-//!   a string: `4G`, `classic` and `100us` need no quotes.
+//!   a string: `4G`, `classic` and `100us` need no quotes. Keys whose value is text even
+//!   when it looks like a number ([`TEXT_KEYS`]: `model.kernel=6.10`) keep the text as
+//!   written, so `6.10` does not become the float 6.1.
 //!
 //! A key that names nothing in the schema, or an element that does not exist, is an error
 //! of kind `BadOverride` naming the `--set`.
@@ -55,9 +57,17 @@ pub(crate) fn typed_value(text: &str) -> toml::Value {
     toml::Value::String(text.to_string())
 }
 
+/// Keys whose value is always text: a version such as `6.10` read as a TOML float would
+/// lose its trailing zero (and `6.1` would be refused as "expected a string").
+const TEXT_KEYS: &[&str] = &["model.kernel"];
+
 /// Applies one override to the document. Returns the path it set (for error positions).
 pub(crate) fn apply(root: &mut toml::Table, key: &str, value: &str) -> Result<Vec<Seg>, String> {
-    let value = typed_value(value);
+    let value = if TEXT_KEYS.contains(&key) && !value.starts_with('"') {
+        toml::Value::String(value.to_string())
+    } else {
+        typed_value(value)
+    };
     let mut path = Vec::new();
     if key.starts_with("vm.") {
         let sysctl = defs::section_at("sysctl").expect("the sysctl section exists");
@@ -184,6 +194,15 @@ mod tests {
             ErrorKind::BadOverride
         );
         assert!(parse_override("a..b=1").is_err());
+    }
+
+    #[test]
+    fn a_kernel_version_stays_text() {
+        for (text, want) in [("6.1", "6.1"), ("6.10", "6.10"), ("\"6.12\"", "6.12")] {
+            let mut root = toml::Table::new();
+            apply(&mut root, "model.kernel", text).unwrap();
+            assert_eq!(root["model"]["kernel"].as_str(), Some(want), "{text}");
+        }
     }
 
     #[test]
