@@ -716,4 +716,40 @@ mod tests {
         let d = deferred_after_boosted_pass(false);
         assert!(d >= 8, "{d}");
     }
+
+    /// kswapd's boosted/normal accounting (`Kswapd::boost_stats`): a boost on a balanced
+    /// node gives a boosted run whose passes skip slab under the v5.0–v5.2 rule; a boost
+    /// the node cannot meet (free below high + boost) is dropped at the first pass and the
+    /// run reclaims as normal reclaim, shrinking slab under both rules.
+    #[test]
+    fn boost_stats_split_boosted_from_dropped_runs() {
+        let run = |boost: u64| {
+            let mut mm = fs_mm(65536, 100, None);
+            mm.cfg.fs.boosted_reclaim_skips_slab = true;
+            create(&mut mm, 0, 0..20_000, true);
+            mm.zones[0].watermark_boost = boost;
+            let balanced = mm.pgdat_balanced(0);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            while mm.kswapd_step(&mut ctx) != kswapd::KswapdNext::Done {}
+            (balanced, mm.kswapd.boost_stats)
+        };
+        let (balanced, st) = run(512);
+        assert!(balanced);
+        assert_eq!((st.runs, st.boosted_runs, st.boost_dropped), (1, 1, 0));
+        assert!(st.boosted_passes >= 1 && st.reclaimed_boosted > 0, "{st:?}");
+        assert_eq!((st.normal_passes, st.reclaimed_normal), (0, 0), "{st:?}");
+        assert_eq!(
+            st.slabs_scanned_boosted + st.inodesteal_boosted,
+            0,
+            "{st:?}"
+        );
+        // A boost larger than the machine: imbalanced, dropped, normal reclaim.
+        let (balanced, st) = run(1 << 20);
+        assert!(!balanced);
+        assert_eq!((st.runs, st.boosted_runs, st.boost_dropped), (1, 1, 1));
+        assert_eq!((st.boosted_passes, st.reclaimed_boosted), (0, 0), "{st:?}");
+        assert!(st.normal_passes >= 1 && st.reclaimed_normal > 0, "{st:?}");
+        assert!(st.slabs_scanned_normal > 0, "{st:?}");
+    }
 }

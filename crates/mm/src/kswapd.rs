@@ -54,8 +54,38 @@ use crate::{Ctx, KswapdCompaction, Mm};
 /// most 1% of the zone.
 pub const KSWAPD_ZONE_BALANCE_GAP_RATIO: u64 = 100;
 
+/// Where kswapd's reclaim went, boosted against normal passes of `balance_pgdat()` (whole
+/// run, warm-up included). Not a kernel counter: the kernel's tracepoints
+/// (`mm_vmscan_kswapd_wake`, `mm_vmscan_lru_shrink_inactive`, `mm_shrink_slab_end`) would
+/// have to be joined to get it. Observes only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct KswapdBoostStats {
+    /// balance_pgdat() runs.
+    pub runs: u64,
+    /// Runs that started with `nr_boost_reclaim > 0` (some zone up to the run's
+    /// `highest_zoneidx` was boosted).
+    pub boosted_runs: u64,
+    /// Boosted runs that found the node imbalanced (`!pgdat_balanced()` with the boosted
+    /// high watermark) and dropped the boost, restarting as normal reclaim.
+    pub boost_dropped: u64,
+    /// `kswapd_shrink_node()` passes made with `nr_boost_reclaim > 0`, and without.
+    pub boosted_passes: u64,
+    pub normal_passes: u64,
+    /// Pages reclaimed (LRU and slab, `sc.nr_reclaimed`) in boosted passes, and in normal.
+    pub reclaimed_boosted: u64,
+    pub reclaimed_normal: u64,
+    /// `slabs_scanned` added by boosted passes, and by normal ones.
+    pub slabs_scanned_boosted: u64,
+    pub slabs_scanned_normal: u64,
+    /// `kswapd_inodesteal` added by boosted passes, and by normal ones.
+    pub inodesteal_boosted: u64,
+    pub inodesteal_normal: u64,
+}
+
 #[derive(Default)]
 pub struct Kswapd {
+    /// Boosted against normal reclaim (see [`KswapdBoostStats`]).
+    pub boost_stats: KswapdBoostStats,
     /// An allocation asked kswapd to run (`wakeup_kswapd()`).
     pub wake_pending: bool,
     /// `pgdat->kswapd_order`.
@@ -131,6 +161,10 @@ impl Mm {
                 })
                 .collect();
             self.kswapd.nr_boost_reclaim = self.kswapd.zone_boosts.iter().sum();
+            self.kswapd.boost_stats.runs += 1;
+            if self.kswapd.nr_boost_reclaim > 0 {
+                self.kswapd.boost_stats.boosted_runs += 1;
+            }
             self.kswapd.sc = Some(sc);
         }
         let mut sc = self.kswapd.sc.take().expect("kswapd scan_control");
@@ -153,6 +187,7 @@ impl Mm {
             // Real pressure: ignore the boost and restart as normal reclaim.
             self.kswapd.nr_boost_reclaim = 0;
             sc.priority = DEF_PRIORITY;
+            self.kswapd.boost_stats.boost_dropped += 1;
         }
         let boost = self.kswapd.nr_boost_reclaim;
         if boost == 0 && balanced {
@@ -222,7 +257,26 @@ impl Mm {
             if old_kswapd {
                 self.kswapd.nr_attempted += sc.nr_to_reclaim;
             }
+            let slabs = self.ev.get(Ev::SlabsScanned);
+            let steals = self.ev.get(Ev::KswapdInodesteal);
             self.shrink_node(ctx, &mut sc);
+            let st = &mut self.kswapd.boost_stats;
+            let (slabs, steals) = (
+                self.ev.get(Ev::SlabsScanned) - slabs,
+                self.ev.get(Ev::KswapdInodesteal) - steals,
+            );
+            let got = sc.nr_reclaimed - before;
+            if boost > 0 {
+                st.boosted_passes += 1;
+                st.reclaimed_boosted += got;
+                st.slabs_scanned_boosted += slabs;
+                st.inodesteal_boosted += steals;
+            } else {
+                st.normal_passes += 1;
+                st.reclaimed_normal += got;
+                st.slabs_scanned_normal += slabs;
+                st.inodesteal_normal += steals;
+            }
             if sc.nr_scanned.max(sc.nr_reclaimed - before) >= sc.nr_to_reclaim {
                 raise = false;
             }

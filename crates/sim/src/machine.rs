@@ -973,6 +973,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         tasks: task_results,
         timeseries,
         compaction,
+        kswapd_boost: mm.kswapd.boost_stats,
         sched,
         lru_lock,
         buddyinfo,

@@ -34,6 +34,9 @@ pub struct SimResult {
     pub min_free_kbytes: u64,
     /// Compaction work by who did it, and how long kswapd and kcompactd were awake.
     pub compaction: CompactionResult,
+    /// kswapd's reclaim split between boosted and normal passes of balance_pgdat() (whole
+    /// run, warm-up included; `refault_mm::kswapd::KswapdBoostStats`).
+    pub kswapd_boost: refault_mm::kswapd::KswapdBoostStats,
     /// The CPU scheduler (`crate::sched`): each thread's CPU time and run-queue wait over
     /// the whole run (warm-up included).
     pub sched: SchedResult,

@@ -62,6 +62,12 @@ pub struct S3Figures {
     pub dirty_pct: f64,
     pub pgscan_kswapd: f64,
     pub pgscan_direct: f64,
+    /// Share of kswapd's reclaimed pages (LRU and slab) reclaimed in boosted passes of
+    /// balance_pgdat(), % (whole run).
+    pub boosted_reclaim_pct: f64,
+    /// Share of the boosted balance_pgdat() runs that found the node imbalanced and dropped
+    /// the boost (normal reclaim, slab shrunk under both rules), %.
+    pub boost_dropped_pct: f64,
     pub files: Option<MmtestsStats>,
 }
 
@@ -114,6 +120,15 @@ pub fn figures(r: &SimResult) -> S3Figures {
         dirty_pct,
         pgscan_kswapd: vm("pgscan_kswapd"),
         pgscan_direct: vm("pgscan_direct"),
+        boosted_reclaim_pct: {
+            let k = &r.kswapd_boost;
+            k.reclaimed_boosted as f64 * 100.0
+                / ((k.reclaimed_boosted + k.reclaimed_normal) as f64).max(1.0)
+        },
+        boost_dropped_pct: {
+            let k = &r.kswapd_boost;
+            k.boost_dropped as f64 * 100.0 / (k.boosted_runs as f64).max(1.0)
+        },
         files: mmtests_stats(&files),
     }
 }
@@ -194,6 +209,20 @@ pub fn rows(b: &S3Figures, c: &S3Figures) -> Vec<Expect> {
             "pgscan_direct",
             b.pgscan_direct,
             c.pgscan_direct,
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "kswapd reclaim in boosted passes %",
+            b.boosted_reclaim_pct,
+            c.boosted_reclaim_pct,
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "boosted kswapd runs dropping the boost %",
+            b.boost_dropped_pct,
+            c.boost_dropped_pct,
             None,
             f64::INFINITY,
         ),

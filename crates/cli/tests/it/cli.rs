@@ -557,6 +557,8 @@ fn reproduce_slab_boost_quick_reports_the_seed_figures() {
         "slabs_scanned stddev per interval",
         "kswapd efficiency %",
         "nr_vmscan_immediate_reclaim",
+        "kswapd reclaim in boosted passes %",
+        "boosted kswapd runs dropping the boost %",
         "files/sec Hmean",
     ] {
         assert!(figures.contains(&f), "{f} missing: {figures:?}");
@@ -573,5 +575,25 @@ fn reproduce_slab_boost_quick_reports_the_seed_figures() {
         assert!(slab.iter().any(|x| x.as_f64().unwrap() > 0.0));
         let s = &v["files_per_sec"][i];
         assert!(s["hmean"].as_f64().unwrap() > 0.0 && s["n"].as_u64().unwrap() > 5);
+        // kswapd's boosted/normal split: boosted runs, some of them dropping the boost;
+        // boosted passes scan no slab under the old rule, some under the fix; every
+        // kswapd_inodesteal and slabs_scanned of the run falls in one of the two kinds
+        // (no warm-up here, and kswapd is the only reclaimer: pgscan_direct is 0).
+        let k = &r["kswapd_boost"];
+        let n = |key: &str| k[key].as_u64().unwrap();
+        assert!(n("runs") >= n("boosted_runs") && n("boosted_runs") > n("boost_dropped"));
+        assert!(n("boost_dropped") > 0 && n("boosted_passes") > 0, "{k}");
+        let vm = |key: &str| r["vmstat"][key].as_u64().unwrap();
+        assert_eq!(vm("pgscan_direct"), 0);
+        assert_eq!(
+            n("inodesteal_boosted") + n("inodesteal_normal"),
+            vm("kswapd_inodesteal")
+        );
+        assert_eq!(
+            n("slabs_scanned_boosted") + n("slabs_scanned_normal"),
+            vm("slabs_scanned")
+        );
+        assert!(n("reclaimed_boosted") + n("reclaimed_normal") >= vm("pgsteal_kswapd"));
+        assert_eq!(n("slabs_scanned_boosted") == 0, *policy == "true", "{k}");
     }
 }
