@@ -1940,9 +1940,18 @@ mod isolated_throttle_tests {
         mm.note_isolated_span(span(100_000, 2_000_000, 64));
         assert_eq!(mm.isolated_by_others(false, 500_000), 128);
         assert!(mm.too_many_isolated(false, &direct, 500_000));
-        assert!(!mm.too_many_isolated(false, &direct, 1_500_000), "one put back");
-        assert!(!mm.too_many_isolated(false, &direct, 50_000), "before the second");
-        assert!(!mm.too_many_isolated(true, &direct, 500_000), "file counts apart");
+        assert!(
+            !mm.too_many_isolated(false, &direct, 1_500_000),
+            "one put back"
+        );
+        assert!(
+            !mm.too_many_isolated(false, &direct, 50_000),
+            "before the second"
+        );
+        assert!(
+            !mm.too_many_isolated(true, &direct, 500_000),
+            "file counts apart"
+        );
         let mut kswapd = ScanControl::new(32, 0);
         kswapd.kswapd = true;
         assert!(!mm.too_many_isolated(false, &kswapd, 500_000));
@@ -1960,7 +1969,10 @@ mod isolated_throttle_tests {
         let mut io = InstantIo;
         let mut ctx = Ctx::new(500_000, &mut io, 0);
         assert!(mm.throttle_isolated(&mut ctx, false, &sc));
-        assert_eq!((ctx.now + ctx.cpu_ns, ctx.wait_until), (1_000_000, 1_000_000));
+        assert_eq!(
+            (ctx.now + ctx.cpu_ns, ctx.wait_until),
+            (1_000_000, 1_000_000)
+        );
         assert_eq!(ctx.cpu_ns, 0);
         assert_eq!(mm.node.isolated_throttle.sleeps, 1);
         assert_eq!(mm.node.isolated_throttle.sleep_ns, 500_000);
