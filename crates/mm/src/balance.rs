@@ -103,6 +103,9 @@ pub trait ScanBalance: Send {
     fn note_workingset_refault(&self, lvs: &mut [Lruvec], lv: usize, file: bool, nr: u64);
     /// `folio_activate()` from `folio_mark_accessed()` (legacy `update_page_reclaim_stat`).
     fn note_access_activate(&self, _lvs: &mut [Lruvec], _lv: usize, _file: bool, _nr: u64) {}
+    /// A new folio added to the LRU (`folio_add_lru()`: a fault, a page-cache insertion, a
+    /// swap-in), active or not; not a putback of an isolated one.
+    fn note_lru_add(&self, _lvs: &mut [Lruvec], _lv: usize, _file: bool, _active: bool, _nr: u64) {}
     /// The workingset size a refault distance of this type must fit in to activate.
     fn workingset_size(&self, file: bool, s: WsSizes, swap_available: bool) -> u64;
     /// Whether anon evictions store shadow entries in the swap slot (v5.9+).
@@ -244,6 +247,21 @@ pub fn legacy_fractions(lv: &mut Lruvec, swappiness: u64, sizes: [u64; 2]) -> [u
     [ap, fp]
 }
 
+/// Kernel (≤ v5.7) `__pagevec_lru_add_fn()` -> `update_page_reclaim_stat(lruvec, file,
+/// active)`: every new LRU page counts as scanned for its type, and as rotated too when it
+/// starts active. New page cache (inactive) thus tips the balance toward the file list, new
+/// anon (active) away from the anon list: the "use-once cache bias" the seed's series removes
+/// ("mm: remove LRU balancing effect of temporary page isolation" keeps putbacks out of it,
+/// as here; "mm: remove unnecessary use-once cache bias from LRU balancing" drops it, merged in
+/// v5.8).
+pub fn legacy_note_lru_add(lv: &mut Lruvec, file: bool, active: bool, nr: u64) {
+    let t = file as usize;
+    lv.recent_scanned[t] += nr;
+    if active {
+        lv.recent_rotated[t] += nr;
+    }
+}
+
 impl ScanBalance for Legacy {
     fn name(&self) -> &'static str {
         "legacy"
@@ -286,6 +304,9 @@ impl ScanBalance for Legacy {
         let t = file as usize;
         lvs[lv].recent_scanned[t] += nr;
         lvs[lv].recent_rotated[t] += nr;
+    }
+    fn note_lru_add(&self, lvs: &mut [Lruvec], lv: usize, file: bool, active: bool, nr: u64) {
+        legacy_note_lru_add(&mut lvs[lv], file, active, nr);
     }
     fn workingset_size(&self, file: bool, s: WsSizes, _swap_available: bool) -> u64 {
         // v5.7 workingset_refault(): refault_distance <= active_file (file only).
@@ -332,6 +353,24 @@ mod tests {
         assert_eq!(lv.recent_rotated, [90, 5]);
         // ap = 60 * 101 / 91 = 66; fp = 140 * 501 / 6 = 11690.
         assert_eq!(f, [66, 11690]);
+    }
+
+    /// ≤ v5.7 `update_page_reclaim_stat()` for new LRU pages: 100 new inactive file pages
+    /// count as 100 scanned file; 50 new active anon pages as 50 scanned and 50 rotated anon.
+    /// Then at swappiness 115 with 1000 pages of each type (no decay: 50 and 100 <= 250):
+    /// ap = 115 * 51 / 51 = 115, fp = 85 * 101 / 1 = 8585: the use-once cache bias.
+    #[test]
+    fn legacy_lru_add_bias() {
+        let mut lv = Lruvec::default();
+        legacy_note_lru_add(&mut lv, true, false, 100);
+        legacy_note_lru_add(&mut lv, false, true, 50);
+        assert_eq!(lv.recent_scanned, [50, 100]);
+        assert_eq!(lv.recent_rotated, [50, 0]);
+        assert_eq!(legacy_fractions(&mut lv, 115, [1000, 1000]), [115, 8585]);
+        // The refault-cost model keeps no such account.
+        let mut lvs = vec![Lruvec::default()];
+        RefaultCost.note_lru_add(&mut lvs, 0, true, false, 100);
+        assert_eq!((lvs[0].recent_scanned, lvs[0].file_cost), ([0, 0], 0));
     }
 
     #[test]
