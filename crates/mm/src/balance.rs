@@ -101,6 +101,8 @@ pub trait ScanBalance: Send {
     );
     /// A refault of a folio that was PG_workingset at eviction (`lru_note_cost_refault`).
     fn note_workingset_refault(&self, lvs: &mut [Lruvec], lv: usize, file: bool, nr: u64);
+    /// A folio read in from swap (`__read_swap_cache_async()`), before it joins the LRU.
+    fn note_swapin(&self, _lvs: &mut [Lruvec], _lv: usize, _nr: u64) {}
     /// `folio_activate()` from `folio_mark_accessed()` (legacy `update_page_reclaim_stat`).
     fn note_access_activate(&self, _lvs: &mut [Lruvec], _lv: usize, _file: bool, _nr: u64) {}
     /// A new folio added to the LRU (`folio_add_lru()`: a fault, a page-cache insertion, a
@@ -224,6 +226,105 @@ impl ScanBalance for RefaultCost {
         ws
     }
     fn anon_shadows(&self) -> bool {
+        true
+    }
+}
+
+/// `policy.balance = "refault-cost"` at a kernel before 4.10
+/// ([`crate::workingset::KernelVersion::lru_balance_v4_7`]): the seed's series as posted
+/// against v4.7-rc (June 2016, "mm: balance LRU lists based on relative thrashing", patches
+/// 6-10), which is what its "lrucost" column ran, rather than the form merged in v5.8:
+/// - `struct lru_cost`: `numer[type]` and `denom` per lruvec (no hierarchy); here `numer` is
+///   `anon_cost`/`file_cost` and `denom` their sum (every `lru_note_cost()` adds to both);
+/// - costs: rotations as CPU cost (1 per page: folios `putback_inactive_pages()` puts on
+///   an active list, and referenced folios `shrink_active_list()` isolated), refaults of
+///   PageWorkingset folios as IO cost (`SWAP_CLUSTER_MAX` per page, from
+///   `__pagevec_lru_add_fn()`), and every swap-in, since `__read_swap_cache_async()` sets
+///   PageWorkingset ("we don't track anonymous references, every swap-in event is considered
+///   a workingset refault - regardless of distance"); reclaim's own writes cost nothing (v5.8
+///   added `nr_pageout`);
+/// - `get_scan_count()`: halve all three when `denom > (anon + file) / 8`, then
+///   `ap = swappiness * (denom + 1) / (numer[anon] + 1)`,
+///   `fp = (200 - swappiness) * (denom + 1) / (numer[file] + 1)`, denominator `ap + fp + 1`;
+/// - no anon shadow entries; a file refault activates when its distance is within
+///   `active_file + anon` (anon counted only with swap), and restores PageWorkingset;
+/// - new anon pages start active (v4.7's `lru_cache_add_active_or_unevictable()`).
+/// Left out: the deactivation cost of `lru_deactivate_fn()` (madvise/fadvise, not modelled).
+pub struct RefaultCostV4_7;
+
+/// The posted series' (v4.7-rc) get_scan_count() SCAN_FRACT weights, with its decay of
+/// `lru_cost`. `sizes` = [anon list pages, file list pages] of the lruvec.
+pub fn refault_cost_v4_7_fractions(lv: &mut Lruvec, swappiness: u64, sizes: [u64; 2]) -> [u64; 2] {
+    if lv.anon_cost + lv.file_cost > (sizes[ANON] + sizes[FILE]) / 8 {
+        lv.anon_cost /= 2;
+        lv.file_cost /= 2;
+    }
+    let denom = lv.anon_cost + lv.file_cost;
+    let ap = swappiness * (denom + 1) / (lv.anon_cost + 1);
+    let fp = (200 - swappiness) * (denom + 1) / (lv.file_cost + 1);
+    [ap, fp]
+}
+
+fn note_cost_v4_7(lv: &mut Lruvec, file: bool, cost: u64) {
+    if file {
+        lv.file_cost += cost;
+    } else {
+        lv.anon_cost += cost;
+    }
+}
+
+impl ScanBalance for RefaultCostV4_7 {
+    fn name(&self) -> &'static str {
+        "refault-cost"
+    }
+    fn fractions(
+        &self,
+        lvs: &mut [Lruvec],
+        _costs: [u64; 2],
+        own: usize,
+        swappiness: u64,
+        sizes: [u64; 2],
+    ) -> [u64; 2] {
+        refault_cost_v4_7_fractions(&mut lvs[own], swappiness, sizes)
+    }
+    fn note_inactive(&self, lvs: &mut [Lruvec], lv: usize, file: bool, o: &InactiveOutcome) {
+        // putback_inactive_pages(): lru_note_cost(COST_CPU) per page put on an active list.
+        note_cost_v4_7(&mut lvs[lv], file, o.activated);
+    }
+    fn note_active(
+        &self,
+        lvs: &mut [Lruvec],
+        lv: usize,
+        file: bool,
+        _taken: u64,
+        referenced: u64,
+        _rotated: u64,
+    ) {
+        // shrink_active_list(): lru_note_cost(COST_CPU, file, nr_rotated), nr_rotated
+        // counting every referenced folio as before the series.
+        note_cost_v4_7(&mut lvs[lv], file, referenced);
+    }
+    fn note_workingset_refault(&self, lvs: &mut [Lruvec], lv: usize, file: bool, nr: u64) {
+        note_cost_v4_7(&mut lvs[lv], file, nr * SWAP_CLUSTER_MAX);
+    }
+    fn note_swapin(&self, lvs: &mut [Lruvec], lv: usize, nr: u64) {
+        note_cost_v4_7(&mut lvs[lv], false, nr * SWAP_CLUSTER_MAX);
+    }
+    fn workingset_size(&self, file: bool, s: WsSizes, swap_available: bool) -> u64 {
+        // workingset_refault(): refault_distance > active_file + anon -> no activation.
+        if !file {
+            return 0;
+        }
+        let mut ws = s.active_file;
+        if swap_available {
+            ws += s.active_anon + s.inactive_anon;
+        }
+        ws
+    }
+    fn anon_shadows(&self) -> bool {
+        false
+    }
+    fn new_anon_active(&self) -> bool {
         true
     }
 }
@@ -371,6 +472,45 @@ mod tests {
         let mut lvs = vec![Lruvec::default()];
         RefaultCost.note_lru_add(&mut lvs, 0, true, false, 100);
         assert_eq!((lvs[0].recent_scanned, lvs[0].file_cost), ([0, 0], 0));
+    }
+
+    /// The posted series' SCAN_FRACT (v4.7-rc): numer anon 100, file 300, denom 400, lists of
+    /// 1000 + 2000 pages (400 > 3000 / 8 = 375: halve to 50, 150, denom 200), swappiness 115:
+    /// ap = 115 * 201 / 51 = 453, fp = 85 * 201 / 151 = 113. Without the decay (lists of 4000
+    /// pages): ap = 115 * 401 / 101 = 456, fp = 85 * 401 / 301 = 113.
+    #[test]
+    fn refault_cost_v4_7_fraction_worked_example() {
+        let mut lv = Lruvec {
+            anon_cost: 100,
+            file_cost: 300,
+            ..Default::default()
+        };
+        assert_eq!(
+            refault_cost_v4_7_fractions(&mut lv, 115, [1000, 2000]),
+            [453, 113]
+        );
+        assert_eq!((lv.anon_cost, lv.file_cost), (50, 150));
+        let mut lv = Lruvec {
+            anon_cost: 100,
+            file_cost: 300,
+            ..Default::default()
+        };
+        assert_eq!(
+            refault_cost_v4_7_fractions(&mut lv, 115, [2000, 2000]),
+            [456, 113]
+        );
+        // Every swap-in costs SWAP_CLUSTER_MAX for anon; reclaim's writes cost nothing.
+        let mut lvs = vec![Lruvec::default()];
+        RefaultCostV4_7.note_swapin(&mut lvs, 0, 2);
+        let o = InactiveOutcome {
+            taken: 32,
+            scanned: 32,
+            reclaimed: 20,
+            pageout: 20,
+            activated: 5,
+        };
+        RefaultCostV4_7.note_inactive(&mut lvs, 0, false, &o);
+        assert_eq!(lvs[0].anon_cost, 2 * 32 + 5);
     }
 
     #[test]
