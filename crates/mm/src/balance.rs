@@ -249,6 +249,7 @@ impl ScanBalance for RefaultCost {
 /// - no anon shadow entries; a file refault activates when its distance is within
 ///   `active_file + anon` (anon counted only with swap), and restores PageWorkingset;
 /// - new anon pages start active (v4.7's `lru_cache_add_active_or_unevictable()`).
+///
 /// Left out: the deactivation cost of `lru_deactivate_fn()` (madvise/fadvise, not modelled).
 pub struct RefaultCostV4_7;
 
