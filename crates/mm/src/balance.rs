@@ -101,8 +101,13 @@ pub trait ScanBalance: Send {
     );
     /// A refault of a folio that was PG_workingset at eviction (`lru_note_cost_refault`).
     fn note_workingset_refault(&self, lvs: &mut [Lruvec], lv: usize, file: bool, nr: u64);
+    /// A folio read in from swap (`__read_swap_cache_async()`), before it joins the LRU.
+    fn note_swapin(&self, _lvs: &mut [Lruvec], _lv: usize, _nr: u64) {}
     /// `folio_activate()` from `folio_mark_accessed()` (legacy `update_page_reclaim_stat`).
     fn note_access_activate(&self, _lvs: &mut [Lruvec], _lv: usize, _file: bool, _nr: u64) {}
+    /// A new folio added to the LRU (`folio_add_lru()`: a fault, a page-cache insertion, a
+    /// swap-in), active or not; not a putback of an isolated one.
+    fn note_lru_add(&self, _lvs: &mut [Lruvec], _lv: usize, _file: bool, _active: bool, _nr: u64) {}
     /// The workingset size a refault distance of this type must fit in to activate.
     fn workingset_size(&self, file: bool, s: WsSizes, swap_available: bool) -> u64;
     /// Whether anon evictions store shadow entries in the swap slot (v5.9+).
@@ -225,6 +230,106 @@ impl ScanBalance for RefaultCost {
     }
 }
 
+/// `policy.balance = "refault-cost"` at a kernel before 4.10
+/// ([`crate::workingset::KernelVersion::lru_balance_v4_7`]): the seed's series as posted
+/// against v4.7-rc (June 2016, "mm: balance LRU lists based on relative thrashing", patches
+/// 6-10), which is what its "lrucost" column ran, rather than the form merged in v5.8:
+/// - `struct lru_cost`: `numer[type]` and `denom` per lruvec (no hierarchy); here `numer` is
+///   `anon_cost`/`file_cost` and `denom` their sum (every `lru_note_cost()` adds to both);
+/// - costs: rotations as CPU cost (1 per page: folios `putback_inactive_pages()` puts on
+///   an active list, and referenced folios `shrink_active_list()` isolated), refaults of
+///   PageWorkingset folios as IO cost (`SWAP_CLUSTER_MAX` per page, from
+///   `__pagevec_lru_add_fn()`), and every swap-in, since `__read_swap_cache_async()` sets
+///   PageWorkingset ("we don't track anonymous references, every swap-in event is considered
+///   a workingset refault - regardless of distance"); reclaim's own writes cost nothing (v5.8
+///   added `nr_pageout`);
+/// - `get_scan_count()`: halve all three when `denom > (anon + file) / 8`, then
+///   `ap = swappiness * (denom + 1) / (numer[anon] + 1)`,
+///   `fp = (200 - swappiness) * (denom + 1) / (numer[file] + 1)`, denominator `ap + fp + 1`;
+/// - no anon shadow entries; a file refault activates when its distance is within
+///   `active_file + anon` (anon counted only with swap), and restores PageWorkingset;
+/// - new anon pages start active (v4.7's `lru_cache_add_active_or_unevictable()`).
+///
+/// Left out: the deactivation cost of `lru_deactivate_fn()` (madvise/fadvise, not modelled).
+pub struct RefaultCostV4_7;
+
+/// The posted series' (v4.7-rc) get_scan_count() SCAN_FRACT weights, with its decay of
+/// `lru_cost`. `sizes` = [anon list pages, file list pages] of the lruvec.
+pub fn refault_cost_v4_7_fractions(lv: &mut Lruvec, swappiness: u64, sizes: [u64; 2]) -> [u64; 2] {
+    if lv.anon_cost + lv.file_cost > (sizes[ANON] + sizes[FILE]) / 8 {
+        lv.anon_cost /= 2;
+        lv.file_cost /= 2;
+    }
+    let denom = lv.anon_cost + lv.file_cost;
+    let ap = swappiness * (denom + 1) / (lv.anon_cost + 1);
+    let fp = (200 - swappiness) * (denom + 1) / (lv.file_cost + 1);
+    [ap, fp]
+}
+
+fn note_cost_v4_7(lv: &mut Lruvec, file: bool, cost: u64) {
+    if file {
+        lv.file_cost += cost;
+    } else {
+        lv.anon_cost += cost;
+    }
+}
+
+impl ScanBalance for RefaultCostV4_7 {
+    fn name(&self) -> &'static str {
+        "refault-cost"
+    }
+    fn fractions(
+        &self,
+        lvs: &mut [Lruvec],
+        _costs: [u64; 2],
+        own: usize,
+        swappiness: u64,
+        sizes: [u64; 2],
+    ) -> [u64; 2] {
+        refault_cost_v4_7_fractions(&mut lvs[own], swappiness, sizes)
+    }
+    fn note_inactive(&self, lvs: &mut [Lruvec], lv: usize, file: bool, o: &InactiveOutcome) {
+        // putback_inactive_pages(): lru_note_cost(COST_CPU) per page put on an active list.
+        note_cost_v4_7(&mut lvs[lv], file, o.activated);
+    }
+    fn note_active(
+        &self,
+        lvs: &mut [Lruvec],
+        lv: usize,
+        file: bool,
+        _taken: u64,
+        referenced: u64,
+        _rotated: u64,
+    ) {
+        // shrink_active_list(): lru_note_cost(COST_CPU, file, nr_rotated), nr_rotated
+        // counting every referenced folio as before the series.
+        note_cost_v4_7(&mut lvs[lv], file, referenced);
+    }
+    fn note_workingset_refault(&self, lvs: &mut [Lruvec], lv: usize, file: bool, nr: u64) {
+        note_cost_v4_7(&mut lvs[lv], file, nr * SWAP_CLUSTER_MAX);
+    }
+    fn note_swapin(&self, lvs: &mut [Lruvec], lv: usize, nr: u64) {
+        note_cost_v4_7(&mut lvs[lv], false, nr * SWAP_CLUSTER_MAX);
+    }
+    fn workingset_size(&self, file: bool, s: WsSizes, swap_available: bool) -> u64 {
+        // workingset_refault(): refault_distance > active_file + anon -> no activation.
+        if !file {
+            return 0;
+        }
+        let mut ws = s.active_file;
+        if swap_available {
+            ws += s.active_anon + s.inactive_anon;
+        }
+        ws
+    }
+    fn anon_shadows(&self) -> bool {
+        false
+    }
+    fn new_anon_active(&self) -> bool {
+        true
+    }
+}
+
 /// `policy.balance = "legacy"`: kernels before v5.8 (recent_scanned / recent_rotated).
 pub struct Legacy;
 
@@ -242,6 +347,21 @@ pub fn legacy_fractions(lv: &mut Lruvec, swappiness: u64, sizes: [u64; 2]) -> [u
     let ap = anon_prio * (lv.recent_scanned[ANON] + 1) / (lv.recent_rotated[ANON] + 1);
     let fp = file_prio * (lv.recent_scanned[FILE] + 1) / (lv.recent_rotated[FILE] + 1);
     [ap, fp]
+}
+
+/// Kernel (≤ v5.7) `__pagevec_lru_add_fn()` -> `update_page_reclaim_stat(lruvec, file,
+/// active)`: every new LRU page counts as scanned for its type, and as rotated too when it
+/// starts active. New page cache (inactive) thus tips the balance toward the file list, new
+/// anon (active) away from the anon list: the "use-once cache bias" the seed's series removes
+/// ("mm: remove LRU balancing effect of temporary page isolation" keeps putbacks out of it,
+/// as here; "mm: remove unnecessary use-once cache bias from LRU balancing" drops it, merged in
+/// v5.8).
+pub fn legacy_note_lru_add(lv: &mut Lruvec, file: bool, active: bool, nr: u64) {
+    let t = file as usize;
+    lv.recent_scanned[t] += nr;
+    if active {
+        lv.recent_rotated[t] += nr;
+    }
 }
 
 impl ScanBalance for Legacy {
@@ -286,6 +406,9 @@ impl ScanBalance for Legacy {
         let t = file as usize;
         lvs[lv].recent_scanned[t] += nr;
         lvs[lv].recent_rotated[t] += nr;
+    }
+    fn note_lru_add(&self, lvs: &mut [Lruvec], lv: usize, file: bool, active: bool, nr: u64) {
+        legacy_note_lru_add(&mut lvs[lv], file, active, nr);
     }
     fn workingset_size(&self, file: bool, s: WsSizes, _swap_available: bool) -> u64 {
         // v5.7 workingset_refault(): refault_distance <= active_file (file only).
@@ -332,6 +455,63 @@ mod tests {
         assert_eq!(lv.recent_rotated, [90, 5]);
         // ap = 60 * 101 / 91 = 66; fp = 140 * 501 / 6 = 11690.
         assert_eq!(f, [66, 11690]);
+    }
+
+    /// ≤ v5.7 `update_page_reclaim_stat()` for new LRU pages: 100 new inactive file pages
+    /// count as 100 scanned file; 50 new active anon pages as 50 scanned and 50 rotated anon.
+    /// Then at swappiness 115 with 1000 pages of each type (no decay: 50 and 100 <= 250):
+    /// ap = 115 * 51 / 51 = 115, fp = 85 * 101 / 1 = 8585: the use-once cache bias.
+    #[test]
+    fn legacy_lru_add_bias() {
+        let mut lv = Lruvec::default();
+        legacy_note_lru_add(&mut lv, true, false, 100);
+        legacy_note_lru_add(&mut lv, false, true, 50);
+        assert_eq!(lv.recent_scanned, [50, 100]);
+        assert_eq!(lv.recent_rotated, [50, 0]);
+        assert_eq!(legacy_fractions(&mut lv, 115, [1000, 1000]), [115, 8585]);
+        // The refault-cost model keeps no such account.
+        let mut lvs = vec![Lruvec::default()];
+        RefaultCost.note_lru_add(&mut lvs, 0, true, false, 100);
+        assert_eq!((lvs[0].recent_scanned, lvs[0].file_cost), ([0, 0], 0));
+    }
+
+    /// The posted series' SCAN_FRACT (v4.7-rc): numer anon 100, file 300, denom 400, lists of
+    /// 1000 + 2000 pages (400 > 3000 / 8 = 375: halve to 50, 150, denom 200), swappiness 115:
+    /// ap = 115 * 201 / 51 = 453, fp = 85 * 201 / 151 = 113. Without the decay (lists of 4000
+    /// pages): ap = 115 * 401 / 101 = 456, fp = 85 * 401 / 301 = 113.
+    #[test]
+    fn refault_cost_v4_7_fraction_worked_example() {
+        let mut lv = Lruvec {
+            anon_cost: 100,
+            file_cost: 300,
+            ..Default::default()
+        };
+        assert_eq!(
+            refault_cost_v4_7_fractions(&mut lv, 115, [1000, 2000]),
+            [453, 113]
+        );
+        assert_eq!((lv.anon_cost, lv.file_cost), (50, 150));
+        let mut lv = Lruvec {
+            anon_cost: 100,
+            file_cost: 300,
+            ..Default::default()
+        };
+        assert_eq!(
+            refault_cost_v4_7_fractions(&mut lv, 115, [2000, 2000]),
+            [456, 113]
+        );
+        // Every swap-in costs SWAP_CLUSTER_MAX for anon; reclaim's writes cost nothing.
+        let mut lvs = vec![Lruvec::default()];
+        RefaultCostV4_7.note_swapin(&mut lvs, 0, 2);
+        let o = InactiveOutcome {
+            taken: 32,
+            scanned: 32,
+            reclaimed: 20,
+            pageout: 20,
+            activated: 5,
+        };
+        RefaultCostV4_7.note_inactive(&mut lvs, 0, false, &o);
+        assert_eq!(lvs[0].anon_cost, 2 * 32 + 5);
     }
 
     #[test]

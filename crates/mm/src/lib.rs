@@ -638,6 +638,10 @@ impl Mm {
         let mut swap_order: Vec<usize> = (0..swap.len()).collect();
         swap_order.sort_by_key(|&i| std::cmp::Reverse(swap[i].priority));
         let balance: Box<dyn ScanBalance> = match cfg.balance {
+            // Seed S0's "after" kernel: the series as posted against v4.7-rc.
+            BalanceKind::RefaultCost if cfg.kernel.lru_balance_v4_7() => {
+                Box::new(balance::RefaultCostV4_7)
+            }
             BalanceKind::RefaultCost => Box::new(balance::RefaultCost),
             BalanceKind::Legacy => Box::new(balance::Legacy),
         };

@@ -118,8 +118,14 @@ impl Mm {
         }
         self.lru_add(pfn, false);
         let lv = self.pages.memcg[pfn as usize] as usize;
-        let large = self.pages.nr_pages(pfn) > 1;
-        self.lru_batch_add(crate::lrulock::BatchKind::Add, lv, large);
+        let nr = self.pages.nr_pages(pfn);
+        if self.cfg.lru == crate::LruKind::Classic && !self.pages.test(pfn, pg::UNEVICTABLE) {
+            let file = self.pages.is_file_lru(pfn);
+            let active = self.pages.test(pfn, pg::ACTIVE);
+            self.balance
+                .note_lru_add(&mut self.lruvecs, lv, file, active, nr);
+        }
+        self.lru_batch_add(crate::lrulock::BatchKind::Add, lv, nr > 1);
     }
 
     /// Kernel: `folio_mark_accessed()` (classic LRU): inactive,unreferenced →

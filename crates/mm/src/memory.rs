@@ -293,8 +293,8 @@ impl Mm {
     }
 
     /// Kernel: `do_anonymous_page()` (and `shmem_fault()` allocation): allocate, zero, map
-    /// young (+dirty), add to the inactive anon list (v5.9+; the active list under the legacy
-    /// balance model, as before v5.9).
+    /// young (+dirty), add to the inactive anon list (v5.9+; under the legacy balance model,
+    /// as before v5.9, private anon goes to the active list and shmem to the inactive one).
     fn do_anonymous_page(&mut self, ctx: &mut Ctx, obj: u32, index: u32, write: bool) {
         ctx.cpu_ns += self.cfg.costs.minor_fault_ns;
         let Some(pfn) = self.alloc_folio(ctx, 0, ctx.memcg) else {
@@ -309,7 +309,11 @@ impl Mm {
         // A shmem page is dirty from creation (it has no backing store but swap).
         let dirty = write || o.kind == ObjKind::Shmem;
         o.ent[index as usize] = make_present_pte(pfn, dirty);
-        if self.balance.new_anon_active() {
+        // Before v5.9 only private anon started active (`lru_cache_add_active_or_unevictable()`);
+        // shmem pages went to the inactive anon list (`shmem_getpage_gfp()` ->
+        // `lru_cache_add_anon()`, which clears PG_active).
+        let shmem = self.objects[obj as usize].kind == ObjKind::Shmem;
+        if self.balance.new_anon_active() && !shmem {
             self.pages.set(pfn, pg::ACTIVE);
         }
         self.folio_add_lru(pfn);

@@ -660,6 +660,10 @@ impl Mm {
         if s & SLOT_SHADOW != 0 && s & SLOT_CACHE == 0 {
             self.workingset_refault(pfn, Shadow(s & SLOT_PAYLOAD));
         }
+        // The seed's series as posted (refault-cost before 4.10): every swap-in is a
+        // workingset refault of anon.
+        self.balance
+            .note_swapin(&mut self.lruvecs, memcg as usize, 1);
         if cache {
             self.swap[a].slots[slot as usize] = SLOT_USED | SLOT_CACHE | pfn as u64;
             self.pages.swap_area[i] = a as u8;

@@ -224,7 +224,18 @@ pub fn scan_targets(
     sizes: [u64; 4],
     priority: i32,
 ) -> [u64; 4] {
-    let denominator = fraction[0] + fraction[1];
+    scan_targets_over(case, fraction, fraction[0] + fraction[1], sizes, priority)
+}
+
+/// [`scan_targets`] with SCAN_FRACT's denominator given: `ap + fp` since v5.8, `ap + fp + 1`
+/// before (the legacy balance: v4.7 to v5.7's get_scan_count()).
+pub fn scan_targets_over(
+    case: ScanBalanceCase,
+    fraction: [u64; 2],
+    denominator: u64,
+    sizes: [u64; 4],
+    priority: i32,
+) -> [u64; 4] {
     let mut nr = [0u64; 4];
     for (i, lru) in EVICTABLE_LRUS.iter().enumerate() {
         let file = lru.is_file();
@@ -356,8 +367,19 @@ impl Mm {
     /// v5.8, whose `inactive_list_is_low()` read the exact LRU sizes (`lruvec_lru_size()`,
     /// per zone up to the reclaim index, from `mem_cgroup_get_zone_lru_size()`), so under it
     /// the sizes are exact.
+    ///
+    /// Before v4.10 ([`crate::workingset::KernelVersion::lru_balance_v4_7`]) the file lists
+    /// are kept 1:1 (`inactive_file_is_low()`: `active > inactive`), from exact sizes.
     pub fn inactive_is_low(&self, lv: usize, file: bool) -> bool {
         let (ia, a) = (LruList::of(file, false), LruList::of(file, true));
+        if self.cfg.kernel.lru_balance_v4_7() {
+            let (inactive, active) = (self.lruvec_hier(lv, ia), self.lruvec_hier(lv, a));
+            return if file {
+                active > inactive
+            } else {
+                inactive_is_low_ratio(inactive, active)
+            };
+        }
         let (inactive, active) = if self.cfg.balance == crate::BalanceKind::Legacy {
             (self.lruvec_hier(lv, ia), self.lruvec_hier(lv, a))
         } else {
@@ -379,6 +401,26 @@ impl Mm {
         let t = sc.target;
         let tv = &self.lruvecs[t];
         sc.cost = [tv.anon_cost, tv.file_cost];
+        if self.cfg.kernel.lru_balance_v4_7() {
+            // Before v4.10 there is no reclaim-root state: shrink_list() asks each lruvec's
+            // inactive_list_is_low(), get_scan_count() its own "file is plenty" test, and
+            // the cache trap check needs only the node's file and free pages.
+            sc.may_deactivate = 0;
+            sc.cache_trim_mode = false;
+            sc.file_is_tiny = false;
+            if !sc.cgroup_reclaim {
+                let free = self.nr_free();
+                let file =
+                    self.node_lru(LruList::ActiveFile) + self.node_lru(LruList::InactiveFile);
+                let hw: u64 = self
+                    .zones
+                    .iter()
+                    .map(|z| z.wmark_pages(crate::mmzone::Wmark::High))
+                    .sum();
+                sc.file_is_tiny = file + free <= hw;
+            }
+            return;
+        }
         if !sc.force_deactivate {
             let mut bits = 0;
             for (file, bit) in [(false, DEACT_ANON), (true, DEACT_FILE)] {
@@ -455,6 +497,15 @@ impl Mm {
             ScanBalanceCase::Anon
         } else if sc.cache_trim_mode {
             ScanBalanceCase::File
+        } else if self.cfg.kernel.lru_balance_v4_7()
+            && !self.inactive_is_low(lv, true)
+            && (self.lruvec_lru_size(lv, LruList::InactiveFile.idx(), sc.reclaim_idx)
+                >> sc.priority)
+                != 0
+        {
+            // Before v5.5: "only evict file pages when we have plenty" of this lruvec,
+            // whether or not they refault.
+            ScanBalanceCase::File
         } else {
             ScanBalanceCase::Fract
         };
@@ -466,7 +517,11 @@ impl Mm {
         } else {
             [0, 0]
         };
-        scan_targets(case, fraction, sizes, sc.priority)
+        let mut denominator = fraction[0] + fraction[1];
+        if self.cfg.balance == crate::BalanceKind::Legacy {
+            denominator += 1;
+        }
+        scan_targets_over(case, fraction, denominator, sizes, sc.priority)
     }
 
     /// Kernel: `shrink_node()` (classic LRU): passes over the lruvecs under the target,
@@ -614,9 +669,16 @@ impl Mm {
             } else {
                 DEACT_ANON
             };
-            if sc.may_deactivate & bit != 0 {
-                self.shrink_active_list(ctx, lv, lru, n, sc);
+            let deactivate = if self.cfg.kernel.lru_balance_v4_7() {
+                // Before v4.12: only to refill a low inactive list.
+                self.inactive_is_low(lv, lru.is_file())
             } else {
+                sc.may_deactivate & bit != 0
+            };
+            if deactivate {
+                self.shrink_active_list(ctx, lv, lru, n, sc);
+            } else if !self.cfg.kernel.lru_balance_v4_7() {
+                // v5.5+: do_try_to_free_pages() retries with force_deactivate.
                 sc.skipped_deactivate = true;
             }
             return 0;
@@ -712,7 +774,8 @@ impl Mm {
             let file = self.pages.is_file_lru(pfn) as usize;
             self.pages.clear(pfn, pg::ISOLATED);
             self.node.nr_isolated[file] -= nr;
-            if self.pages.test(pfn, pg::ACTIVE) {
+            // v5.9+ (the model from v4.10): putting back an active folio ages the clock.
+            if self.pages.test(pfn, pg::ACTIVE) && !self.cfg.kernel.lru_balance_v4_7() {
                 let lv = self.pages.memcg[pfn as usize] as usize;
                 self.workingset_age_nonresident(lv, nr);
             }
@@ -1602,6 +1665,147 @@ mod kernel_rules {
     use crate::testutil::*;
     use crate::*;
 
+    /// A tiny machine at `kernel` with 8192 inactive file pages (read once) and 4096 active
+    /// anon pages (touched, then activated), the balance inputs zeroed.
+    fn file_and_anon(kernel: workingset::KernelVersion, balance: BalanceKind) -> Mm {
+        let mut cfg = tiny_config(balance, 16_384);
+        cfg.readahead_max_pages = 0;
+        cfg.kernel = kernel;
+        cfg.swappiness = 100;
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for p in 0..8192 {
+            mm.file_read(&mut ctx, 1, p, 1);
+        }
+        for k in 0..4096 {
+            mm.touch(&mut ctx, 0, k, true);
+            let pfn = memory::pte_pfn(mm.objects[0].ent[k as usize]);
+            mm.folio_activate(pfn);
+        }
+        mm.lruvecs[0].recent_scanned = [0; 2];
+        mm.lruvecs[0].recent_rotated = [0; 2];
+        assert_eq!(mm.lruvec_hier(0, LruList::InactiveFile), 8192);
+        assert_eq!(mm.lruvec_hier(0, LruList::ActiveAnon), 4096);
+        mm
+    }
+
+    /// v4.7 get_scan_count(): "only evict file pages when we have plenty" takes SCAN_FILE
+    /// whenever the inactive file list is not low (active file 0 <= inactive 8192) and has
+    /// pages at this priority, refaults or not; v5.5+ cache-trim mode does not after a
+    /// refault, and SCAN_FRACT (swappiness 100, no history) gives anon a share. Priority 10:
+    /// file 8192 >> 10 = 8 pages; anon 4096 >> 10 = 4, of which 4 * 100 / 200 = 2 under
+    /// refault-cost (denominator ap + fp) and 4 * 100 / 201 = 1 under legacy (ap + fp + 1,
+    /// before v5.8), file 8 * 100 / 201 = 3.
+    #[test]
+    fn v4_7_scan_file_when_plenty_despite_refaults() {
+        use crate::workingset::KernelVersion;
+        for (kernel, balance, want) in [
+            (KernelVersion::new(4, 7), BalanceKind::Legacy, [0, 0, 8, 0]),
+            (
+                KernelVersion::new(4, 7),
+                BalanceKind::RefaultCost,
+                [0, 0, 8, 0],
+            ),
+            (KernelVersion::default(), BalanceKind::Legacy, [0, 1, 3, 0]),
+            (
+                KernelVersion::default(),
+                BalanceKind::RefaultCost,
+                [0, 2, 4, 0],
+            ),
+        ] {
+            let mut mm = file_and_anon(kernel, balance);
+            // WORKINGSET_ACTIVATE moved since the snapshot of the last cycle.
+            mm.lruvecs[0].refaults[1] = mm.lruvec_activate_state(0, true) + 1;
+            let mut sc = ScanControl::new(32, 0);
+            sc.kswapd = true;
+            sc.priority = 10;
+            mm.prepare_scan_control(&mut sc);
+            assert_eq!(mm.get_scan_count(0, &sc), want, "{kernel} {balance:?}");
+        }
+    }
+
+    /// inactive_list_is_low() before v4.10 keeps the file lists 1:1 (`active > inactive`);
+    /// from v4.10 both types use int_sqrt(10 * GiB). 200,000 inactive and 300,000 active
+    /// file pages (1.9 GiB: ratio int_sqrt(10) = 3): low at 4.7 (300,000 > 200,000), not at
+    /// 6.18 (200,000 * 3 = 600,000 >= 300,000). Anon keeps the square-root ratio at both.
+    #[test]
+    fn v4_7_inactive_file_is_low_is_one_to_one() {
+        use crate::workingset::KernelVersion;
+        for (kernel, file_low) in [
+            (KernelVersion::new(4, 7), true),
+            (KernelVersion::new(4, 9), true),
+            (KernelVersion::new(4, 10), false),
+            (KernelVersion::default(), false),
+        ] {
+            let mut cfg = tiny_config(BalanceKind::Legacy, 64);
+            cfg.kernel = kernel;
+            let mut mm = Mm::new(cfg);
+            mm.zones[0].nr_lru[LruList::InactiveFile.idx()] = 200_000;
+            mm.zones[0].nr_lru[LruList::ActiveFile.idx()] = 300_000;
+            mm.zones[0].nr_lru[LruList::InactiveAnon.idx()] = 200_000;
+            mm.zones[0].nr_lru[LruList::ActiveAnon.idx()] = 300_000;
+            assert_eq!(mm.inactive_is_low(0, true), file_low, "{kernel}");
+            assert!(!mm.inactive_is_low(0, false), "{kernel}");
+        }
+    }
+
+    /// shrink_list() before v4.12 deactivates active pages only to refill a low inactive
+    /// list: with 8192 inactive file pages and 100 active ones, a refault since the last
+    /// cycle makes v5.5+ reclaim deactivate (32 scanned, all deactivated); v4.7 leaves the
+    /// active list alone.
+    #[test]
+    fn v4_7_no_deactivation_on_refaults() {
+        use crate::workingset::KernelVersion;
+        for (kernel, want) in [
+            (KernelVersion::new(4, 7), 0),
+            (KernelVersion::default(), 32),
+        ] {
+            let mut mm = file_and_anon(kernel, BalanceKind::Legacy);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            for p in 0..100 {
+                // A resident page-cache entry holds the pfn in its low 32 bits.
+                let pfn = (mm.objects[1].ent[p] & 0xffff_ffff) as Pfn;
+                mm.folio_activate(pfn);
+            }
+            assert_eq!(mm.lruvec_hier(0, LruList::ActiveFile), 100);
+            mm.lruvecs[0].refaults[1] = mm.lruvec_activate_state(0, true) + 1;
+            let mut sc = ScanControl::new(32, 0);
+            sc.kswapd = true;
+            sc.priority = 10;
+            mm.prepare_scan_control(&mut sc);
+            let before = mm.ev.get(Ev::PgDeactivate);
+            mm.shrink_list(&mut ctx, LruList::ActiveFile, 32, 0, &mut sc);
+            assert_eq!(mm.ev.get(Ev::PgDeactivate) - before, want, "{kernel}");
+        }
+    }
+
+    /// Before v5.9 (the legacy balance) a shmem page starts on the inactive anon list
+    /// (`shmem_getpage_gfp()` -> `lru_cache_add_anon()`), a private anon page on the active
+    /// one; from v5.9 both start inactive.
+    #[test]
+    fn legacy_shmem_starts_inactive() {
+        for (kind, balance, active) in [
+            (ObjKind::Shmem, BalanceKind::Legacy, 0),
+            (ObjKind::Anon, BalanceKind::Legacy, 1),
+            (ObjKind::Shmem, BalanceKind::RefaultCost, 0),
+        ] {
+            let mut cfg = tiny_config(balance, 1024);
+            cfg.objects[0].kind = kind;
+            let mut mm = Mm::new(cfg);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            mm.touch(&mut ctx, 0, 0, true);
+            assert_eq!(
+                mm.lruvec_hier(0, LruList::ActiveAnon),
+                active,
+                "{kind:?} {balance:?}"
+            );
+            assert_eq!(mm.lruvec_hier(0, LruList::InactiveAnon), 1 - active);
+        }
+    }
+
     /// shrink_lruvec() (v5.19+): one nudge, then out (the worked example of
     /// [`scan_lruvec_lists`]); proportional reclaim scans every target.
     #[test]
@@ -1682,6 +1886,11 @@ mod kernel_rules {
                 // WORKINGSET_ACTIVATE moved since the snapshot of the last cycle.
                 mm.lruvecs[0].refaults[1] = mm.lruvec_activate_state(0, true) + 1;
             }
+            // The SCAN_FRACT inputs zeroed: this test is about the shortcut (the new pages'
+            // use-once bias, which would leave anon 0 of 4 pages here, is
+            // balance::tests::legacy_lru_add_bias's).
+            mm.lruvecs[0].recent_scanned = [0; 2];
+            mm.lruvecs[0].recent_rotated = [0; 2];
             let mut sc = ScanControl::new(32, 0);
             sc.kswapd = true;
             sc.priority = 10;

@@ -94,6 +94,7 @@ impl Shadow {
 /// | 5.0 | "mm: reclaim small amounts of memory when an external fragmentation event occurs" | [`Self::watermark_boosting`] |
 /// | 5.9 | "mm: proactive compaction" | [`Self::proactive_compaction`] |
 /// | 7.1 | "mm: workingset: use lruvec_lru_size() to get the number of lru pages" | [`Self::shadow_shrinker_counts_memcg_lru_zone_size`] |
+/// | 4.10 | "mm: vmscan: reduce size of inactive file list" (and the v4.7 reclaim rules listed there) | [`Self::lru_balance_v4_7`] |
 /// | 6.16 | "ext4: enable large folio for regular file" | the default of `model.max_file_folio_order` (refault-scenario's resolve: 0 before) |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KernelVersion {
@@ -350,6 +351,33 @@ impl KernelVersion {
     /// of `NR_LRU_BASE + lru`, which both LRUs keep.
     pub fn shadow_shrinker_counts_memcg_lru_zone_size(self) -> bool {
         self >= KernelVersion::new(7, 1)
+    }
+
+    /// Since v4.10 ("mm: vmscan: reduce size of inactive file list", Rik van Riel,
+    /// 59dc76b0d4df): `inactive_list_is_low()` applies the `int_sqrt(10 * GiB)` target ratio
+    /// to both types. Before (v4.7, the kernel seed S0's series was posted against, June
+    /// 2016, and up to v4.9), and the rules that went with it up to v5.5 as far as the model
+    /// has them (each named in [`crate::vmscan`]):
+    /// - `inactive_file_is_low()` is `active > inactive` (1:1, "mm: thrash detection-based
+    ///   file cache sizing", v3.15); the anon list keeps the square-root ratio;
+    /// - the active lists are shrunk only when their inactive list is low (`shrink_list()`;
+    ///   v4.12's "mm: vmscan: fix IO/refault regression in cache workingset transition",
+    ///   2a2e48854d70, added deactivation on refaults, v5.5 moved it to the reclaim root);
+    /// - `get_scan_count()` takes its SCAN_FILE shortcut whenever the lruvec's inactive file
+    ///   list is not low and has pages at this priority ("mm,vmscan: only evict file pages
+    ///   when we have plenty", e9868505987a, v3.9), with no refault check (v5.5's cache-trim
+    ///   mode added it), and picks SCAN_ANON when file + free pages are at or below the high
+    ///   watermarks, with neither of v5.5's extra conditions;
+    /// - the non-resident clock advances on evictions and on activations of
+    ///   `mark_page_accessed()` and of refaults only (`workingset_activation()`); reclaim
+    ///   putting back active pages does not age it (v5.9's "mm: workingset: age nonresident
+    ///   information alongside anonymous pages", 31d8fcac00fc, does).
+    ///
+    /// Kernels 4.10 to 5.8 get the model's later rules (v5.5's for the first three, v5.9's
+    /// putback aging; the v4.10 and v4.12 forms are not modelled separately), so seed S3's
+    /// 5.3 and the default kernel are unaffected; seed S4's 4.6 follows these.
+    pub fn lru_balance_v4_7(self) -> bool {
+        self < KernelVersion::new(4, 10)
     }
 
     /// Parse "6.1", "6.12", "7.2" or a release string such as "6.1.0-50-cloud-amd64".

@@ -307,9 +307,12 @@ think = "2us"
 /// `refault reproduce kcompactd --quick` runs the seed's kernel, 4.6 (title and JSON say
 /// so). Under its rules (kswapd balances at the order-0 watermark plus the request and
 /// leaves the high-order page to kcompactd; ext4 page cache in order-0 folios only, as
-/// before v6.16) the seed's directions hold except the GFP_NOWAIT success of phase 1, which
-/// stays equal where the seed's rises, and of phase 3, which falls (64% -> 43.5%) where the
-/// seed's rises (41.8% -> 63.8%): README.md, S4. With 6.16+'s order-9 file folios phase 3
+/// before v6.16; and since issue 16's S0 work v4.7's reclaim balancing: file lists 1:1, no
+/// refault-driven deactivation, no cache-trim mode nor its v6.7 retry) the seed's directions
+/// hold except the GFP_NOWAIT success of phases 1 and 2, which stay equal (4.5% -> 4.5%)
+/// where the seed's rise; phase 3 rises (19.5% -> 37.5%; the seed: 41.8% -> 63.8%). Under
+/// v5.5+ balancing at 4.6 phase 2 rose (4% -> 4.5%) and phase 3 fell (64% -> 43.5%).
+/// README.md, S4. With 6.16+'s order-9 file folios phase 3
 /// rose (25.5% -> 39.5%);
 /// with direct reclaim and compaction allowed, success in phases 1 and 2 is about equal, as
 /// in the seed (8 -> 10%, 8.2 -> 10%), where 6.18's rules raise it. Compaction work by
@@ -321,7 +324,7 @@ fn reproduce_kcompactd_quick_runs_the_seed_kernel() {
     assert_eq!(v["kernel"], "4.6");
     assert!(text.contains("kernel 4.6 rules"), "{text}");
     assert!(
-        text.contains("differs from the seed in: Success 1 (%), Success 3 (%)\n"),
+        text.contains("differs from the seed in: Success 1 (%), Success 2 (%)\n"),
         "{text}"
     );
     let table = v["table"].as_array().unwrap();
@@ -330,7 +333,7 @@ fn reproduce_kcompactd_quick_runs_the_seed_kernel() {
         .filter(|r| r["figure"].as_str().unwrap().starts_with("Success"))
         .map(|r| r["direction_holds"].as_bool().unwrap())
         .collect();
-    assert_eq!(holds[..3], [false, true, false]);
+    assert_eq!(holds[..3], [false, false, true]);
     let success = |run: usize, phase: &str| {
         let t = v["runs"][run]["result"]["tasks"]
             .as_array()
@@ -399,11 +402,8 @@ fn reproduce_lru_balance_quick_matches_the_seed_directions() {
             assert!(row.get(k).is_some(), "row missing {k}");
         }
     }
-    // Every row holds but the size of the refault reduction (see below).
-    assert!(
-        text.contains("differs from the seed in: total refaults (file refault + swap in)\n"),
-        "{text}"
-    );
+    // Every row holds, the refault reduction's size (at least 25%) included.
+    assert!(!text.contains("differs from the seed"), "{text}");
     let total = table
         .iter()
         .find(|r| r["figure"].as_str().unwrap().starts_with("total refaults"))
@@ -412,11 +412,10 @@ fn reproduce_lru_balance_quick_matches_the_seed_directions() {
         total["baseline"].as_f64().unwrap(),
         total["change"].as_f64().unwrap(),
     );
-    // The seed: -54%. -11.39% (66475 -> 58904) since issue 16 made the legacy balance take
-    // get_scan_count()'s SCAN_FILE shortcut only in cache-trim mode, as v5.5-v5.7 do: the
-    // legacy run now swaps out idle anon too (8335 pages), which it never did before
-    // (-29.74% then). The reproduction prints DIFFERS for this row; the direction holds.
-    assert!(c < b * 0.95, "total refaults fell only from {b} to {c}");
+    // The seed: -54%. -35.07% (82798 -> 53762) since both runs follow the seed's kernel,
+    // 4.7 (v4.7's reclaim rules, the legacy balance's use-once bias, and the series as
+    // posted for refault-cost); -11.39% before, under v5.5-v5.7 rules.
+    assert!(c < b * 0.75, "total refaults fell only from {b} to {c}");
     // pgbench under both balances, then parallelio under both at each of the seed's four IO
     // sizes (0, 769M, 2565M, 4361M scaled 1/16: 0, 48, 160, 272 MiB): the 0 MiB step runs
     // no dd, the others write that much.

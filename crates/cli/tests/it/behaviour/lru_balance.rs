@@ -29,10 +29,11 @@ const IDLE_PAGES: u64 = 32 * 256;
 /// Seed S0's case: the cache thrashes (database refaults) while idle anon sits in memory.
 /// Under refault-cost, refaults of workingset pages (restores) charge IO cost to the file LRU,
 /// so get_scan_count shifts pressure to anon and most idle pages are swapped out. Under legacy
-/// (v5.5-v5.7), refaults since the last cycle turn cache-trim mode off, so SCAN_FRACT gives
-/// anon a share by rotation ratios and some idle anon is swapped too, but less (the seed:
-/// 3,149 swap-outs against 86,932). Measured (issue 16): legacy 3846 and refault-cost 8200
-/// swap-outs; file refaults 42775 and 32178 (-25%; the seed: -55%).
+/// (the scenario's kernel 4.7: SCAN_FILE while the inactive file list is not low), SCAN_FRACT
+/// gives anon a share by rotation ratios when the active file list outgrows the inactive
+/// one, and some anon is swapped too, but less (the seed: 3,149 swap-outs against 86,932).
+/// Measured (issue 16, kernel 4.7): legacy 5037 and refault-cost 8495 swap-outs; file
+/// refaults 58016 and 28916 (-50%; the seed: -55%).
 #[test]
 fn thrashing_cache_swaps_idle_anon_more_under_refault_cost_than_legacy() {
     let rc = mini_s0(&[("policy.balance", "refault-cost")]);
