@@ -736,27 +736,27 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         if !tasks[ti].done {
             ready[ti] = t_now;
         }
-        if tasks[ti].done || t_now > cpu_end {
-            if let Some((n, t)) = sched.block(c) {
-                ready[n as usize] = t;
+        // Wakeups raised by this step (wakeup_kswapd(), the flusher's and kcompactd's), made
+        // before the task gives its CPU up: `try_to_wake_up()` ran inside the step, so the
+        // woken thread is on the run queue when the task's `schedule()` picks the next one,
+        // and its wait starts at the end of the step's CPU time, not when the IO the task then
+        // sleeps on completes.
+        let woken_at = cpu_end.max(now);
+        let wake_thread = |th: u32, sched: &mut Sched, ready: &mut [u64]| {
+            if sched.is_sleeping(th) {
+                ready[th as usize] = sched.wake(th, now, woken_at).unwrap_or(u64::MAX);
             }
-        } else if let Some(w) = woke_in_batch {
-            // It slept on IO and woke within the batch: a new slice from its wakeup.
-            sched.restart_slice(c, w);
-        }
-        // Wakeups raised by this step (wakeup_kswapd()).
+        };
         if mm.kswapd.wake_pending {
             match kstate {
                 KState::Sleeping => {
-                    ready[kswapd_id as usize] = now;
-                    woke_at[kswapd_id as usize] = t_now;
+                    wake_thread(kswapd_id, &mut sched, &mut ready);
                     kswapd_woke_at = now;
                 }
                 KState::Napping => {
                     mm.ev
                         .add(refault_mm::vmstat::Ev::KswapdLowWmarkHitQuickly, 1);
-                    ready[kswapd_id as usize] = now;
-                    woke_at[kswapd_id as usize] = t_now;
+                    wake_thread(kswapd_id, &mut sched, &mut ready);
                     kswapd_woke_at = now;
                 }
                 KState::Running => {}
@@ -765,15 +765,21 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             mm.kswapd.wake_pending = false;
         }
         if mm.flusher_wanted && sched.is_sleeping(flusher_id) && ready[flusher_id as usize] > now {
-            ready[flusher_id as usize] = now;
-            woke_at[flusher_id as usize] = t_now;
+            wake_thread(flusher_id, &mut sched, &mut ready);
         }
         if mm.kcompactd.wake_pending
             && sched.is_sleeping(kcompactd_id)
             && ready[kcompactd_id as usize] > now
         {
-            ready[kcompactd_id as usize] = now;
-            woke_at[kcompactd_id as usize] = t_now;
+            wake_thread(kcompactd_id, &mut sched, &mut ready);
+        }
+        if tasks[ti].done || t_now > cpu_end {
+            if let Some((n, t)) = sched.block(c) {
+                ready[n as usize] = t;
+            }
+        } else if let Some(w) = woke_in_batch {
+            // It slept on IO and woke within the batch: a new slice from its wakeup.
+            sched.restart_slice(c, w);
         }
         if live_tasks == 0 {
             break;

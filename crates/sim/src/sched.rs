@@ -35,8 +35,14 @@
 //!   is the same order. Lag kept across a sleep (`PLACE_LAG`), eligibility and
 //!   `DELAY_DEQUEUE` are not modelled.
 //! - A step cannot be interrupted: a CPU is busy until the CPU time of the step it runs is
-//!   spent, so a thread woken during a step waits for its end even when the thread running
-//!   it blocks afterwards. One task event is one step even when its allocation retries
+//!   spent, so a thread woken during a step waits for its end. A thread a task's step wakes
+//!   (`wakeup_kswapd()`, the flusher, kcompactd) is put on the run queue before the task
+//!   sleeps on the IO the step started, so the task's `schedule()` can pick it
+//!   (`try_to_wake_up()` ran inside the step). Not modelled: the preemption points inside a
+//!   step — `cond_resched()` between readahead's folio allocations (`might_sleep()` in the
+//!   allocator under `PREEMPT_VOLUNTARY`), in `shrink_folio_list()` and between reclaim
+//!   batches: one `read()` allocates its whole readahead window before a woken kswapd can
+//!   run (docs/fidelity.md, "kswapd gets the CPU when the kernel gives it"). One task event is one step even when its allocation retries
 //!   direct reclaim several times (the kernel could be preempted between the rounds).
 //!
 //! # Before EEVDF: CFS (`model.kernel` < 6.6)
@@ -49,7 +55,10 @@
 //! `GENTLE_FAIR_SLEEPERS`), so one that slept while others ran comes back half a latency
 //! ahead. `check_preempt_wakeup()` preempts `curr` at once (at its next preemption point)
 //! when curr's vruntime is more than `sysctl_sched_wakeup_granularity` ahead of the woken
-//! thread's (`wakeup_preempt_entity()`). Otherwise `check_preempt_tick()` at each tick
+//! thread's (`wakeup_preempt_entity()`). That sets `TIF_NEED_RESCHED` on that CPU's curr;
+//! the switch it causes consumes it and picks the leftmost thread, which need not be the
+//! one whose wakeup asked for it, and the others wait for the tick rule (or a new wakeup)
+//! against the new curr. Otherwise `check_preempt_tick()` at each tick
 //! reschedules once curr ran longer than its ideal slice without a break (`sched_slice()`:
 //! `sched_latency`, or `nr_running` × `min_granularity` past `sched_nr_latency` = 8
 //! threads, shared equally), or, after at least `min_granularity`, when its vruntime is more
@@ -217,8 +226,11 @@ pub struct Sched {
     vruntime: Vec<u64>,
     /// CFS: the run queue's `min_vruntime`.
     min_vruntime: u64,
-    /// CFS: the waiting thread preempts at its arrival (`check_preempt_wakeup()`).
-    wake_preempt: Vec<bool>,
+    /// CFS: the CPU whose `curr` the waiting thread preempts at its arrival
+    /// (`check_preempt_wakeup()` set `TIF_NEED_RESCHED` there), or NONE. Consumed by the
+    /// next switch on that CPU (`__schedule()` clears the flag and picks the leftmost
+    /// thread, which need not be this one).
+    wake_preempt: Vec<u32>,
     /// `get_update_sysctl_factor()`.
     factor: u64,
 }
@@ -244,7 +256,7 @@ impl Sched {
             cfs: false,
             vruntime: vec![0; nthreads],
             min_vruntime: 0,
-            wake_preempt: vec![false; nthreads],
+            wake_preempt: vec![NONE; nthreads],
             factor: sysctl_factor(n),
         }
     }
@@ -281,7 +293,7 @@ impl Sched {
     fn pop_waiter(&mut self) -> Option<(u32, u64)> {
         let i = self.next_waiter()?;
         let w = self.rq.remove(i).expect("index in range");
-        self.wake_preempt[w.0 as usize] = false;
+        self.wake_preempt[w.0 as usize] = NONE;
         Some(w)
     }
 
@@ -308,6 +320,12 @@ impl Sched {
     }
 
     fn give(&mut self, c: usize, th: u32, at: u64) {
+        // The switch consumes the reschedule a wakeup asked of this CPU.
+        for &(w, _) in &self.rq {
+            if self.wake_preempt[w as usize] == c as u32 {
+                self.wake_preempt[w as usize] = NONE;
+            }
+        }
         self.cpus[c].curr = th;
         self.cpus[c].start = at;
         self.cpus[c].v_start = self.vruntime[th as usize];
@@ -341,13 +359,14 @@ impl Sched {
             }
             None => {
                 if self.cfs {
-                    // check_preempt_wakeup(): wakeup_preempt_entity() against a curr.
+                    // check_preempt_wakeup(): wakeup_preempt_entity() against a curr (the
+                    // one furthest ahead).
                     let v = self.vruntime[th as usize];
                     let gran = CFS_WAKEUP_GRANULARITY_NS * self.factor;
-                    self.wake_preempt[th as usize] = self
-                        .cpus
-                        .iter()
-                        .any(|c| self.vruntime[c.curr as usize] > v + gran);
+                    self.wake_preempt[th as usize] = (0..self.cpus.len())
+                        .filter(|&c| self.vruntime[self.cpus[c].curr as usize] > v + gran)
+                        .max_by_key(|&c| (self.vruntime[self.cpus[c].curr as usize], c))
+                        .map_or(NONE, |c| c as u32);
                 }
                 self.queued[th as usize] = true;
                 self.rq.push_back((th, arrival));
@@ -380,7 +399,7 @@ impl Sched {
         if !self.cfs {
             return resched_at(self.cpus[c].start, self.slice_ns, arrival);
         }
-        if self.wake_preempt[th as usize] {
+        if self.wake_preempt[th as usize] == c as u32 {
             return arrival;
         }
         let cpu = &self.cpus[c];
@@ -528,6 +547,32 @@ mod tests {
         assert_eq!(cfs_tick_resched_at(0, 0, 0, 0, 9, 1), 4 * MS);
         // Two CPUs scale latency and granularities by 2: ideal 6 ms, 8 ms tick.
         assert_eq!(cfs_tick_resched_at(0, 5 * MS, 5 * MS, MS, 2, 2), 8 * MS);
+    }
+
+    /// v6.1 CFS: the reschedule a wakeup asks of `curr` (`check_preempt_wakeup()`: its
+    /// `TIF_NEED_RESCHED`) is consumed by the switch it causes, which picks the leftmost
+    /// thread. kswapd (vruntime 7 ms) and a reader (7.5 ms) both wake while a hot task
+    /// (10 ms) runs: both are more than the 1 ms granularity behind it, the switch gives the
+    /// CPU to kswapd, and the reader does not preempt kswapd at once (it is ahead of kswapd);
+    /// it waits for the tick rule. (The model kept the reader's wakeup preemption armed
+    /// against whichever thread held the CPU next, and kswapd lost the CPU before its first
+    /// step.)
+    #[test]
+    fn cfs_wakeup_reschedule_is_consumed_by_the_switch() {
+        const MS: u64 = 1_000_000;
+        let mut s = Sched::new(1, 3);
+        s.set_cfs(true);
+        assert_eq!(s.wake(0, 0, 0), Some(0));
+        s.ran(0, 10 * MS, 10 * MS);
+        assert_eq!(s.wake(1, 10 * MS, 10 * MS), None);
+        assert_eq!(s.vruntime[1], 7 * MS);
+        s.vruntime[2] = 7 * MS + MS / 2;
+        assert_eq!(s.wake(2, 10 * MS, 10 * MS), None);
+        assert_eq!(s.horizon(0), 10 * MS);
+        assert_eq!(s.preempt_point(0, 10 * MS), Some(1));
+        // kswapd, 0.5 ms behind the reader, runs on to the tick rule: at the 12 ms tick it
+        // ran 2 ms (not more than the 2 ms ideal slice of three threads).
+        assert_eq!(s.horizon(0), 16 * MS);
     }
 
     /// v6.1 CFS: a thread woken after sleeping while another ran is placed half a latency
