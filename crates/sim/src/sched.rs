@@ -201,11 +201,26 @@ pub struct ThreadStats {
     pub lock_wait_ns: u64,
 }
 
+/// A thread on the run queue. Ordered by `key` (CFS: its vruntime; EEVDF: 0, first come
+/// first served), then by `seq`, its place in queue order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Waiter {
+    key: u64,
+    seq: u64,
+    th: u32,
+    /// When it started waiting.
+    arrival: u64,
+}
+
 /// The machine's CPUs and run queue.
 pub struct Sched {
     cpus: Vec<Cpu>,
-    /// Waiting threads in the order they became runnable, with that time.
-    rq: std::collections::VecDeque<(u32, u64)>,
+    /// Waiting threads, with the time each became runnable, as a min-heap in the order they
+    /// get a CPU ([`Waiter`]): O(log n) to pick the next one among the dozens of threads of
+    /// an oversubscribed machine.
+    rq: std::collections::BinaryHeap<std::cmp::Reverse<Waiter>>,
+    /// Waiters queued so far: each one's position in queue order.
+    rq_seq: u64,
     /// CPU of each thread, or NONE.
     on_cpu: Vec<u32>,
     queued: Vec<bool>,
@@ -237,6 +252,7 @@ impl Sched {
                 n as usize
             ],
             rq: Default::default(),
+            rq_seq: 0,
             on_cpu: vec![NONE; nthreads],
             queued: vec![false; nthreads],
             stats: vec![ThreadStats::default(); nthreads],
@@ -252,6 +268,10 @@ impl Sched {
     /// Schedule as v6.1's CFS does (kernels before v6.6's EEVDF; `model.kernel`), see the
     /// module doc.
     pub fn set_cfs(&mut self, cfs: bool) {
+        debug_assert!(
+            self.rq.is_empty(),
+            "the run queue's order is set before it fills"
+        );
         self.cfs = cfs;
     }
 
@@ -259,10 +279,11 @@ impl Sched {
     /// waiting, never moving back.
     fn update_min_vruntime(&mut self) {
         let on_cpu = self.cpus.iter().filter(|c| c.curr != NONE).map(|c| c.curr);
-        let waiting = self.rq.iter().map(|&(th, _)| th);
+        // The heap's first waiter has the smallest vruntime of those waiting.
+        let waiting = self.next_waiter().map(|w| w.key);
         if let Some(m) = on_cpu
-            .chain(waiting)
             .map(|th| self.vruntime[th as usize])
+            .chain(waiting)
             .min()
         {
             self.min_vruntime = self.min_vruntime.max(m);
@@ -271,18 +292,32 @@ impl Sched {
 
     /// The run queue entry that gets the next free CPU: the first (EEVDF, equal slices) or
     /// the smallest vruntime (CFS: the rbtree's leftmost; ties in queue order).
-    fn next_waiter(&self) -> Option<usize> {
-        if !self.cfs {
-            return (!self.rq.is_empty()).then_some(0);
-        }
-        (0..self.rq.len()).min_by_key(|&i| (self.vruntime[self.rq[i].0 as usize], i))
+    #[inline]
+    fn next_waiter(&self) -> Option<&Waiter> {
+        self.rq.peek().map(|w| &w.0)
+    }
+
+    /// `th` waits on the run queue from `arrival`. A waiting thread's vruntime does not
+    /// change until it gets a CPU, so its place in the heap holds.
+    fn push_waiter(&mut self, th: u32, arrival: u64) {
+        let key = if self.cfs {
+            self.vruntime[th as usize]
+        } else {
+            0
+        };
+        self.rq.push(std::cmp::Reverse(Waiter {
+            key,
+            seq: self.rq_seq,
+            th,
+            arrival,
+        }));
+        self.rq_seq += 1;
     }
 
     fn pop_waiter(&mut self) -> Option<(u32, u64)> {
-        let i = self.next_waiter()?;
-        let w = self.rq.remove(i).expect("index in range");
-        self.wake_preempt[w.0 as usize] = false;
-        Some(w)
+        let w = self.rq.pop()?.0;
+        self.wake_preempt[w.th as usize] = false;
+        Some((w.th, w.arrival))
     }
 
     /// The CPU `th` holds, if any.
@@ -350,7 +385,7 @@ impl Sched {
                         .any(|c| self.vruntime[c.curr as usize] > v + gran);
                 }
                 self.queued[th as usize] = true;
-                self.rq.push_back((th, arrival));
+                self.push_waiter(th, arrival);
                 None
             }
         }
@@ -373,10 +408,9 @@ impl Sched {
     /// would give the CPU away (u64::MAX while nobody waits).
     #[inline]
     pub fn horizon(&self, c: usize) -> u64 {
-        let Some(i) = self.next_waiter() else {
+        let Some(&Waiter { th, arrival, .. }) = self.next_waiter() else {
             return u64::MAX;
         };
-        let (th, arrival) = self.rq[i];
         if !self.cfs {
             return resched_at(self.cpus[c].start, self.slice_ns, arrival);
         }
@@ -407,7 +441,7 @@ impl Sched {
         self.on_cpu[curr as usize] = NONE;
         self.stats[curr as usize].nr_preempted += 1;
         self.queued[curr as usize] = true;
-        self.rq.push_back((curr, t));
+        self.push_waiter(curr, t);
         self.record_wait(next, t - since);
         self.give(c, next, t);
         Some(next)
