@@ -6,6 +6,7 @@ pub mod block;
 pub mod config;
 pub mod hist;
 pub mod machine;
+mod ready;
 pub mod result;
 pub mod sched;
 

@@ -24,6 +24,7 @@
 
 use crate::block::{BlockDevice, IoOrigin, ReqOp, Request};
 use crate::hist::Histogram;
+use crate::ready::Ready;
 use crate::result::*;
 use crate::sched::Sched;
 use refault_mm::kswapd::KswapdNext;
@@ -289,9 +290,10 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     let flusher_id = nt + 1;
     let kcompactd_id = nt + 2;
     // Ready time of every thread (tasks, then kswapd, the flusher, kcompactd); u64::MAX = not
-    // runnable. A linear scan beats a heap for the few threads a scenario has.
-    let mut ready: Vec<u64> = tasks.iter().map(|t| t.src.start_ns).collect();
-    ready.extend([u64::MAX, u64::MAX, u64::MAX]);
+    // runnable (crate::ready: a tournament tree, O(log n) per pick).
+    let mut start: Vec<u64> = tasks.iter().map(|t| t.src.start_ns).collect();
+    start.extend([u64::MAX, u64::MAX, u64::MAX]);
+    let mut ready = Ready::new(&start);
     // kcompactd's proactive-compaction timer (none when proactiveness is 0 or there is no
     // kcompactd).
     let mut kcompactd_timer = if scn.sysctl.compaction_proactiveness > 0
@@ -301,14 +303,14 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     } else {
         u64::MAX
     };
-    ready[kcompactd_id as usize] = kcompactd_timer;
+    ready.set(kcompactd_id as usize, kcompactd_timer);
     let mut kcompactd_awake = 0u64;
     let mut kswapd_awake = 0u64;
     let mut kswapd_woke_at = 0u64;
     let writeback_interval = scn.sysctl.dirty_writeback_centisecs as u64 * 10_000_000;
     let expire_ns = scn.sysctl.dirty_expire_centisecs as u64 * 10_000_000;
     if writeback_interval > 0 {
-        ready[flusher_id as usize] = writeback_interval;
+        ready.set(flusher_id as usize, writeback_interval);
     }
     let mut kstate = KState::Sleeping;
     let mut kswapd_cpu = 0u64;
@@ -356,7 +358,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     let mut live_tasks = tasks.len();
     let mut next_progress = 1u64 << 20;
 
-    while let Some((t, th, horizon)) = pick(&ready) {
+    while let Some((t, th, horizon)) = ready.pick() {
         if live_tasks == 0 && duration == u64::MAX {
             // Nothing left that could end the run (no tasks at all): stop rather than let
             // the kernel threads tick on for ever.
@@ -366,7 +368,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             now = duration;
             break;
         }
-        ready[th as usize] = u64::MAX;
+        ready.set(th as usize, u64::MAX);
         now = t;
         while next_sample <= now {
             // [[run.drop_caches]] due by this sample: written before it is taken.
@@ -402,7 +404,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         let c = match sched.cpu_of(th) {
             Some(c) => {
                 if let Some(next) = sched.preempt_point(c, now) {
-                    ready[next as usize] = now;
+                    ready.set(next as usize, now);
                     continue;
                 }
                 c
@@ -410,7 +412,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             None => match sched.wake(th, now, woke_at[th as usize].max(now)) {
                 Some(at) if at == now => sched.cpu_of(th).expect("woken onto a CPU"),
                 Some(at) => {
-                    ready[th as usize] = at;
+                    ready.set(th as usize, at);
                     continue;
                 }
                 None => continue,
@@ -462,7 +464,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                         // ran again.)
                         sched.ran(c, now, 0);
                         if let Some((n, t)) = sched.block(c) {
-                            ready[n as usize] = t;
+                            ready.set(n as usize, t);
                         }
                         continue;
                     }
@@ -494,17 +496,17 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                     finish + NAP_NS
                 }
             };
-            ready[kswapd_id as usize] = at;
+            ready.set(kswapd_id as usize, at);
             if at > finish {
                 if let Some((n, t)) = sched.block(c) {
-                    ready[n as usize] = t;
+                    ready.set(n as usize, t);
                 }
             }
             if mm.kcompactd.wake_pending
                 && sched.is_sleeping(kcompactd_id)
-                && ready[kcompactd_id as usize] > finish
+                && ready.get(kcompactd_id as usize) > finish
             {
-                ready[kcompactd_id as usize] = finish;
+                ready.set(kcompactd_id as usize, finish);
                 woke_at[kcompactd_id as usize] = finish;
             }
             continue;
@@ -529,14 +531,15 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 kcompactd_awake += ctx.cpu_ns;
             }
             sched.ran(c, finish, ctx.cpu_ns);
-            ready[kcompactd_id as usize] = if mm.kcompactd.wake_pending {
+            let at = if mm.kcompactd.wake_pending {
                 finish
             } else {
                 if let Some((n, t)) = sched.block(c) {
-                    ready[n as usize] = t;
+                    ready.set(n as usize, t);
                 }
                 finish.saturating_add(kcompactd_timer)
             };
+            ready.set(kcompactd_id as usize, at);
             continue;
         }
         if th == flusher_id {
@@ -561,10 +564,10 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                     .map_or(periodic, |c| c.min(periodic))
                     .max(finish)
             };
-            ready[flusher_id as usize] = at;
+            ready.set(flusher_id as usize, at);
             if at > finish {
                 if let Some((n, t)) = sched.block(c) {
-                    ready[n as usize] = t;
+                    ready.set(n as usize, t);
                 }
             }
             continue;
@@ -734,7 +737,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         sched.ran(c, cpu_end, batch_cpu);
         sched.stats[ti].lock_wait_ns += task_lock_wait;
         if !tasks[ti].done {
-            ready[ti] = t_now;
+            ready.set(ti, t_now);
         }
         // Wakeups raised by this step (wakeup_kswapd(), the flusher's and kcompactd's), made
         // before the task gives its CPU up: `try_to_wake_up()` ran inside the step, so the
@@ -742,9 +745,12 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         // and its wait starts at the end of the step's CPU time, not when the IO the task then
         // sleeps on completes.
         let woken_at = cpu_end.max(now);
-        let wake_thread = |th: u32, sched: &mut Sched, ready: &mut [u64]| {
+        let wake_thread = |th: u32, sched: &mut Sched, ready: &mut Ready| {
             if sched.is_sleeping(th) {
-                ready[th as usize] = sched.wake(th, now, woken_at).unwrap_or(u64::MAX);
+                ready.set(
+                    th as usize,
+                    sched.wake(th, now, woken_at).unwrap_or(u64::MAX),
+                );
             }
         };
         if mm.kswapd.wake_pending {
@@ -764,18 +770,21 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             kstate = KState::Running;
             mm.kswapd.wake_pending = false;
         }
-        if mm.flusher_wanted && sched.is_sleeping(flusher_id) && ready[flusher_id as usize] > now {
+        if mm.flusher_wanted
+            && sched.is_sleeping(flusher_id)
+            && ready.get(flusher_id as usize) > now
+        {
             wake_thread(flusher_id, &mut sched, &mut ready);
         }
         if mm.kcompactd.wake_pending
             && sched.is_sleeping(kcompactd_id)
-            && ready[kcompactd_id as usize] > now
+            && ready.get(kcompactd_id as usize) > now
         {
             wake_thread(kcompactd_id, &mut sched, &mut ready);
         }
         if tasks[ti].done || t_now > cpu_end {
             if let Some((n, t)) = sched.block(c) {
-                ready[n as usize] = t;
+                ready.set(n as usize, t);
             }
         } else if let Some(w) = woke_in_batch {
             // It slept on IO and woke within the batch: a new slice from its wakeup.
@@ -1020,23 +1029,6 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 .collect()
         }),
     })
-}
-
-/// The runnable thread with the earliest ready time (ties: lowest id) and the earliest ready
-/// time among the others (how long it may run without yielding).
-#[inline]
-fn pick(ready: &[u64]) -> Option<(u64, u32, u64)> {
-    let mut best = (u64::MAX, u32::MAX);
-    let mut second = u64::MAX;
-    for (i, &t) in ready.iter().enumerate() {
-        if t < best.0 {
-            second = best.0;
-            best = (t, i as u32);
-        } else if t < second {
-            second = t;
-        }
-    }
-    (best.0 != u64::MAX).then_some((best.0, best.1, second))
 }
 
 /// Per task, the operations counted so far and the sum of their latencies (µs): the

@@ -210,11 +210,26 @@ pub struct ThreadStats {
     pub lock_wait_ns: u64,
 }
 
+/// A thread on the run queue. Ordered by `key` (CFS: its vruntime; EEVDF: 0, first come
+/// first served), then by `seq`, its place in queue order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Waiter {
+    key: u64,
+    seq: u64,
+    th: u32,
+    /// When it started waiting.
+    arrival: u64,
+}
+
 /// The machine's CPUs and run queue.
 pub struct Sched {
     cpus: Vec<Cpu>,
-    /// Waiting threads in the order they became runnable, with that time.
-    rq: std::collections::VecDeque<(u32, u64)>,
+    /// Waiting threads, with the time each became runnable, as a min-heap in the order they
+    /// get a CPU ([`Waiter`]): O(log n) to pick the next one among the dozens of threads of
+    /// an oversubscribed machine.
+    rq: std::collections::BinaryHeap<std::cmp::Reverse<Waiter>>,
+    /// Waiters queued so far: each one's position in queue order.
+    rq_seq: u64,
     /// CPU of each thread, or NONE.
     on_cpu: Vec<u32>,
     queued: Vec<bool>,
@@ -249,6 +264,7 @@ impl Sched {
                 n as usize
             ],
             rq: Default::default(),
+            rq_seq: 0,
             on_cpu: vec![NONE; nthreads],
             queued: vec![false; nthreads],
             stats: vec![ThreadStats::default(); nthreads],
@@ -264,6 +280,10 @@ impl Sched {
     /// Schedule as v6.1's CFS does (kernels before v6.6's EEVDF; `model.kernel`), see the
     /// module doc.
     pub fn set_cfs(&mut self, cfs: bool) {
+        debug_assert!(
+            self.rq.is_empty(),
+            "the run queue's order is set before it fills"
+        );
         self.cfs = cfs;
     }
 
@@ -271,10 +291,11 @@ impl Sched {
     /// waiting, never moving back.
     fn update_min_vruntime(&mut self) {
         let on_cpu = self.cpus.iter().filter(|c| c.curr != NONE).map(|c| c.curr);
-        let waiting = self.rq.iter().map(|&(th, _)| th);
+        // The heap's first waiter has the smallest vruntime of those waiting.
+        let waiting = self.next_waiter().map(|w| w.key);
         if let Some(m) = on_cpu
-            .chain(waiting)
             .map(|th| self.vruntime[th as usize])
+            .chain(waiting)
             .min()
         {
             self.min_vruntime = self.min_vruntime.max(m);
@@ -283,18 +304,32 @@ impl Sched {
 
     /// The run queue entry that gets the next free CPU: the first (EEVDF, equal slices) or
     /// the smallest vruntime (CFS: the rbtree's leftmost; ties in queue order).
-    fn next_waiter(&self) -> Option<usize> {
-        if !self.cfs {
-            return (!self.rq.is_empty()).then_some(0);
-        }
-        (0..self.rq.len()).min_by_key(|&i| (self.vruntime[self.rq[i].0 as usize], i))
+    #[inline]
+    fn next_waiter(&self) -> Option<&Waiter> {
+        self.rq.peek().map(|w| &w.0)
+    }
+
+    /// `th` waits on the run queue from `arrival`. A waiting thread's vruntime does not
+    /// change until it gets a CPU, so its place in the heap holds.
+    fn push_waiter(&mut self, th: u32, arrival: u64) {
+        let key = if self.cfs {
+            self.vruntime[th as usize]
+        } else {
+            0
+        };
+        self.rq.push(std::cmp::Reverse(Waiter {
+            key,
+            seq: self.rq_seq,
+            th,
+            arrival,
+        }));
+        self.rq_seq += 1;
     }
 
     fn pop_waiter(&mut self) -> Option<(u32, u64)> {
-        let i = self.next_waiter()?;
-        let w = self.rq.remove(i).expect("index in range");
-        self.wake_preempt[w.0 as usize] = NONE;
-        Some(w)
+        let w = self.rq.pop()?.0;
+        self.wake_preempt[w.th as usize] = NONE;
+        Some((w.th, w.arrival))
     }
 
     /// The CPU `th` holds, if any.
@@ -321,9 +356,10 @@ impl Sched {
 
     fn give(&mut self, c: usize, th: u32, at: u64) {
         // The switch consumes the reschedule a wakeup asked of this CPU.
-        for &(w, _) in &self.rq {
-            if self.wake_preempt[w as usize] == c as u32 {
-                self.wake_preempt[w as usize] = NONE;
+        for r in &self.rq {
+            let w = r.0.th as usize;
+            if self.wake_preempt[w] == c as u32 {
+                self.wake_preempt[w] = NONE;
             }
         }
         self.cpus[c].curr = th;
@@ -369,7 +405,7 @@ impl Sched {
                         .map_or(NONE, |c| c as u32);
                 }
                 self.queued[th as usize] = true;
-                self.rq.push_back((th, arrival));
+                self.push_waiter(th, arrival);
                 None
             }
         }
@@ -392,10 +428,9 @@ impl Sched {
     /// would give the CPU away (u64::MAX while nobody waits).
     #[inline]
     pub fn horizon(&self, c: usize) -> u64 {
-        let Some(i) = self.next_waiter() else {
+        let Some(&Waiter { th, arrival, .. }) = self.next_waiter() else {
             return u64::MAX;
         };
-        let (th, arrival) = self.rq[i];
         if !self.cfs {
             return resched_at(self.cpus[c].start, self.slice_ns, arrival);
         }
@@ -426,7 +461,7 @@ impl Sched {
         self.on_cpu[curr as usize] = NONE;
         self.stats[curr as usize].nr_preempted += 1;
         self.queued[curr as usize] = true;
-        self.rq.push_back((curr, t));
+        self.push_waiter(curr, t);
         self.record_wait(next, t - since);
         self.give(c, next, t);
         Some(next)
