@@ -273,6 +273,19 @@ impl KernelVersion {
         self >= KernelVersion::new(4, 17)
     }
 
+    /// Since v4.12 ("mm: vmscan: allow kswapd to give up", c73322d098e4): a balance_pgdat()
+    /// run that reclaims nothing counts in `pgdat->kswapd_failures`, and after
+    /// MAX_RECLAIM_RETRIES of them `wakeup_kswapd()` stops waking kswapd (and, since v4.17,
+    /// wakes kcompactd instead) until some reclaim makes progress. Before (v4.6, the kernel of
+    /// seed S4): there is no such counter; kswapd is woken whenever the allocation's zone is
+    /// not balanced at its order (`zone_balanced(zone, order, true, 0, 0)`), however many
+    /// runs reclaimed nothing; the old give-up test, `zone_reclaimable()` (pages scanned
+    /// below six times the reclaimable ones), only let kswapd treat a zone it had scanned
+    /// six times over as balanced.
+    pub fn kswapd_gives_up(self) -> bool {
+        self >= KernelVersion::new(4, 12)
+    }
+
     /// Since v6.3 ("mm/page_alloc: explicitly define how __GFP_HIGH non-blocking
     /// allocations accesses reserves", 1ebbb21811b7): `gfp_to_alloc_flags()` gives an
     /// allocation without `__GFP_DIRECT_RECLAIM` ALLOC_NON_BLOCK, which for a `__GFP_HIGH`
