@@ -217,12 +217,17 @@ impl Mm {
                 if w == Wmark::Min {
                     mark = reserve_min(mark, gfp, self.cfg.kernel);
                 }
-                if !z.watermark_ok_flags(
-                    order,
-                    mark + (1 << order) - 1,
-                    rights.reserves,
-                    rights.highatomic,
-                ) {
+                let ok = if rights == HighatomicRights::default() {
+                    z.watermark_ok(order, mark + (1 << order) - 1)
+                } else {
+                    z.watermark_ok_flags(
+                        order,
+                        mark + (1 << order) - 1,
+                        rights.reserves,
+                        rights.highatomic,
+                    )
+                };
+                if !ok {
                     continue;
                 }
                 // rmqueue_buddy(): an ALLOC_HARDER / ALLOC_HIGHATOMIC allocation of order > 0

@@ -361,7 +361,23 @@ impl Zone {
     /// exist on an UNMOVABLE, MOVABLE or RECLAIMABLE list (HIGHATOMIC lists are not usable).
     #[inline]
     pub fn watermark_ok(&self, order: u32, mark: u64) -> bool {
-        self.watermark_ok_flags(order, mark, false, false)
+        let free = if self.nr_reserved_highatomic == 0 {
+            self.free
+        } else {
+            self.free.saturating_sub(self.highatomic_unusable())
+        };
+        if free <= mark + self.lowmem_reserve[ZONE_NORMAL] {
+            return false;
+        }
+        if order == 0 {
+            return true;
+        }
+        (order as usize..NR_PAGE_ORDERS).any(|o| {
+            self.nr_free[o] > 0
+                && self.free_area[o][..mt::PCPTYPES as usize]
+                    .iter()
+                    .any(|l| !l.is_empty())
+        })
     }
 
     /// `__zone_watermark_ok()` with the allocation's rights: `reserves` (v4.x ALLOC_HARDER,
@@ -369,7 +385,6 @@ impl Zone {
     /// (`__zone_watermark_unusable_free()`); `highatomic` (v4.x ALLOC_HARDER: any free block
     /// of the order; v6.3+ ALLOC_HIGHATOMIC: a block on the HIGHATOMIC lists) lets a
     /// high-order check pass on a HIGHATOMIC block.
-    #[inline]
     pub fn watermark_ok_flags(
         &self,
         order: u32,
