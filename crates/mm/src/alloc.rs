@@ -50,6 +50,10 @@ pub struct Gfp {
     pub retry_mayfail: bool,
     /// `__GFP_HIGH`: the slow path may dip below the min watermark ([`reserve_min`]).
     pub high: bool,
+    /// `__GFP_ATOMIC` (v4.4–v6.2, part of GFP_ATOMIC): ALLOC_HARDER, the highatomic reserve
+    /// and a further quarter of the min watermark. From v6.3 the flag is gone and
+    /// GFP_ATOMIC's rights follow from `!__GFP_DIRECT_RECLAIM` and `__GFP_HIGH`.
+    pub atomic: bool,
 }
 
 impl Gfp {
@@ -61,6 +65,7 @@ impl Gfp {
         noretry: false,
         retry_mayfail: false,
         high: false,
+        atomic: false,
     };
     /// GFP_KERNEL.
     pub const KERNEL: Gfp = Gfp {
@@ -70,6 +75,7 @@ impl Gfp {
         noretry: false,
         retry_mayfail: false,
         high: false,
+        atomic: false,
     };
     /// GFP_NOWAIT (wakes kswapd, never reclaims or compacts itself).
     pub const NOWAIT: Gfp = Gfp {
@@ -79,6 +85,18 @@ impl Gfp {
         noretry: false,
         retry_mayfail: false,
         high: false,
+        atomic: false,
+    };
+    /// GFP_ATOMIC (`__GFP_HIGH | __GFP_KSWAPD_RECLAIM`, and `__GFP_ATOMIC` before v6.3):
+    /// never reclaims, may use the highatomic reserve and most of the min watermark.
+    pub const ATOMIC: Gfp = Gfp {
+        mt: mt::UNMOVABLE,
+        direct_reclaim: false,
+        kswapd_reclaim: true,
+        noretry: false,
+        retry_mayfail: false,
+        high: true,
+        atomic: true,
     };
     /// The readahead mask of a large page-cache folio (`readahead_gfp_mask()`: may reclaim,
     /// `__GFP_NORETRY`); the model stops its slow path before direct reclaim (module doc).
@@ -89,6 +107,7 @@ impl Gfp {
         noretry: true,
         retry_mayfail: false,
         high: false,
+        atomic: false,
     };
     /// Readahead's mask (`readahead_gfp_mask()`: the mapping's GFP_HIGHUSER_MOVABLE with
     /// `__GFP_NORETRY | __GFP_NOWARN`). Order 0: one round of direct reclaim, then the
@@ -104,17 +123,57 @@ impl Gfp {
 ///   accesses reserves", 1ebbb21811b7): a `__GFP_HIGH` allocation without
 ///   `__GFP_DIRECT_RECLAIM` (and without `__GFP_NOMEMALLOC`) also gets ALLOC_NON_BLOCK,
 ///   `min -= min / 4` after the halving. Before (v4.6, the kernel of seed S4), the extra
-///   quarter was ALLOC_HARDER, set by `__GFP_ATOMIC` (GFP_ATOMIC) or a real-time task, not
-///   by GFP_NOWAIT | __GFP_HIGH.
+///   quarter was ALLOC_HARDER, set by `__GFP_ATOMIC` (GFP_ATOMIC; [`Gfp::atomic`]) or a
+///   real-time task, not by GFP_NOWAIT | __GFP_HIGH.
 pub fn reserve_min(min: u64, gfp: Gfp, kernel: crate::workingset::KernelVersion) -> u64 {
-    if !gfp.high {
-        return min;
+    let mut m = min;
+    if gfp.high {
+        m -= m / 2;
     }
-    let mut m = min - min / 2;
-    if !gfp.direct_reclaim && kernel.alloc_non_block() {
+    let harder = if kernel.alloc_non_block() {
+        gfp.high && !gfp.direct_reclaim
+    } else {
+        gfp.atomic
+    };
+    if harder {
         m -= m / 4;
     }
     m
+}
+
+/// The slow path's rights over the highatomic reserve (`gfp_to_alloc_flags()`): `reserves`
+/// (v4.x ALLOC_HARDER; v6.3+ `ALLOC_RESERVES`: `__GFP_HIGH` or non-blocking) lets the
+/// watermark check count the reserve's free pages; `highatomic` (v4.x ALLOC_HARDER; v6.3+
+/// ALLOC_HIGHATOMIC, [`KernelVersion::highatomic_alloc`](crate::workingset::KernelVersion::highatomic_alloc))
+/// takes from the HIGHATOMIC lists first and reserves a pageblock after a high-order
+/// success; `non_block` (v6.3+ ALLOC_NON_BLOCK) falls back to the HIGHATOMIC lists when
+/// every other list is empty (`rmqueue_buddy()`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HighatomicRights {
+    pub reserves: bool,
+    pub highatomic: bool,
+    pub non_block: bool,
+}
+
+/// [`HighatomicRights`] of a slow-path allocation of `order` with `gfp`.
+pub fn highatomic_rights(
+    gfp: Gfp,
+    order: u32,
+    kernel: crate::workingset::KernelVersion,
+) -> HighatomicRights {
+    let highatomic = kernel.highatomic_alloc(gfp.atomic, gfp.direct_reclaim, gfp.high, order);
+    if !kernel.alloc_non_block() {
+        return HighatomicRights {
+            reserves: gfp.atomic,
+            highatomic,
+            non_block: false,
+        };
+    }
+    HighatomicRights {
+        reserves: gfp.high || !gfp.direct_reclaim,
+        highatomic,
+        non_block: !gfp.direct_reclaim,
+    }
 }
 
 impl Mm {
@@ -145,6 +204,12 @@ impl Mm {
         {
             flags |= alloc_flags::NOFRAGMENT;
         }
+        // gfp_to_alloc_flags() is the slow path's: the fast path has no reserve rights.
+        let rights = if fast {
+            HighatomicRights::default()
+        } else {
+            highatomic_rights(gfp, order, self.cfg.kernel)
+        };
         loop {
             for zi in (0..self.zones.len()).rev() {
                 let z = &self.zones[zi];
@@ -152,11 +217,38 @@ impl Mm {
                 if w == Wmark::Min {
                     mark = reserve_min(mark, gfp, self.cfg.kernel);
                 }
-                if !z.watermark_ok(order, mark + (1 << order) - 1) {
+                let ok = if rights == HighatomicRights::default() {
+                    z.watermark_ok(order, mark + (1 << order) - 1)
+                } else {
+                    z.watermark_ok_flags(
+                        order,
+                        mark + (1 << order) - 1,
+                        rights.reserves,
+                        rights.highatomic,
+                    )
+                };
+                if !ok {
                     continue;
                 }
-                let got =
-                    self.zones[zi].rmqueue(&mut self.pages, order, gfp.mt, flags, &mut self.ev);
+                // rmqueue_buddy(): an ALLOC_HARDER / ALLOC_HIGHATOMIC allocation of order > 0
+                // tries the HIGHATOMIC lists first; v6.3+ a non-blocking one falls back to
+                // them when the rest is empty.
+                let mut got = None;
+                if rights.highatomic {
+                    got = self.zones[zi].rmqueue_smallest(&mut self.pages, order, mt::HIGHATOMIC);
+                }
+                if got.is_none() {
+                    got =
+                        self.zones[zi].rmqueue(&mut self.pages, order, gfp.mt, flags, &mut self.ev);
+                }
+                if got.is_none() && rights.non_block {
+                    got = self.zones[zi].rmqueue_smallest(&mut self.pages, order, mt::HIGHATOMIC);
+                }
+                if let (Some(pfn), true) = (got, rights.highatomic) {
+                    // get_page_from_freelist(): "if this is a high-order atomic allocation
+                    // then check if the pageblock should be reserved for the future".
+                    self.zones[zi].reserve_highatomic_pageblock(&mut self.pages, pfn, order);
+                }
                 if self.zones[zi].boosted_flag {
                     // wakeup_kswapd(zone, 0, 0, zone_idx(zone)): kswapd reclaims for the
                     // boosted zone and the ones below it.
@@ -277,7 +369,7 @@ impl Mm {
         let mut no_progress_loops = 0;
         loop {
             let progress = self.try_to_free_pages(ctx, order);
-            if let Some(p) = self.get_page_from_freelist(order, Wmark::Min, gfp, false) {
+            if let Some(p) = self.get_page_after_direct_reclaim(order, gfp) {
                 return Some(p);
             }
             if gfp.noretry {
@@ -298,6 +390,32 @@ impl Mm {
                 return None;
             }
         }
+    }
+
+    /// `__alloc_pages_direct_reclaim()` after `__perform_reclaim()`: try the free lists; on
+    /// failure give one pageblock of the highatomic reserve back
+    /// (`unreserve_highatomic_pageblock(ac, false)`, [`Mm::unreserve_highatomic_pageblock`])
+    /// and try once more (the model has no per-CPU lists to drain).
+    fn get_page_after_direct_reclaim(&mut self, order: u32, gfp: Gfp) -> Option<Pfn> {
+        if let Some(p) = self.get_page_from_freelist(order, Wmark::Min, gfp, false) {
+            return Some(p);
+        }
+        if self.unreserve_highatomic_pageblock(gfp.mt, false) {
+            return self.get_page_from_freelist(order, Wmark::Min, gfp, false);
+        }
+        None
+    }
+
+    /// Kernel: `unreserve_highatomic_pageblock()` over the zonelist (Normal first): the first
+    /// zone that gives a pageblock of its reserve back to `new_mt`
+    /// ([`crate::mmzone::Zone::unreserve_highatomic_pageblock`]).
+    pub fn unreserve_highatomic_pageblock(&mut self, new_mt: u8, force: bool) -> bool {
+        for zi in (0..self.zones.len()).rev() {
+            if self.zones[zi].unreserve_highatomic_pageblock(&mut self.pages, new_mt, force) {
+                return true;
+            }
+        }
+        false
     }
 
     /// `should_reclaim_retry()`'s watermark test: could some zone reach its min watermark
@@ -370,7 +488,7 @@ impl Mm {
             }
             let progress = self.try_to_free_pages(ctx, order);
             if progress > 0 {
-                if let Some(p) = self.get_page_from_freelist(order, Wmark::Min, gfp, false) {
+                if let Some(p) = self.get_page_after_direct_reclaim(order, gfp) {
                     return Some(p);
                 }
             }
@@ -588,5 +706,43 @@ mod reserve_tests {
             // The last success left free > floor; the failure saw free <= floor.
             assert_eq!(mm.zones[0].free, floor, "{kernel} high={high}");
         }
+    }
+
+    /// Who gets the highatomic reserve (`gfp_to_alloc_flags()`), for an order-9 allocation:
+    /// v4.6 only GFP_ATOMIC (`__GFP_ATOMIC` -> ALLOC_HARDER), not seed S4's GFP_NOWAIT |
+    /// __GFP_HIGH; v6.3-v6.16 every non-blocking allocation (GFP_NOWAIT too); v6.17+ a
+    /// non-blocking `__GFP_HIGH` one. Never order 0, never with `__GFP_DIRECT_RECLAIM`.
+    #[test]
+    fn highatomic_rights_by_version() {
+        let nowait_high = Gfp {
+            high: true,
+            ..Gfp::NOWAIT
+        };
+        let kernel_high = Gfp {
+            high: true,
+            ..Gfp::KERNEL
+        };
+        let v = KernelVersion::new;
+        for (k, gfp, order, highatomic, reserves) in [
+            (v(4, 6), Gfp::ATOMIC, 9, true, true),
+            (v(4, 6), Gfp::ATOMIC, 0, false, true),
+            (v(4, 6), nowait_high, 9, false, false),
+            (v(4, 6), Gfp::NOWAIT, 9, false, false),
+            (v(6, 2), nowait_high, 9, false, false),
+            (v(6, 3), Gfp::NOWAIT, 9, true, true),
+            (v(6, 16), Gfp::NOWAIT, 9, true, true),
+            (v(6, 17), Gfp::NOWAIT, 9, false, true),
+            (v(6, 17), nowait_high, 9, true, true),
+            (v(6, 18), nowait_high, 0, false, true),
+            (v(6, 18), kernel_high, 9, false, true),
+            (v(6, 18), Gfp::KERNEL, 9, false, false),
+        ] {
+            let r = highatomic_rights(gfp, order, k);
+            assert_eq!(r.highatomic, highatomic, "{k} {gfp:?} {order}");
+            assert_eq!(r.reserves, reserves, "{k} {gfp:?} {order}");
+        }
+        // v4.6 ALLOC_HARDER's quarter: GFP_ATOMIC with min 5632: 2816, then 2112.
+        assert_eq!(reserve_min(5632, Gfp::ATOMIC, v(4, 6)), 2112);
+        assert_eq!(reserve_min(5632, Gfp::ATOMIC, v(6, 18)), 2112);
     }
 }

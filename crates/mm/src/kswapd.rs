@@ -28,6 +28,10 @@
 //!   (`testorder`), and kswapd calls `compact_pgdat()` after a pass only when
 //!   `sc.nr_reclaimed > nr_attempted` (the condition seed S4 shows rarely holds); v4.4 had
 //!   no `kswapd_failures`, so passes that attempted no reclaim do not count as failures.
+//! - `kswapd_failures` (kswapd giving up after MAX_RECLAIM_RETRIES runs without progress) is
+//!   v4.12+ ("mm: vmscan: allow kswapd to give up"); under `model.kernel` before 4.12 no run
+//!   counts as a failure, so kswapd (and the kcompactd it wakes when it sleeps) keeps being
+//!   woken by allocations that find the zone unbalanced at their order.
 //! - `model.kernel` before 4.8 (the seed S4 kernel, v4.6) with kcompactd: kswapd's balance
 //!   test is the order-0 high watermark plus `1 << order` (`Mm::kswapd_balanced()`), not the
 //!   high-order watermark; `wakeup_kswapd()` still tests the high-order one.
@@ -325,7 +329,12 @@ impl Mm {
 
     fn kswapd_finish(&mut self, ctx: &mut Ctx, sc: ScanControl) -> KswapdNext {
         let old_kswapd = self.cfg.kswapd_compaction == KswapdCompaction::Kswapd;
-        if sc.nr_reclaimed == 0 && !(old_kswapd && self.kswapd.nr_attempted == 0) {
+        // "mm: vmscan: allow kswapd to give up" (v4.12): before it no run counts as a failure
+        // (`KernelVersion::kswapd_gives_up`).
+        if sc.nr_reclaimed == 0
+            && !(old_kswapd && self.kswapd.nr_attempted == 0)
+            && self.cfg.kernel.kswapd_gives_up()
+        {
             self.node.kswapd_failures += 1;
         }
         // out: drop the boosts this run saw; wake kcompactd to defragment for them.

@@ -773,6 +773,7 @@ impl Mm {
                 0
             };
             z.boost_on_steal = cfg.kernel.boost_on_every_fallback();
+            z.highatomic = cfg.kernel.highatomic_rules();
             z.lowmem_reserve = cfg
                 .zone_boot
                 .get(i)

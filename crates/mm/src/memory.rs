@@ -97,6 +97,7 @@ pub fn vma_thp_gfp_mask(defrag: ThpDefrag, madvised: bool) -> Gfp {
         noretry,
         retry_mayfail: false,
         high: false,
+        atomic: false,
     }
 }
 

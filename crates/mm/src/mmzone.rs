@@ -94,8 +94,9 @@ pub mod mt {
     /// Kernel: `MIGRATE_PCPTYPES`: the three types above are mergeable and fall back to
     /// each other.
     pub const PCPTYPES: u8 = 3;
-    /// `MIGRATE_HIGHATOMIC`: a free list kept per order like the others; the model reserves
-    /// no pageblocks for it (no high-order atomic allocations), so it stays empty.
+    /// `MIGRATE_HIGHATOMIC`: pageblocks reserved for high-order atomic allocations
+    /// (`reserve_highatomic_pageblock()`, [`super::Zone::reserve_highatomic_pageblock`]); no
+    /// fallback takes from them.
     pub const HIGHATOMIC: u8 = 3;
     pub const NAMES: [&str; super::MIGRATE_TYPES] =
         ["Unmovable", "Movable", "Reclaimable", "HighAtomic"];
@@ -119,6 +120,19 @@ pub mod alloc_flags {
     pub const NOFRAGMENT: u32 = 1 << 0;
     /// `ALLOC_KSWAPD`: the allocation may wake kswapd (a boost sets ZONE_BOOSTED_WATERMARK).
     pub const KSWAPD: u32 = 1 << 1;
+}
+
+/// The highatomic reserve's rules by kernel version (set from `model.kernel` when the zones
+/// are built).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HighatomicRules {
+    /// v6.8+ ("mm: page_alloc: correct high atomic reserve calculations"): the reserve's
+    /// limit is 1% of the zone aligned to pageblocks (none below one pageblock), and a
+    /// pageblock-order allocation reserves its own blocks.
+    pub reserve_aligned: bool,
+    /// v6.13+ ("mm/page_alloc: keep track of free highatomic"): the watermark check of an
+    /// allocation without reserve rights subtracts only the reserve's free pages.
+    pub unusable_free_only: bool,
 }
 
 /// Kernel: `should_try_claim_block()`: may a fallback of `order` from a block of another type
@@ -223,6 +237,10 @@ pub struct Zone {
     /// Kernels before v6.15 boost the watermark on every fallback below pageblock order,
     /// the single-block steal included ([`crate::workingset::KernelVersion::boost_on_every_fallback`]).
     pub boost_on_steal: bool,
+    /// `zone->nr_reserved_highatomic`: pages in pageblocks reserved as MIGRATE_HIGHATOMIC.
+    pub nr_reserved_highatomic: u64,
+    /// The kernel's highatomic rules by version ([`HighatomicRules`]).
+    pub highatomic: HighatomicRules,
     /// `ZONE_BOOSTED_WATERMARK`: a fallback boosted the watermark; wake kswapd after this
     /// allocation.
     pub boosted_flag: bool,
@@ -265,6 +283,8 @@ impl Zone {
             watermark_boost: 0,
             boost_factor: 0,
             boost_on_steal: false,
+            nr_reserved_highatomic: 0,
+            highatomic: HighatomicRules::default(),
             boosted_flag: false,
             free_area: [[ListHead::new(); MIGRATE_TYPES]; NR_PAGE_ORDERS],
             nr_free: [0; NR_PAGE_ORDERS],
@@ -335,11 +355,18 @@ impl Zone {
     }
 
     /// Kernel: `__zone_watermark_ok()` for our allocations (highest zone index Normal, no
-    /// CMA, no highatomic reserve): free pages must stay above `mark` plus
+    /// CMA) without reserve rights: free pages, less those of the highatomic reserve
+    /// ([`Zone::highatomic_unusable`]), must stay above `mark` plus
     /// `lowmem_reserve[ZONE_NORMAL]`, and for order > 0 a free block of at least `order` must
     /// exist on an UNMOVABLE, MOVABLE or RECLAIMABLE list (HIGHATOMIC lists are not usable).
+    #[inline]
     pub fn watermark_ok(&self, order: u32, mark: u64) -> bool {
-        if self.free <= mark + self.lowmem_reserve[ZONE_NORMAL] {
+        let free = if self.nr_reserved_highatomic == 0 {
+            self.free
+        } else {
+            self.free.saturating_sub(self.highatomic_unusable())
+        };
+        if free <= mark + self.lowmem_reserve[ZONE_NORMAL] {
             return false;
         }
         if order == 0 {
@@ -351,6 +378,134 @@ impl Zone {
                     .iter()
                     .any(|l| !l.is_empty())
         })
+    }
+
+    /// `__zone_watermark_ok()` with the allocation's rights: `reserves` (v4.x ALLOC_HARDER,
+    /// v6.3+ `ALLOC_RESERVES`) counts the free pages of the highatomic reserve as usable
+    /// (`__zone_watermark_unusable_free()`); `highatomic` (v4.x ALLOC_HARDER: any free block
+    /// of the order; v6.3+ ALLOC_HIGHATOMIC: a block on the HIGHATOMIC lists) lets a
+    /// high-order check pass on a HIGHATOMIC block.
+    pub fn watermark_ok_flags(
+        &self,
+        order: u32,
+        mark: u64,
+        reserves: bool,
+        highatomic: bool,
+    ) -> bool {
+        let mut free = self.free;
+        if !reserves && self.nr_reserved_highatomic > 0 {
+            free = free.saturating_sub(self.highatomic_unusable());
+        }
+        if free <= mark + self.lowmem_reserve[ZONE_NORMAL] {
+            return false;
+        }
+        if order == 0 {
+            return true;
+        }
+        let types = if highatomic {
+            MIGRATE_TYPES
+        } else {
+            mt::PCPTYPES as usize
+        };
+        (order as usize..NR_PAGE_ORDERS).any(|o| {
+            self.nr_free[o] > 0 && self.free_area[o][..types].iter().any(|l| !l.is_empty())
+        })
+    }
+
+    /// `__zone_watermark_unusable_free()`'s highatomic part: before v6.13 the reserved pages
+    /// (`nr_reserved_highatomic`, "over-estimate the size of the atomic reserve but it avoids
+    /// a search"); from v6.13 ("mm/page_alloc: keep track of free highatomic", Yu Zhao) only
+    /// the free pages on the HIGHATOMIC lists (`nr_free_highatomic`).
+    pub fn highatomic_unusable(&self) -> u64 {
+        if !self.highatomic.unusable_free_only {
+            return self.nr_reserved_highatomic;
+        }
+        (0..NR_PAGE_ORDERS)
+            .map(|o| (self.free_area[o][mt::HIGHATOMIC as usize].len as u64) << o)
+            .sum()
+    }
+
+    /// Kernel: `reserve_highatomic_pageblock()`, after a successful high-order allocation
+    /// with ALLOC_HARDER (v4.4–v6.2) / ALLOC_HIGHATOMIC (v6.3+) from the block at `pfn`:
+    /// the block becomes MIGRATE_HIGHATOMIC (its free pages move to the HIGHATOMIC lists)
+    /// unless the reserve is full. The limit: v4.4–v6.7 `managed / 100 + pageblock_nr_pages`
+    /// (1% of the zone plus a block); v6.8+ ("mm: page_alloc: correct high atomic reserve
+    /// calculations") nothing when 1% of the zone is below a pageblock, else 1% rounded up
+    /// to whole pageblocks, and an allocation of pageblock order or more reserves its own
+    /// blocks (`change_pageblock_range()`, counting `1 << order`). Only mergeable types
+    /// (UNMOVABLE, MOVABLE, RECLAIMABLE) are converted. Returns whether a block was reserved.
+    pub fn reserve_highatomic_pageblock(
+        &mut self,
+        pages: &mut FrameTable,
+        pfn: Pfn,
+        order: u32,
+    ) -> bool {
+        let one_pct = self.managed / 100;
+        let max = if self.highatomic.reserve_aligned {
+            if one_pct < PAGEBLOCK_NR_PAGES {
+                return false;
+            }
+            one_pct.div_ceil(PAGEBLOCK_NR_PAGES) * PAGEBLOCK_NR_PAGES
+        } else {
+            one_pct + PAGEBLOCK_NR_PAGES
+        };
+        if self.nr_reserved_highatomic >= max {
+            return false;
+        }
+        let t = self.pageblock_mt(pfn);
+        if t >= mt::PCPTYPES {
+            return false;
+        }
+        if self.highatomic.reserve_aligned && order >= PAGEBLOCK_ORDER {
+            self.change_pageblock_range(pfn, order, mt::HIGHATOMIC);
+            self.nr_reserved_highatomic += 1 << order;
+        } else {
+            let start = pfn & !(PAGEBLOCK_NR_PAGES as u32 - 1);
+            self.set_pageblock_mt(start, mt::HIGHATOMIC);
+            self.move_freepages_block(pages, start, t, mt::HIGHATOMIC);
+            self.nr_reserved_highatomic += PAGEBLOCK_NR_PAGES;
+        }
+        true
+    }
+
+    /// Kernel: `unreserve_highatomic_pageblock()` for one zone: unless `force`, a reserve of
+    /// at most one pageblock is kept; else the pageblock of the first free HIGHATOMIC block
+    /// (lowest order first) goes back to `new_mt` with its free pages, and the reserve
+    /// shrinks by a pageblock (v6.8+: by `max(pageblock, 1 << order)`, at most the reserve).
+    pub fn unreserve_highatomic_pageblock(
+        &mut self,
+        pages: &mut FrameTable,
+        new_mt: u8,
+        force: bool,
+    ) -> bool {
+        if !force && self.nr_reserved_highatomic <= PAGEBLOCK_NR_PAGES {
+            return false;
+        }
+        for o in 0..NR_PAGE_ORDERS {
+            let l = self.free_area[o][mt::HIGHATOMIC as usize];
+            if l.is_empty() {
+                continue;
+            }
+            let pfn = l.head;
+            let size = if self.highatomic.reserve_aligned {
+                PAGEBLOCK_NR_PAGES.max(1 << o)
+            } else {
+                PAGEBLOCK_NR_PAGES
+            };
+            self.nr_reserved_highatomic -= size.min(self.nr_reserved_highatomic);
+            if o as u32 >= PAGEBLOCK_ORDER {
+                // A free block of pageblock order or more: retype it whole.
+                self.del_free_block(pages, pfn, o as u32, mt::HIGHATOMIC);
+                self.change_pageblock_range(pfn, o as u32, new_mt);
+                self.add_free_block(pages, pfn, o as u32, new_mt);
+            } else {
+                let start = pfn & !(PAGEBLOCK_NR_PAGES as u32 - 1);
+                self.set_pageblock_mt(start, new_mt);
+                self.move_freepages_block(pages, start, mt::HIGHATOMIC, new_mt);
+            }
+            return true;
+        }
+        false
     }
 
     /// `fill_contig_page_info()` for `order`.
@@ -1242,5 +1397,72 @@ mod tests {
             ContigPageInfo::fill(&[0; NR_PAGE_ORDERS], 9).fragmentation_index(9),
             0
         );
+    }
+
+    /// `reserve_highatomic_pageblock()`'s limit, by hand. 512 MiB zone (131072 pages, 1% =
+    /// 1310): v4.6 `1310 + 512 = 1822`, so blocks are reserved while the reserve is below it:
+    /// 0, 512, 1024, 1536 -> four blocks (2048); v6.8+ `ALIGN(1310, 512) = 1536`: three
+    /// blocks. 16 MiB zone (4096 pages, 1% = 40): v4.6 `40 + 512 = 552`: two blocks (1024);
+    /// v6.8+ 40 < 512: none. Order-0 allocations, each from a different pageblock.
+    #[test]
+    fn highatomic_reserve_limits() {
+        let old = HighatomicRules::default();
+        let new = HighatomicRules {
+            reserve_aligned: true,
+            unusable_free_only: true,
+        };
+        for (n, rules, blocks) in [
+            (131072, old, 4),
+            (131072, new, 3),
+            (4096, old, 2),
+            (4096, new, 0),
+        ] {
+            let mut pages = FrameTable::new(n as usize);
+            let mut z = Zone::new("Normal", 0, n);
+            z.highatomic = rules;
+            z.init_free(&mut pages);
+            let mut reserved = 0;
+            for b in 0..8u32 {
+                let pfn = b * PAGEBLOCK_NR_PAGES as u32;
+                reserved += z.reserve_highatomic_pageblock(&mut pages, pfn, 0) as u64;
+            }
+            assert_eq!(reserved, blocks, "{n} {rules:?}");
+            assert_eq!(z.nr_reserved_highatomic, blocks * 512, "{n} {rules:?}");
+            let ha = (0..8u32)
+                .filter(|b| z.pageblock_mt(b * 512) == mt::HIGHATOMIC)
+                .count() as u64;
+            assert_eq!(ha, blocks);
+        }
+    }
+
+    /// A reserved pageblock's free pages move to the HIGHATOMIC lists: an allocation without
+    /// reserve rights neither counts them (v4.6: the whole reserve, 512 pages; v6.13+: the
+    /// free ones only) nor takes them, and unreserving gives the block back.
+    #[test]
+    fn highatomic_pages_are_unusable_without_rights() {
+        for (free_only, unusable) in [(false, 512), (true, 300)] {
+            // 300 free pages in pageblock 0, the rest allocated.
+            let (mut pages, mut z) = full_zone(2048, 0..300);
+            z.highatomic.unusable_free_only = free_only;
+            assert!(z.reserve_highatomic_pageblock(&mut pages, 0, 1));
+            assert_eq!(z.pageblock_mt(0), mt::HIGHATOMIC);
+            assert_eq!(z.highatomic_unusable(), unusable);
+            assert_eq!(z.free, 300);
+            // 300 - unusable <= mark 0: no order-0 page without rights; with them, yes.
+            assert!(!z.watermark_ok(0, 0));
+            assert!(z.watermark_ok_flags(0, 0, true, false));
+            assert!(z.watermark_ok_flags(1, 0, true, true));
+            assert!(!z.watermark_ok_flags(1, 0, true, false));
+            let mut ev = VmEvents::default();
+            assert_eq!(z.rmqueue(&mut pages, 0, mt::UNMOVABLE, 0, &mut ev), None);
+            // A reserve of one pageblock is kept unless forced.
+            assert!(!z.unreserve_highatomic_pageblock(&mut pages, mt::UNMOVABLE, false));
+            assert!(z.unreserve_highatomic_pageblock(&mut pages, mt::UNMOVABLE, true));
+            assert_eq!(z.nr_reserved_highatomic, 0);
+            assert_eq!(z.pageblock_mt(0), mt::UNMOVABLE);
+            assert!(z
+                .rmqueue(&mut pages, 0, mt::UNMOVABLE, 0, &mut ev)
+                .is_some());
+        }
     }
 }

@@ -107,6 +107,7 @@ fn drive_with(seed: u64, steps: usize, lru: LruKind) -> vmstat::VmEvents {
                         noretry: false,
                         retry_mayfail: false,
                         high: rng.below(2) == 0,
+                        atomic: rng.below(4) == 0,
                     };
                     let order = [0, 0, 1, 2, 3, 9][rng.below(6) as usize];
                     if let Some(p) = mm.alloc_kernel_pages(&mut ctx, order, gfp) {

@@ -1994,6 +1994,50 @@ mod kernel_rules {
             assert_eq!(mm.node.kswapd_failures, 1);
         }
     }
+
+    /// "mm: vmscan: allow kswapd to give up" (v4.12): runs that reclaim nothing count in
+    /// `kswapd_failures`, and after MAX_RECLAIM_RETRIES of them `wakeup_kswapd()` no longer
+    /// wakes kswapd. v4.6 (seed S4's kernel) has no such counter: the 20th run is woken like
+    /// the first. Memory is full of kernel pages, so nothing is reclaimable.
+    #[test]
+    fn kswapd_gives_up_only_since_4_12() {
+        use crate::workingset::KernelVersion;
+        for (kernel, failures, woken) in [
+            (KernelVersion::new(4, 6), 0, true),
+            (KernelVersion::new(4, 11), 0, true),
+            (KernelVersion::new(4, 12), MAX_RECLAIM_RETRIES, false),
+            (KernelVersion::default(), MAX_RECLAIM_RETRIES, false),
+        ] {
+            let mut cfg = tiny_config(BalanceKind::RefaultCost, 1024);
+            cfg.kernel = kernel;
+            let mut mm = Mm::new(cfg);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            while mm.nr_free() > 4 {
+                if mm
+                    .alloc_kernel_pages(&mut ctx, 0, alloc::Gfp::NOWAIT)
+                    .is_none()
+                {
+                    break;
+                }
+            }
+            for _ in 0..20 {
+                mm.wakeup_kswapd(0, false);
+                if !mm.kswapd.wake_pending {
+                    break;
+                }
+                loop {
+                    let mut ctx = Ctx::new(0, &mut io, 0);
+                    if mm.kswapd_step(&mut ctx) == kswapd::KswapdNext::Done {
+                        break;
+                    }
+                }
+            }
+            assert_eq!(mm.node.kswapd_failures, failures, "{kernel}");
+            mm.wakeup_kswapd(0, false);
+            assert_eq!(mm.kswapd.wake_pending, woken, "{kernel}");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -274,6 +274,51 @@ impl KernelVersion {
         self >= KernelVersion::new(4, 17)
     }
 
+    /// Since v4.12 ("mm: vmscan: allow kswapd to give up", c73322d098e4): a balance_pgdat()
+    /// run that reclaims nothing counts in `pgdat->kswapd_failures`, and after
+    /// MAX_RECLAIM_RETRIES of them `wakeup_kswapd()` stops waking kswapd (and, since v4.17,
+    /// wakes kcompactd instead) until some reclaim makes progress. Before (v4.6, the kernel of
+    /// seed S4): there is no such counter; kswapd is woken whenever the allocation's zone is
+    /// not balanced at its order (`zone_balanced(zone, order, true, 0, 0)`), however many
+    /// runs reclaimed nothing; the old give-up test, `zone_reclaimable()` (pages scanned
+    /// below six times the reclaimable ones), only let kswapd treat a zone it had scanned
+    /// six times over as balanced.
+    pub fn kswapd_gives_up(self) -> bool {
+        self >= KernelVersion::new(4, 12)
+    }
+
+    /// Which allocations may use and create the highatomic reserve (`gfp_to_alloc_flags()`,
+    /// slow path only): v4.4–v6.2 ALLOC_HARDER, from `__GFP_ATOMIC` (GFP_ATOMIC) — not
+    /// GFP_NOWAIT | __GFP_HIGH, the flags of seed S4; v6.3–v6.16 ("mm/page_alloc: explicitly
+    /// define how __GFP_HIGH non-blocking allocations accesses reserves", 1ebbb21811b7)
+    /// ALLOC_HIGHATOMIC for every non-blocking (no `__GFP_DIRECT_RECLAIM`) allocation of
+    /// order > 0; v6.17+ ("mm/page_alloc: only set ALLOC_HIGHATOMIC for __GFP_HIGH
+    /// allocations", 6a204d4b14c9) only when it also has `__GFP_HIGH` (ALLOC_MIN_RESERVE).
+    pub fn highatomic_alloc(
+        self,
+        gfp_atomic: bool,
+        direct_reclaim: bool,
+        high: bool,
+        order: u32,
+    ) -> bool {
+        if order == 0 {
+            return false;
+        }
+        if self < KernelVersion::new(6, 3) {
+            return gfp_atomic;
+        }
+        !direct_reclaim && (high || self < KernelVersion::new(6, 17))
+    }
+
+    /// The highatomic reserve's size and watermark rules
+    /// ([`crate::mmzone::HighatomicRules`]): v6.8's aligned limit, v6.13's free-page count.
+    pub fn highatomic_rules(self) -> crate::mmzone::HighatomicRules {
+        crate::mmzone::HighatomicRules {
+            reserve_aligned: self >= KernelVersion::new(6, 8),
+            unusable_free_only: self >= KernelVersion::new(6, 13),
+        }
+    }
+
     /// Since v6.3 ("mm/page_alloc: explicitly define how __GFP_HIGH non-blocking
     /// allocations accesses reserves", 1ebbb21811b7): `gfp_to_alloc_flags()` gives an
     /// allocation without `__GFP_DIRECT_RECLAIM` ALLOC_NON_BLOCK, which for a `__GFP_HIGH`

@@ -885,7 +885,10 @@ static KALLOC: SectionDef = SectionDef {
                 compacts itself; the slow path's min watermark is halved, and cut by a further \
                 quarter from v6.3) or \"kernel\" (GFP_KERNEL: direct reclaim and direct \
                 compaction in the allocator slow path) or \"kernel-high\" (GFP_KERNEL | \
-                __GFP_HIGH: as \"kernel\" with the min watermark halved)."
+                __GFP_HIGH: as \"kernel\" with the min watermark halved) or \"atomic\" \
+                (GFP_ATOMIC: as \"nowait\", and before v6.3 __GFP_ATOMIC's ALLOC_HARDER: \
+                a further quarter of the min watermark and the highatomic reserve, which \
+                from v6.3 a non-blocking __GFP_HIGH allocation of order > 0 gets too)."
             ),
             k!(
                 "migratetype",

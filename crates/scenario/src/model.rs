@@ -375,6 +375,9 @@ pub enum KallocGfp {
     /// GFP_KERNEL | __GFP_HIGH (seed S4's "-direct" runs): as `Kernel`, and the slow path
     /// may use half of the min watermark's reserve.
     KernelHigh,
+    /// GFP_ATOMIC (`__GFP_HIGH | __GFP_KSWAPD_RECLAIM`, and `__GFP_ATOMIC` before v6.3):
+    /// only wakes kswapd; may use most of the min watermark and the highatomic reserve.
+    Atomic,
 }
 
 /// The migratetype of a kalloc workload's allocations (`gfp_migratetype()`).

@@ -651,6 +651,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                         noretry: false,
                         retry_mayfail: false,
                         high: gfp & kgfp::HIGH != 0,
+                        atomic: gfp & kgfp::ATOMIC != 0,
                     };
                     let p = mm.alloc_kernel_pages(&mut ctx, order as u32, g);
                     if task.kslots.len() <= slot as usize {

@@ -64,6 +64,8 @@ pub mod kgfp {
     pub const DIRECT: u8 = 1 << 0;
     /// `__GFP_HIGH` (bit 3): the slow path may use part of the min watermark's reserve.
     pub const HIGH: u8 = 1 << 3;
+    /// `__GFP_ATOMIC` (GFP_ATOMIC before v6.3): ALLOC_HARDER and the highatomic reserve.
+    pub const ATOMIC: u8 = 1 << 4;
     /// Migratetype in bits 1..=2: 0 unmovable, 1 movable, 2 reclaimable (`enum migratetype`).
     pub const MT_SHIFT: u8 = 1;
     pub const MT_MASK: u8 = 3 << MT_SHIFT;

@@ -38,6 +38,7 @@ impl KallocSource {
             KallocGfp::Kernel => kgfp::DIRECT,
             KallocGfp::KernelHigh => kgfp::DIRECT | kgfp::HIGH,
             KallocGfp::Nowait => kgfp::HIGH,
+            KallocGfp::Atomic => kgfp::HIGH | kgfp::ATOMIC,
         };
         KallocSource {
             order: spec.order as u8,
@@ -109,13 +110,15 @@ mod tests {
     }
 
     /// The gfp bits of each `gfp` value: "nowait" is GFP_NOWAIT | __GFP_HIGH, "kernel"
-    /// GFP_KERNEL, "kernel-high" GFP_KERNEL | __GFP_HIGH; the migratetype sits in bits 1-2.
+    /// GFP_KERNEL, "kernel-high" GFP_KERNEL | __GFP_HIGH, "atomic" GFP_ATOMIC (with
+    /// `__GFP_ATOMIC`); the migratetype sits in bits 1-2.
     #[test]
     fn gfp_bits_of_each_kalloc_gfp() {
         for (gfp, bits) in [
             (KallocGfp::Nowait, kgfp::HIGH),
             (KallocGfp::Kernel, kgfp::DIRECT),
             (KallocGfp::KernelHigh, kgfp::DIRECT | kgfp::HIGH),
+            (KallocGfp::Atomic, kgfp::HIGH | kgfp::ATOMIC),
         ] {
             let mut sp = spec(1, 0);
             sp.gfp = gfp;

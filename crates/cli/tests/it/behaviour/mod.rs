@@ -1,4 +1,5 @@
 mod drop_caches;
+mod highatomic;
 mod lru_balance;
 mod memcg;
 mod mglru;
