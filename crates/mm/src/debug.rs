@@ -89,21 +89,9 @@ impl Mm {
                                 self.dump_folio(p)
                             ));
                         }
-                        // Every free block records the list it is on; since v6.10 that is
-                        // its pageblock's type, and a block spanning pageblocks has one type
-                        // (before, a fallback may have moved it: Zone::legacy_fallback).
-                        let lt = crate::mmzone::Zone::free_list_mt(&self.pages, p);
-                        if lt as usize != t {
-                            return bad(format!(
-                                "free block {p} order {order} on the {} list of zone {zi} \
-                                 but records the {} list",
-                                mt::NAMES[t],
-                                mt::NAMES[lt as usize]
-                            ));
-                        }
-                        let nb = if z.legacy_fallback {
-                            0
-                        } else if order as u32 > PAGEBLOCK_ORDER {
+                        // Every free block is on the list of its pageblock's type, and a
+                        // block spanning pageblocks has one type.
+                        let nb = if order as u32 > PAGEBLOCK_ORDER {
                             1u32 << (order as u32 - PAGEBLOCK_ORDER)
                         } else {
                             1

@@ -776,7 +776,6 @@ impl Mm {
                 0
             };
             z.boost_on_steal = cfg.kernel.boost_on_every_fallback();
-            z.legacy_fallback = cfg.kernel.fallback_moves_free_pages();
             z.lowmem_reserve = cfg
                 .zone_boot
                 .get(i)

@@ -24,9 +24,7 @@
 //! `__rmqueue_claim()` (largest block first; `try_to_claim_block()` converts a pageblock when
 //! half of it is free or alike, and boosts the watermark for a fallback below pageblock
 //! order), then `__rmqueue_steal()` (smallest first, no conversion) unless
-//! `ALLOC_NOFRAGMENT`. Kernels before v6.10 (`model.kernel`) fall back as v4.x–v6.9's
-//! `__rmqueue_fallback()` and `steal_suitable_fallback()` did, moving free blocks to the
-//! requesting type's lists ([`Zone::legacy_fallback`]). Watermarks come from `vm.min_free_kbytes` and
+//! `ALLOC_NOFRAGMENT`. Watermarks come from `vm.min_free_kbytes` and
 //! `vm.watermark_scale_factor` exactly as `__setup_per_zone_wmarks()` computes them, plus
 //! `watermark_boost` (`boost_watermark()`, `vm.watermark_boost_factor`).
 //!
@@ -230,11 +228,6 @@ pub struct Zone {
     /// `ZONE_BOOSTED_WATERMARK`: a fallback boosted the watermark; wake kswapd after this
     /// allocation.
     pub boosted_flag: bool,
-    /// Kernels before v6.10 ([`crate::workingset::KernelVersion::fallback_moves_free_pages`]):
-    /// fall back as `__rmqueue_fallback()` + `steal_suitable_fallback()` did
-    /// ([`Zone::rmqueue_fallback_legacy`]); free blocks may then sit on a list other than
-    /// their pageblock's type (the list is recorded in [`pg::BUDDY_MT_MASK`]).
-    pub legacy_fallback: bool,
     /// `free_area[order].free_list[migratetype]`.
     pub free_area: [[ListHead; MIGRATE_TYPES]; NR_PAGE_ORDERS],
     /// `free_area[order].nr_free`.
@@ -275,7 +268,6 @@ impl Zone {
             boost_factor: 0,
             boost_on_steal: false,
             boosted_flag: false,
-            legacy_fallback: false,
             free_area: [[ListHead::new(); MIGRATE_TYPES]; NR_PAGE_ORDERS],
             nr_free: [0; NR_PAGE_ORDERS],
             // memmap_init_range(): every pageblock starts MIGRATE_MOVABLE.
@@ -435,7 +427,7 @@ impl Zone {
     fn link_deferred_block(&mut self, pages: &mut FrameTable) {
         let pfn = self.deferred.1 - (1 << MAX_PAGE_ORDER);
         self.deferred.1 = pfn;
-        pages.flags[pfn as usize] = pg::BUDDY | (mt::MOVABLE as u32) << pg::BUDDY_MT_SHIFT;
+        pages.flags[pfn as usize] = pg::BUDDY;
         pages.order[pfn as usize] = MAX_PAGE_ORDER as u8;
         let mut l = Links {
             prev: &mut pages.prev,
@@ -455,31 +447,9 @@ impl Zone {
         }
     }
 
-    /// The migratetype of the free list BUDDY block `pfn` is on.
-    #[inline]
-    pub fn free_list_mt(pages: &FrameTable, pfn: Pfn) -> u8 {
-        ((pages.flags[pfn as usize] & pg::BUDDY_MT_MASK) >> pg::BUDDY_MT_SHIFT) as u8
-    }
-
-    /// Kernel: `move_to_free_list()` (v6.9 and before: `list_move_tail()`): free block `pfn`
-    /// to the tail of list `[order][t]`, whatever list it was on.
-    fn move_to_free_list(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32, t: u8) {
-        let old = Self::free_list_mt(pages, pfn);
-        let mut l = Links {
-            prev: &mut pages.prev,
-            next: &mut pages.next,
-        };
-        l.del(&mut self.free_area[order as usize][old as usize], pfn);
-        l.add_tail(&mut self.free_area[order as usize][t as usize], pfn);
-        pages.flags[pfn as usize] = pg::BUDDY | (t as u32) << pg::BUDDY_MT_SHIFT;
-        if order == MAX_PAGE_ORDER && old == mt::MOVABLE {
-            self.grow_deferred(pages);
-        }
-    }
-
     #[inline]
     fn add_free_block(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32, t: u8) {
-        pages.flags[pfn as usize] = pg::BUDDY | (t as u32) << pg::BUDDY_MT_SHIFT;
+        pages.flags[pfn as usize] = pg::BUDDY;
         pages.order[pfn as usize] = order as u8;
         let mut l = Links {
             prev: &mut pages.prev,
@@ -492,7 +462,6 @@ impl Zone {
 
     #[inline]
     fn del_free_block(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32, t: u8) {
-        debug_assert_eq!(Self::free_list_mt(pages, pfn), t, "free block {pfn}'s list");
         let mut l = Links {
             prev: &mut pages.prev,
             next: &mut pages.next,
@@ -548,11 +517,6 @@ impl Zone {
         ev: &mut VmEvents,
     ) -> Option<Pfn> {
         if let Some(p) = self.rmqueue_smallest(pages, order, t) {
-            return Some(p);
-        }
-        if self.legacy_fallback {
-            let p = self.rmqueue_fallback_legacy(pages, order, t, flags)?;
-            ev.add(Ev::ExtfragFallback, 1);
             return Some(p);
         }
         if let Some(p) = self.rmqueue_claim(pages, order, t, flags) {
@@ -677,7 +641,6 @@ impl Zone {
             let i = p as usize;
             let o = pages.order[i] as u32;
             if pages.flags[i] & pg::BUDDY != 0 {
-                debug_assert_eq!(Self::free_list_mt(pages, p), old);
                 self.del_free_block(pages, p, o, old);
                 self.add_free_block(pages, p, o, new);
                 p += 1 << o;
@@ -734,148 +697,11 @@ impl Zone {
         None
     }
 
-    /// Kernel (v4.x–v6.9): `find_suitable_fallback(area, order, start_mt, false,
-    /// &can_steal)`: the first fallback type with a free block of `order`, or -1; and
-    /// `can_steal_fallback()` (the formula of [`should_try_claim_block`]) for the block.
-    fn find_fallback_legacy(&self, order: u32, start_mt: u8) -> (i32, bool) {
-        if self.nr_free[order as usize] == 0 {
-            return (-1, false);
-        }
-        for &f in &FALLBACKS[start_mt as usize] {
-            if !self.free_area[order as usize][f as usize].is_empty() {
-                return (f as i32, should_try_claim_block(order, start_mt));
-            }
-        }
-        (-1, false)
-    }
-
-    /// Kernel (v4.x–v6.9): `__rmqueue_fallback()`, then `__rmqueue()`'s retry of
-    /// `__rmqueue_smallest()`. The largest block of a fallback type (from pageblock order
-    /// under `ALLOC_NOFRAGMENT`); if `can_steal_fallback()` refuses it to a MOVABLE request,
-    /// the smallest fallback block instead. [`Zone::steal_suitable_fallback`] moves it (and
-    /// maybe its pageblock's other free pages) to the requesting type's lists, where the
-    /// allocation then finds it.
-    pub fn rmqueue_fallback_legacy(
-        &mut self,
-        pages: &mut FrameTable,
-        order: u32,
-        start_mt: u8,
-        flags: u32,
-    ) -> Option<Pfn> {
-        let min_order = if flags & alloc_flags::NOFRAGMENT != 0 && order < PAGEBLOCK_ORDER {
-            PAGEBLOCK_ORDER
-        } else {
-            order
-        };
-        let mut found = None;
-        for cur in (min_order..=MAX_PAGE_ORDER).rev() {
-            let (f, can_steal) = self.find_fallback_legacy(cur, start_mt);
-            if f < 0 {
-                continue;
-            }
-            if !can_steal && start_mt == mt::MOVABLE && cur > order {
-                // find_smallest: the first order from the request's up with a fallback.
-                found = (order..=MAX_PAGE_ORDER).find_map(|c| {
-                    let (f, can_steal) = self.find_fallback_legacy(c, start_mt);
-                    (f >= 0).then_some((c, f as u8, can_steal))
-                });
-            } else {
-                found = Some((cur, f as u8, can_steal));
-            }
-            break;
-        }
-        let (cur, f, can_steal) = found?;
-        let pfn = self.free_area[cur as usize][f as usize].head;
-        self.steal_suitable_fallback(pages, pfn, cur, start_mt, can_steal, flags);
-        self.rmqueue_smallest(pages, order, start_mt)
-    }
-
-    /// Kernel (v4.x–v6.9): `steal_suitable_fallback()`. A block of pageblock order or more
-    /// changes its pageblocks' type. A smaller one boosts the watermark
-    /// ([`Zone::boost_watermark`]); then with `whole_block` (`can_steal_fallback()`) every
-    /// free block of its pageblock moves to the tail of `start_mt`'s lists
-    /// (`move_freepages_block()`, counting the LRU pages there), and the pageblock takes
-    /// `start_mt` when at least half of it is free or alike. Otherwise (or when the
-    /// pageblock crosses the zone's end) only the block moves (`move_to_free_list()`).
-    fn steal_suitable_fallback(
-        &mut self,
-        pages: &mut FrameTable,
-        pfn: Pfn,
-        cur: u32,
-        start_mt: u8,
-        whole_block: bool,
-        flags: u32,
-    ) {
-        let old_block_type = self.pageblock_mt(pfn);
-        if old_block_type != mt::HIGHATOMIC {
-            if cur >= PAGEBLOCK_ORDER {
-                self.change_pageblock_range(pfn, cur, start_mt);
-            } else {
-                self.boost_watermark(flags);
-                if whole_block {
-                    // move_freepages_block(): a pageblock starting below the zone is moved
-                    // from the block on; one ending past the zone moves nothing.
-                    let block = pfn & !(PAGEBLOCK_NR_PAGES as u32 - 1);
-                    let start = if block < self.start_pfn { pfn } else { block };
-                    let end = block as u64 + PAGEBLOCK_NR_PAGES;
-                    if end <= self.end_pfn as u64 {
-                        let (free_pages, movable_pages) =
-                            self.move_free_blocks(pages, start, end as Pfn, start_mt);
-                        let alike = if start_mt == mt::MOVABLE {
-                            movable_pages
-                        } else if old_block_type == mt::MOVABLE {
-                            PAGEBLOCK_NR_PAGES - (free_pages + movable_pages)
-                        } else {
-                            0
-                        };
-                        if free_pages + alike >= PAGEBLOCK_NR_PAGES / 2 {
-                            self.set_pageblock_mt(pfn, start_mt);
-                        }
-                        return;
-                    }
-                }
-            }
-        }
-        self.move_to_free_list(pages, pfn, cur, start_mt);
-    }
-
-    /// Kernel (v6.9 and before): `move_freepages()`: every free block in `[start, end)` to
-    /// the tail of `t`'s lists; returns the free pages moved and the pages of LRU folios
-    /// seen.
-    fn move_free_blocks(
-        &mut self,
-        pages: &mut FrameTable,
-        start: Pfn,
-        end: Pfn,
-        t: u8,
-    ) -> (u64, u64) {
-        let (mut free, mut movable) = (0u64, 0u64);
-        let mut p = start;
-        while p < end {
-            let i = p as usize;
-            let f = pages.flags[i];
-            let o = pages.order[i] as u32;
-            if f & pg::BUDDY != 0 {
-                self.move_to_free_list(pages, p, o, t);
-                free += 1 << o;
-                p += 1 << o;
-            } else if f & pg::HEAD != 0 {
-                if f & pg::LRU != 0 {
-                    movable += 1 << o;
-                }
-                p += 1 << o;
-            } else {
-                p += 1;
-            }
-        }
-        (free, movable)
-    }
-
     /// Take a specific free block off its free list (compaction's free scanner,
     /// `__isolate_free_page()`), splitting it down to `order` with the rest returned.
     pub fn isolate_free_block(&mut self, pages: &mut FrameTable, pfn: Pfn) -> u32 {
         let o = pages.order[pfn as usize] as u32;
-        let t = Self::free_list_mt(pages, pfn);
+        let t = self.pageblock_mt(pfn);
         self.del_free_block(pages, pfn, o, t);
         o
     }
@@ -895,19 +721,19 @@ impl Zone {
             {
                 break;
             }
-            if order >= PAGEBLOCK_ORDER {
+            let bt = if order >= PAGEBLOCK_ORDER {
                 let bt = self.pageblock_mt(buddy);
                 if bt != t && (bt >= mt::PCPTYPES || t >= mt::PCPTYPES) {
                     break;
                 }
-                // v6.10+: the buddy's pageblocks take the freed block's type (v6.9 and
-                // before: they keep theirs; the merged block goes on `t`'s list).
-                if bt != t && !self.legacy_fallback {
-                    self.change_pageblock_range(buddy, order, t);
-                }
+                bt
+            } else {
+                t
+            };
+            self.del_free_block(pages, buddy, order, bt);
+            if bt != t {
+                self.change_pageblock_range(buddy, order, t);
             }
-            let lt = Self::free_list_mt(pages, buddy);
-            self.del_free_block(pages, buddy, order, lt);
             pfn = pfn.min(buddy);
             order += 1;
         }
@@ -1325,122 +1151,6 @@ mod tests {
             assert_eq!(z.watermark_boost, boost, "boost_on_steal {boost_on_steal}");
             assert_eq!(z.boosted_flag, boost_on_steal);
         }
-    }
-
-    /// Free blocks on the `t` lists of zone `z`, as (order, pfn), lowest order first.
-    fn blocks_on(z: &Zone, pages: &FrameTable, t: u8) -> Vec<(usize, Pfn)> {
-        let mut v = Vec::new();
-        for o in 0..NR_PAGE_ORDERS {
-            let mut p = z.free_area[o][t as usize].head;
-            while p != crate::types::NIL {
-                assert_eq!(
-                    Zone::free_list_mt(pages, p),
-                    t,
-                    "block {p} records its list"
-                );
-                v.push((o, p));
-                p = pages.next[p as usize];
-            }
-        }
-        v
-    }
-
-    /// v4.x–v6.9 (`KernelVersion::fallback_moves_free_pages`): a MOVABLE allocation that
-    /// falls back to an UNMOVABLE pageblock holding an order-6 free block
-    /// (`can_steal_fallback()`: order >= pageblock_order / 2) boosts once and moves every
-    /// free block of that pageblock to the MOVABLE lists (`move_freepages_block()`); the
-    /// pageblock stays UNMOVABLE (100 free + 0 movable < 256), and the next 99 MOVABLE
-    /// allocations take those pages without another fallback or boost. v6.10–v6.14 (the
-    /// remainder of each steal stays on the UNMOVABLE lists, and every steal boosts) and
-    /// v6.15+ (no boost for a steal) fall back on every allocation.
-    #[test]
-    fn before_v6_10_a_fallback_moves_the_pageblocks_free_pages_to_the_requesting_type() {
-        // (legacy_fallback, boost_on_steal): v6.1, v6.12, v6.18.
-        for (legacy, boost_on_steal) in [(true, true), (false, true), (false, false)] {
-            // Pageblock 1 UNMOVABLE with 100 free pages (64 + 32 + 4); nothing else free.
-            let (mut pages, mut z) = full_zone(2048, 0..0);
-            z.set_pageblock_mt(512, mt::UNMOVABLE);
-            for p in 512..612 {
-                z.free_block(&mut pages, p, 0);
-            }
-            z.boost_factor = 15_000;
-            z.wmark = [4, 12, 20];
-            z.legacy_fallback = legacy;
-            z.boost_on_steal = boost_on_steal;
-            let mut ev = VmEvents::default();
-            let mut boosts = 0;
-            let mut got = Vec::new();
-            for _ in 0..100 {
-                let p = z
-                    .rmqueue(&mut pages, 0, mt::MOVABLE, alloc_flags::KSWAPD, &mut ev)
-                    .unwrap();
-                pages.flags[p as usize] = pg::HEAD;
-                boosts += std::mem::take(&mut z.boosted_flag) as u32;
-                got.push(p);
-                if legacy && got.len() == 1 {
-                    // The order-2 block (608..612), now the smallest MOVABLE block, is split;
-                    // the order-6 and order-5 blocks wait on the MOVABLE lists.
-                    assert_eq!(p, 608);
-                    assert_eq!(
-                        blocks_on(&z, &pages, mt::MOVABLE),
-                        vec![(0, 609), (1, 610), (5, 576), (6, 512)]
-                    );
-                    assert!(blocks_on(&z, &pages, mt::UNMOVABLE).is_empty());
-                    assert_eq!(z.pageblock_mt(512), mt::UNMOVABLE);
-                    assert_eq!(z.watermark_boost, 512);
-                }
-            }
-            got.sort_unstable();
-            assert_eq!(got, (512..612).collect::<Vec<_>>());
-            // v6.18 still boosts where `try_to_claim_block()` fails on a block of order >= 4,
-            // not for the steals themselves.
-            let (fallbacks, want_boosts) = match (legacy, boost_on_steal) {
-                (true, _) => (1, 1),
-                (false, true) => (100, 100),
-                (false, false) => (100, boosts.min(99)),
-            };
-            assert_eq!(ev.get(Ev::ExtfragFallback), fallbacks, "legacy {legacy}");
-            assert_eq!(
-                boosts, want_boosts,
-                "legacy {legacy} boost_on_steal {boost_on_steal}"
-            );
-            assert_eq!(z.pageblock_mt(512), mt::UNMOVABLE);
-            // A page freed into the pageblock goes to its type's (UNMOVABLE) list again.
-            z.free_block(&mut pages, 600, 0);
-            assert_eq!(blocks_on(&z, &pages, mt::UNMOVABLE), vec![(0, 600)]);
-        }
-    }
-
-    /// v4.x–v6.9: a pageblock at least half free is taken over by the MOVABLE request
-    /// (`set_pageblock_migratetype()`); a fallback block below order 4 is not
-    /// `can_steal_fallback()` for a MOVABLE request, so `__rmqueue_fallback()` takes the
-    /// smallest fallback block and moves only it (`move_to_free_list()`), the allocation
-    /// splitting it on the MOVABLE lists.
-    #[test]
-    fn before_v6_10_half_free_blocks_change_type_and_small_blocks_move_alone() {
-        let (mut pages, mut z) = full_zone(2048, 0..0);
-        z.set_pageblock_mt(512, mt::UNMOVABLE);
-        for p in 512..812 {
-            z.free_block(&mut pages, p, 0);
-        }
-        z.legacy_fallback = true;
-        let mut ev = VmEvents::default();
-        z.rmqueue(&mut pages, 0, mt::MOVABLE, 0, &mut ev).unwrap();
-        assert_eq!(z.pageblock_mt(512), mt::MOVABLE, "300 free >= 256");
-        assert!(blocks_on(&z, &pages, mt::UNMOVABLE).is_empty());
-
-        // 12 free pages: order 3 (512..520) and order 2 (520..524).
-        let (mut pages, mut z) = full_zone(2048, 0..0);
-        z.set_pageblock_mt(512, mt::UNMOVABLE);
-        for p in 512..524 {
-            z.free_block(&mut pages, p, 0);
-        }
-        z.legacy_fallback = true;
-        let p = z.rmqueue(&mut pages, 0, mt::MOVABLE, 0, &mut ev).unwrap();
-        assert_eq!(p, 520);
-        assert_eq!(blocks_on(&z, &pages, mt::MOVABLE), vec![(0, 521), (1, 522)]);
-        assert_eq!(blocks_on(&z, &pages, mt::UNMOVABLE), vec![(3, 512)]);
-        assert_eq!(z.pageblock_mt(512), mt::UNMOVABLE);
     }
 
     #[test]

@@ -50,12 +50,6 @@ pub mod pg {
     /// An anonymous THP mapped by its PMD (`folio_entire_mapcount() > 0`), counted in
     /// NR_ANON_THPS; cleared when the PMD is split (see [`crate::memory`]).
     pub const PMD_MAPPED: u32 = 1 << 23;
-    /// Model-only, on a BUDDY head: the migratetype of the free list the block is on (the
-    /// kernel's `list_del()` needs no list head; the model's lists keep a length). Equal to
-    /// its pageblock's type under v6.10+'s rules; before, a fallback could move free blocks
-    /// to another type's list ([`crate::mmzone::Zone::legacy_fallback`]).
-    pub const BUDDY_MT_SHIFT: u32 = 24;
-    pub const BUDDY_MT_MASK: u32 = 3 << BUDDY_MT_SHIFT;
 }
 
 /// Who owns an allocated folio (the `mapping`/`index` pair of struct folio).

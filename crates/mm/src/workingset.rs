@@ -94,7 +94,6 @@ impl Shadow {
 /// | 5.0 | "mm: reclaim small amounts of memory when an external fragmentation event occurs" | [`Self::watermark_boosting`] |
 /// | 5.9 | "mm: proactive compaction" | [`Self::proactive_compaction`] |
 /// | 7.1 | "mm: workingset: use lruvec_lru_size() to get the number of lru pages" | [`Self::shadow_shrinker_counts_memcg_lru_zone_size`] |
-/// | 6.10 | "mm: page_alloc: fix freelist movement during block conversion" | [`Self::fallback_moves_free_pages`] |
 /// | 6.16 | "ext4: enable large folio for regular file" | the default of `model.max_file_folio_order` (refault-scenario's resolve: 0 before) |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KernelVersion {
@@ -225,23 +224,6 @@ impl KernelVersion {
     /// `try_to_claim_block()` boosts; `__rmqueue_steal()` takes a single block without.
     pub fn boost_on_every_fallback(self) -> bool {
         self < KernelVersion::new(6, 15)
-    }
-
-    /// Before v6.10 (the "freelist migratetype hygiene" series, Johannes Weiner: "mm:
-    /// page_alloc: fix freelist movement during block conversion"), a fallback to another
-    /// migratetype moved free memory to the requesting type's free lists:
-    /// `__rmqueue_fallback()` picked the largest fallback block (the smallest one for a
-    /// MOVABLE request that may not take the block over), and `steal_suitable_fallback()`
-    /// moved that whole buddy block, and when `can_steal_fallback()` allowed it every free
-    /// page of its pageblock (`move_freepages_block()`), to the requesting type's lists,
-    /// whether or not the pageblock then changed type; the allocation and the ones after it
-    /// take from those lists without falling back again. A free block could so sit on a list
-    /// other than its pageblock's type until it was allocated. Since: only a claimed
-    /// pageblock's free pages move; a single steal takes the block and leaves its split
-    /// remainder on the old type's lists, so the next allocation falls back (and, before
-    /// v6.15, boosts) again. See `mmzone::Zone::legacy_fallback`.
-    pub fn fallback_moves_free_pages(self) -> bool {
-        self < KernelVersion::new(6, 10)
     }
 
     /// Since v4.8 ("mm, vmscan: make kswapd reclaim in terms of nodes", Mel Gorman's node-LRU
