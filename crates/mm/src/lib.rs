@@ -218,6 +218,11 @@ pub struct SwapAreaCfg {
 /// machine built from a real `/proc/zoneinfo`, the kernel's own watermarks and protection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ZoneBoot {
+    /// Frames of the zone's span that are no RAM: the model gives them frames so that the
+    /// zone's pageblocks line up with the kernel's (x86-64's DMA zone: pfn 0 and the 97
+    /// pfns 0x9f..0xff of the BIOS hole; `refault_scenario::layout::dma_holes()`). Held
+    /// like reserved pages; neither present nor managed.
+    pub holes: u64,
     /// Present pages never given to the buddy allocator (memblock reservations: the
     /// memmap, the kernel image, boot hash tables): `present - managed`.
     pub reserved: u64,
@@ -466,7 +471,8 @@ pub struct NodeState {
     pub nr_page_table_pages: u64,
     /// NR_ANON_THPS: anonymous THPs mapped by a PMD (`nr_anon_transparent_hugepages`).
     pub nr_anon_thps: u64,
-    /// Present pages reserved at boot ([`ZoneBoot::reserved`]): not managed.
+    /// Frames reserved at boot ([`ZoneBoot::reserved`]) or holes ([`ZoneBoot::holes`]):
+    /// never managed.
     pub nr_reserved_pages: u64,
     /// Cursor of the round-robin memcg walk of direct reclaim (`mem_cgroup_iter` cookie).
     pub memcg_cursor: usize,
@@ -700,8 +706,9 @@ impl Mm {
     }
 
     /// The zones as the kernel leaves them at boot: each zone's frames handed to the buddy
-    /// allocator except its reserved pages and the kernel's boot allocations (both held at
-    /// the top of the zone: memblock allocates top-down), the watermarks
+    /// allocator except its holes, reserved pages and the kernel's boot allocations (held at
+    /// the top of the zone: memblock allocates top-down; in the DMA zone at its bottom,
+    /// [`Mm::boot_dma_zone`]), the watermarks
     /// (`__setup_per_zone_wmarks()` from `vm.min_free_kbytes` or
     /// [`mmzone::boot_min_free_kbytes`], unless given) and the protection
     /// (`setup_per_zone_lowmem_reserve()`, unless given). Returns the zones, the kernel
@@ -713,28 +720,36 @@ impl Mm {
         for (i, &(name, n)) in cfg.zones.iter().enumerate() {
             let boot = cfg.zone_boot.get(i).copied().unwrap_or_default();
             assert!(
-                boot.reserved + boot.kernel <= n,
-                "zone {name}: reserved and kernel pages exceed its {n} pages"
+                boot.holes + boot.reserved + boot.kernel <= n,
+                "zone {name}: holes, reserved and kernel pages exceed its {n} frames"
             );
             let end = start + n as u32;
             let mut z = Zone::new(name, start, end);
-            z.managed = n - boot.reserved;
-            let free_end = end - (boot.reserved + boot.kernel) as u32;
+            z.present = n - boot.holes;
+            z.managed = n - boot.holes - boot.reserved;
+            let held = (boot.holes + boot.reserved + boot.kernel) as u32;
+            let (free_start, free_end) = if z.zone_type == mmzone::ZONE_DMA {
+                Self::boot_dma_zone(&mut z, boot.holes);
+                (start + held, end)
+            } else {
+                (start, end - held)
+            };
             // Pageblocks wholly held by the kernel are unmovable ones.
             let mut pb = (free_end as u64).next_multiple_of(mmzone::PAGEBLOCK_NR_PAGES);
             while pb + mmzone::PAGEBLOCK_NR_PAGES <= end as u64 {
                 z.set_pageblock_mt(pb as Pfn, mmzone::mt::UNMOVABLE);
                 pb += mmzone::PAGEBLOCK_NR_PAGES;
             }
-            z.init_free_upto(pages, free_end);
-            for p in free_end as usize..end as usize {
+            z.init_free_range(pages, free_start, free_end);
+            for p in (start..free_start).chain(free_end..end) {
+                let p = p as usize;
                 pages.flags[p] = page::pg::HEAD;
                 pages.order[p] = 0;
                 pages.memcg[p] = 0;
                 pages.obj[p] = NIL;
             }
             kernel += boot.kernel;
-            reserved += boot.reserved;
+            reserved += boot.holes + boot.reserved;
             zones.push(z);
             start = end;
         }
@@ -781,6 +796,23 @@ impl Mm {
                 .unwrap_or(reserve[z.zone_type]);
         }
         (zones, kernel, reserved, min_free_kbytes)
+    }
+
+    /// The DMA zone as an x86-64 kernel boots it (measured in the VM twin's 6.1 guest,
+    /// `/proc/pagetypeinfo` at boot, docs/fidelity.md): its holes (pfn 0, the BIOS hole),
+    /// reserved pages (the first MiB, reserved since v5.13: "x86/setup: always reserve the
+    /// first 1M of RAM") and the kernel's boot allocations from the zone all sit in its
+    /// first pageblock, the pages above are free. And `memmap_init_range()` marks a
+    /// pageblock MIGRATE_MOVABLE only at a pageblock-aligned pfn: the zone starts at pfn 1
+    /// (`holes` > 0: frame 0 is pfn 0), so its first pageblock keeps type 0,
+    /// MIGRATE_UNMOVABLE, and the free pages in it are on the UNMOVABLE lists: they serve the
+    /// unmovable allocations that reach the DMA zone without a fallback (the guest's 6.1
+    /// kernel: 224 free pages there at boot, orders 5, 6 and 7; 3584 on the MOVABLE lists).
+    fn boot_dma_zone(z: &mut Zone, holes: u64) {
+        if holes > 0 {
+            let start = z.start_pfn;
+            z.set_pageblock_mt(start, mmzone::mt::UNMOVABLE);
+        }
     }
 
     /// Total pages of the node.
@@ -985,6 +1017,85 @@ mod zone_boot_tests {
             z.lowmem_reserve[ZONE_NORMAL]
         );
         mm.check_invariants().unwrap();
+    }
+
+    /// The DMA zone of the VM twin's 6.1 guest at boot, as its /proc/pagetypeinfo
+    /// (docs/zoneinfo/guest-debian-6.1-256m.pagetypeinfo) shows it: 3998 present pages
+    /// (+ 98 hole frames: pfn 0 and 0x9f..0xff), 158 reserved, 32 held by the kernel. The
+    /// model's free lists equal the kernel's per order and migratetype (orders 5, 6, 7
+    /// UNMOVABLE, in the first pageblock, which `memmap_init_range()` never marks MOVABLE as
+    /// the zone starts at pfn 1; orders 9 and 3 x 10 MOVABLE), and so do the pageblocks per
+    /// type (1 UNMOVABLE, 7 MOVABLE). An unmovable allocation that reaches the DMA zone is
+    /// served from the first pageblock without a fallback or a boost.
+    #[test]
+    fn dma_zone_boots_as_the_guest_kernel_reports_it() {
+        let text = include_str!("../../../docs/zoneinfo/guest-debian-6.1-256m.pagetypeinfo");
+        // "Node    0, zone      DMA, type    Unmovable      0 ..." rows and the
+        // "Node 0, zone      DMA            1            7 ..." pageblock row.
+        let mut want_free = [[0u32; NR_PAGE_ORDERS]; 2];
+        let mut want_blocks = [0u64; 2];
+        for line in text.lines().filter(|l| l.contains("zone      DMA,")) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let t = match f[5] {
+                "Unmovable" => 0,
+                "Movable" => 1,
+                _ => continue,
+            };
+            for (o, n) in f[6..].iter().enumerate() {
+                want_free[t][o] = n.parse().unwrap();
+            }
+        }
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("Node 0, zone      DMA "))
+            .unwrap();
+        let f: Vec<&str> = row.split_whitespace().collect();
+        want_blocks[0] = f[4].parse().unwrap();
+        want_blocks[1] = f[5].parse().unwrap();
+        assert_eq!(want_free[0][5..8], [1, 1, 1], "the file read back");
+
+        let mut cfg = testutil::tiny_config(BalanceKind::RefaultCost, 0);
+        cfg.zones = vec![("DMA", 3998 + 98), ("DMA32", 8192)];
+        cfg.zone_boot = vec![
+            ZoneBoot {
+                holes: 98,
+                reserved: 158,
+                kernel: 32,
+                ..Default::default()
+            },
+            ZoneBoot::default(),
+        ];
+        cfg.kernel = crate::workingset::KernelVersion::new(6, 1);
+        cfg.swap_areas.clear();
+        let mut mm = Mm::new(cfg);
+        mm.check_invariants().unwrap();
+        let z = &mm.zones[0];
+        assert_eq!((z.present, z.managed, z.free), (3998, 3840, 3808));
+        for (t, want) in want_free.iter().enumerate() {
+            let got: Vec<u32> = (0..NR_PAGE_ORDERS)
+                .map(|o| z.nr_free_list(o, t) as u32)
+                .collect();
+            assert_eq!(got, want.to_vec(), "free blocks of type {t} by order");
+        }
+        let blocks = |t: u8| z.pageblock.iter().filter(|&&b| b & 7 == t).count() as u64;
+        assert_eq!(
+            [blocks(mmzone::mt::UNMOVABLE), blocks(mmzone::mt::MOVABLE)],
+            want_blocks
+        );
+        let before = mm.zones[0].free;
+        let p = mm.zones[0]
+            .rmqueue(
+                &mut mm.pages,
+                0,
+                mmzone::mt::UNMOVABLE,
+                mmzone::alloc_flags::KSWAPD,
+                &mut mm.ev,
+            )
+            .unwrap();
+        assert!(p < 512, "from the first pageblock: {p}");
+        assert_eq!(mm.zones[0].free, before - 1);
+        assert_eq!(mm.ev.get(crate::vmstat::Ev::ExtfragFallback), 0);
+        assert_eq!(mm.zones[0].watermark_boost, 0);
     }
 
     /// A machine with all three zones (DMA, DMA32, Normal) keeps per-zone LRU counts for

@@ -35,7 +35,9 @@
 //!   Normal, or the empty Movable zone whose reserve equals Normal's), so the watermark
 //!   checks use each zone's `lowmem_reserve[ZONE_NORMAL]`; no GFP_DMA/GFP_DMA32 allocations.
 //! - Reserved and boot-time kernel pages sit at the top of their zone as one contiguous run
-//!   (memblock allocates top-down; the kernel image really sits at 16 MiB).
+//!   (memblock allocates top-down; the kernel image really sits at 16 MiB), except in the
+//!   DMA zone, where they and the zone's holes (pfn 0, the BIOS hole) fill the first
+//!   pageblock, which stays UNMOVABLE as on x86-64 (`Mm::boot_dma_zone`).
 //! - A freed block goes on the head of its list (no "buddy likely to merge" tail insertion).
 //!
 //! # Kernel references
@@ -523,7 +525,13 @@ impl Zone {
 
     /// [`Zone::init_free`] for the frames below `end` only (the rest is held by the kernel).
     pub fn init_free_upto(&mut self, pages: &mut FrameTable, end: Pfn) {
-        let mut pfn = self.start_pfn;
+        self.init_free_range(pages, self.start_pfn, end);
+    }
+
+    /// [`Zone::init_free`] for the frames `[start, end)` only (the rest is held by the
+    /// kernel).
+    pub fn init_free_range(&mut self, pages: &mut FrameTable, start: Pfn, end: Pfn) {
+        let mut pfn = start;
         self.deferred = (pfn, pfn);
         while pfn < end {
             let mut order = MAX_PAGE_ORDER;

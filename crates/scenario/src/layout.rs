@@ -68,6 +68,20 @@ pub fn x86_64_zones(ram_pages: u64) -> Vec<(ZoneKind, u64)> {
     .collect()
 }
 
+/// The frames of the DMA zone's span below 16 MiB that are no RAM, for a DMA zone of
+/// `present` pages: pfn 0 (reserved by the kernel, outside the zone, which starts at pfn 1)
+/// and, once the zone reaches past them, the 97 pfns 0x9f..0xff of the BIOS hole. The model
+/// gives them frames so that the zone's pageblocks line up with the kernel's (the zone
+/// spans pfns 0..`present` + holes).
+pub fn dma_holes(present: u64) -> u64 {
+    let bios_hole = 0x100 - 0x9f;
+    if present + 1 + bios_hole >= 0x100 {
+        1 + bios_hole
+    } else {
+        1
+    }
+}
+
 /// The default reservation of a zone of `present` pages (module doc).
 pub fn default_reserved(kind: ZoneKind, present: u64) -> u64 {
     if kind == ZoneKind::Dma && present == DMA_PRESENT {
@@ -151,6 +165,17 @@ mod tests {
         assert_eq!(x86_64_zones(2048), vec![(ZoneKind::Dma, 2047 - 97)]);
         assert_eq!(x86_64_zones(100), vec![(ZoneKind::Dma, 99)]);
         assert!(x86_64_zones(1).is_empty());
+    }
+
+    /// The DMA zone's present pages plus its holes give back the span from pfn 0: 4096
+    /// for a full zone (pfn 0 and 0x9f..0xff), 2048 for 8 MiB, 100 below the BIOS hole.
+    #[test]
+    fn dma_holes_restore_the_span_from_pfn_0() {
+        for ram in [65_536u64, 1 << 20, 2048, 100] {
+            let dma = x86_64_zones(ram)[0].1;
+            assert_eq!(dma + dma_holes(dma), ram.min(DMA_PFNS), "ram {ram}");
+        }
+        assert_eq!(dma_holes(DMA_PRESENT), 98);
     }
 
     #[test]

@@ -3,6 +3,17 @@
 use refault_mm::*;
 use refault_scenario as sc;
 
+/// The frames a zone's span has besides its present pages ([`ZoneBoot::holes`]): the x86-64
+/// DMA zone's pfn 0 and BIOS hole, so that its first pageblock holds them as the kernel's
+/// does; none elsewhere.
+fn zone_holes(z: &sc::ZoneSpec) -> u64 {
+    if z.kind == sc::ZoneKind::Dma {
+        sc::layout::dma_holes(z.pages)
+    } else {
+        0
+    }
+}
+
 /// Translate the resolved scenario into the model's configuration.
 pub fn mm_config(s: &sc::Scenario) -> MmConfig {
     MmConfig {
@@ -10,13 +21,14 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
             .machine
             .zones
             .iter()
-            .map(|z| (z.kind.name(), z.pages))
+            .map(|z| (z.kind.name(), z.pages + zone_holes(z)))
             .collect(),
         zone_boot: s
             .machine
             .zones
             .iter()
             .map(|z| ZoneBoot {
+                holes: zone_holes(z),
                 reserved: z.reserved,
                 kernel: z.kernel,
                 wmark: z.wmark,

@@ -60,6 +60,17 @@ pub struct GuestRun {
     /// The guest CPU's pace ([`probe_cpu`]): ns per read() of one cached 4 KiB page.
     #[serde(default)]
     pub cpu_probe_ns: Option<u64>,
+    /// `/proc/pagetypeinfo` (free blocks per zone, migratetype and order; pageblocks per
+    /// zone and migratetype) as the executor started, before the scenario's setup: the
+    /// allocator as boot left it.
+    #[serde(default)]
+    pub pagetypeinfo_boot: String,
+    /// `/proc/pagetypeinfo` as the run started (after the setup, with `zoneinfo_before`).
+    #[serde(default)]
+    pub pagetypeinfo_before: String,
+    /// `/proc/pagetypeinfo` as the run ended.
+    #[serde(default)]
+    pub pagetypeinfo_after: String,
 }
 
 /// Pages read per pass of [`probe_cpu`].
@@ -96,6 +107,10 @@ pub fn probe_cpu() -> Result<u64, String> {
 /// (`mm_vmscan_wakeup_kswapd`, with the allocation's order, zone and gfp flags), woke and
 /// slept (`mm_vmscan_kswapd_wake`/`_sleep`), and who entered direct reclaim with which
 /// order and gfp flags (`mm_vmscan_direct_reclaim_begin`). Evidence for issue 20 item 2.
+/// Also every fallback of the buddy allocator to another migratetype's free list
+/// (`kmem:mm_page_alloc_extfrag`: orders, migratetypes, `change_ownership`), counted by zone
+/// (the pfn's x86-64 zone, [`zone_of_pfn`]) instead of page: where the boosts of
+/// `boost_watermark()` can come from (issue 20 item 3).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct VmscanTrace {
     /// Events counted by (event, task name without pid, fields), most frequent first.
@@ -107,12 +122,25 @@ pub struct VmscanTrace {
 }
 
 const TRACEFS: &str = "/sys/kernel/tracing";
-const VMSCAN_EVENTS: [&str; 4] = [
-    "mm_vmscan_wakeup_kswapd",
-    "mm_vmscan_kswapd_wake",
-    "mm_vmscan_kswapd_sleep",
-    "mm_vmscan_direct_reclaim_begin",
+/// The traced events, as (tracefs events directory, event).
+const VMSCAN_EVENTS: [(&str, &str); 5] = [
+    ("vmscan", "mm_vmscan_wakeup_kswapd"),
+    ("vmscan", "mm_vmscan_kswapd_wake"),
+    ("vmscan", "mm_vmscan_kswapd_sleep"),
+    ("vmscan", "mm_vmscan_direct_reclaim_begin"),
+    ("kmem", "mm_page_alloc_extfrag"),
 ];
+
+/// The x86-64 zone of a pfn: DMA below 16 MiB, DMA32 below 4 GiB, Normal above.
+pub fn zone_of_pfn(pfn: u64) -> &'static str {
+    if pfn < 0x1000 {
+        "DMA"
+    } else if pfn < 0x10_0000 {
+        "DMA32"
+    } else {
+        "Normal"
+    }
+}
 
 /// Mount tracefs (if needed), clear the buffer and enable [`VMSCAN_EVENTS`]; false when the
 /// guest kernel has no tracefs or events.
@@ -129,8 +157,8 @@ fn vmscan_trace_start() -> bool {
     let _ = std::fs::write(t.join("buffer_size_kb"), "8192");
     let _ = std::fs::write(t.join("trace"), "");
     let mut ok = true;
-    for e in VMSCAN_EVENTS {
-        ok &= std::fs::write(t.join("events/vmscan").join(e).join("enable"), "1").is_ok();
+    for (dir, e) in VMSCAN_EVENTS {
+        ok &= std::fs::write(t.join("events").join(dir).join(e).join("enable"), "1").is_ok();
     }
     ok && std::fs::write(t.join("tracing_on"), "1").is_ok()
 }
@@ -139,8 +167,8 @@ fn vmscan_trace_start() -> bool {
 fn vmscan_trace_stop() -> VmscanTrace {
     let t = Path::new(TRACEFS);
     let _ = std::fs::write(t.join("tracing_on"), "0");
-    for e in VMSCAN_EVENTS {
-        let _ = std::fs::write(t.join("events/vmscan").join(e).join("enable"), "0");
+    for (dir, e) in VMSCAN_EVENTS {
+        let _ = std::fs::write(t.join("events").join(dir).join(e).join("enable"), "0");
     }
     let text = std::fs::read_to_string(t.join("trace")).unwrap_or_default();
     let stats = std::fs::read_to_string(t.join("per_cpu/cpu0/stats")).unwrap_or_default();
@@ -160,15 +188,28 @@ pub fn summarise_trace(text: &str, lost: u64) -> VmscanTrace {
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
     {
-        let Some((pre, rest)) = line.split_once(": mm_vmscan_") else {
+        let Some((pre, rest)) = line.split_once(": mm_") else {
             continue;
         };
+        if !rest.starts_with("vmscan_") && !rest.starts_with("page_alloc_extfrag") {
+            continue;
+        }
         let task = pre.split_whitespace().next().unwrap_or("");
         let task = task.rsplit_once('-').map_or(task, |(name, _)| name);
         // kswapd_sleep/wake carry only the node; wakeup_kswapd's and direct reclaim's fields
-        // (order, zone, gfp flags) are the evidence.
-        let key = format!("{task}: mm_vmscan_{rest}");
-        let key = key.replace("nid=0 ", "");
+        // (order, zone, gfp flags) are the evidence. An extfrag event's page and pfn become
+        // its zone.
+        let mut fields: Vec<String> = Vec::new();
+        for f in rest.split(' ') {
+            if f.starts_with("page=") || f == "nid=0" {
+                continue;
+            }
+            match f.strip_prefix("pfn=0x").map(|h| u64::from_str_radix(h, 16)) {
+                Some(Ok(pfn)) => fields.push(format!("zone={}", zone_of_pfn(pfn))),
+                _ => fields.push(f.to_string()),
+            }
+        }
+        let key = format!("{task}: mm_{}", fields.join(" "));
         *counts.entry(key).or_default() += 1;
         if head.len() < 400 {
             head.push(line.trim().to_string());
@@ -1043,6 +1084,8 @@ pub fn guest_main(
     workdir: &Path,
     out: &Path,
 ) -> Result<(), String> {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    let pagetypeinfo_boot = read("/proc/pagetypeinfo");
     apply_machine_settings(scn)?;
     let cpu_probe_ns = match probe_cpu() {
         Ok(p) => Some(p),
@@ -1058,12 +1101,12 @@ pub fn guest_main(
             None
         }
     };
-    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
     // After the setup (the scenario's files written and dropped from the cache, swap on):
     // the machine as the run starts on it.
     let mut s = crate::setup_whole_machine(scn, swap, workdir)?;
     let zoneinfo_before = read("/proc/zoneinfo");
     let buddyinfo_before = read("/proc/buddyinfo");
+    let pagetypeinfo_before = read("/proc/pagetypeinfo");
     let kswapd_before = kswapd_schedstat();
     let cpu_before = cpu_ticks();
     let tracing = vmscan_trace_start();
@@ -1079,6 +1122,7 @@ pub fn guest_main(
             .collect()
     });
     let lru_gen = read(crate::LRU_GEN_ENABLED).trim().to_string();
+    let pagetypeinfo_after = read("/proc/pagetypeinfo");
     drop(s);
     let g = GuestRun {
         kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
@@ -1095,6 +1139,9 @@ pub fn guest_main(
         kswapd_schedstat,
         cpu_ticks,
         cpu_probe_ns,
+        pagetypeinfo_boot,
+        pagetypeinfo_before,
+        pagetypeinfo_after,
     };
     let text = serde_json::to_string(&g).map_err(|e| e.to_string())?;
     std::fs::write(out, text).map_err(|e| format!("{}: {e}", out.display()))?;
@@ -1486,15 +1533,19 @@ mod tests {
             reader-301 [000] d..2. 10.000001: mm_vmscan_wakeup_kswapd: nid=0 order=0 gfp_flags=GFP_HIGHUSER_MOVABLE|__GFP_NORETRY\n\
             kswapd0-30 [000] ..... 10.000002: mm_vmscan_kswapd_wake: nid=0 order=0\n\
             reader-301 [000] d..2. 10.000101: mm_vmscan_wakeup_kswapd: nid=0 order=0 gfp_flags=GFP_HIGHUSER_MOVABLE|__GFP_NORETRY\n\
-            reader-302 [000] ..... 10.0002: mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_HIGHUSER_MOVABLE\n";
+            reader-302 [000] ..... 10.0002: mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_HIGHUSER_MOVABLE\n\
+            reader-301 [000] d..2. 10.0003: mm_page_alloc_extfrag: page=0000000012345678 pfn=0xe2c alloc_order=0 fallback_order=9 pageblock_order=9 alloc_migratetype=1 fallback_migratetype=0 fragmenting=0 change_ownership=1\n\
+            reader-301 [000] d..2. 10.0004: mm_page_alloc_extfrag: page=00000000abcdef01 pfn=0x3f01 alloc_order=0 fallback_order=3 pageblock_order=9 alloc_migratetype=0 fallback_migratetype=1 fragmenting=1 change_ownership=0\n";
         let t = summarise_trace(text, 3);
         assert_eq!(t.lost, 3);
-        assert_eq!(t.head.len(), 4);
+        assert_eq!(t.head.len(), 6);
         assert_eq!(
             t.counts,
             vec![
                 ("reader: mm_vmscan_wakeup_kswapd: order=0 gfp_flags=GFP_HIGHUSER_MOVABLE|__GFP_NORETRY".to_string(), 2),
                 ("kswapd0: mm_vmscan_kswapd_wake: order=0".to_string(), 1),
+                ("reader: mm_page_alloc_extfrag: zone=DMA alloc_order=0 fallback_order=9 pageblock_order=9 alloc_migratetype=1 fallback_migratetype=0 fragmenting=0 change_ownership=1".to_string(), 1),
+                ("reader: mm_page_alloc_extfrag: zone=DMA32 alloc_order=0 fallback_order=3 pageblock_order=9 alloc_migratetype=0 fallback_migratetype=1 fragmenting=1 change_ownership=0".to_string(), 1),
                 ("reader: mm_vmscan_direct_reclaim_begin: order=0 gfp_flags=GFP_HIGHUSER_MOVABLE".to_string(), 1),
             ]
         );
