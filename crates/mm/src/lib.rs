@@ -481,14 +481,6 @@ pub struct NodeState {
     pub wb_throttled: Vec<(u64, u64)>,
     /// `pgdat->nr_reclaim_start`: NR_THROTTLED_WRITTEN when the first of them started.
     pub nr_reclaim_start: u64,
-    /// The classic LRU's isolation batches as the other reclaimers see them
-    /// (`NR_ISOLATED_{ANON,FILE}` over time, [`vmscan::IsolatedSpan`]): what
-    /// `too_many_isolated()` reads, since each reclaimer's batches are simulated within its
-    /// own step.
-    pub isolated_spans: Vec<vmscan::IsolatedSpan>,
-    /// `reclaim_throttle(VMSCAN_THROTTLE_ISOLATED)`: sleeps, their total length (ns), and
-    /// the `shrink_inactive_list()` calls that gave up (still too many after one sleep).
-    pub isolated_throttle: vmscan::IsolatedThrottleStats,
     /// LRUVEC_NODE_CONGESTED of the root lruvec: kswapd found every dirty file folio it
     /// took already queued for writeback and marked for reclaim.
     pub lruvec_node_congested: bool,

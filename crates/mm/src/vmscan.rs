@@ -25,13 +25,9 @@
 //! doing the reclaim, and broken down in `Mm::reclaim_cpu`.
 //!
 //! # Where we differ from the kernel (v6.18)
-//! - `too_many_isolated()` (VMSCAN_THROTTLE_ISOLATED) sees the other reclaimers' isolated
-//!   folios through a calendar of their isolation batches ([`IsolatedSpan`]): each
-//!   reclaimer runs within one simulated step, so its batches are recorded with their
-//!   simulated start and end and a later step counts those overlapping its own clock. The
-//!   early wakeup comes when the count drops to the limit (the kernel wakes the sleepers
-//!   when the next reclaimer to check finds it so). The other `reclaim_throttle()` reasons
-//!   are modelled: WRITEBACK (kswapd meeting folios it marked for immediate reclaim, and limit
+//! - No `too_many_isolated()` throttling (VMSCAN_THROTTLE_ISOLATED: there is a single
+//!   reclaimer at a time in one simulated step). The other `reclaim_throttle()` reasons are
+//!   modelled: WRITEBACK (kswapd meeting folios it marked for immediate reclaim, and limit
 //!   reclaim that freed nothing), woken after SWAP_CLUSTER_MAX written pages per sleeper or
 //!   HZ/10; CONGESTED (direct and limit reclaim on a lruvec whose dirty folios were all
 //!   already queued) and NOPROGRESS (direct reclaim with nothing at priority 1), one jiffy,
@@ -80,31 +76,6 @@ use crate::page::pg;
 use crate::types::*;
 use crate::vmstat::Ev;
 use crate::{Ctx, Mm, ObjKind};
-
-/// One isolation batch of the classic LRU's `shrink_inactive_list()`: `nr` folios of one
-/// type held off the LRU from `start` to `end` (simulated ns). Kept in
-/// [`crate::NodeState::isolated_spans`] so that reclaimers simulated in later steps see them
-/// in `NR_ISOLATED_*` ([`Mm::too_many_isolated`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IsolatedSpan {
-    pub start: u64,
-    pub end: u64,
-    pub nr: u64,
-    pub file: bool,
-}
-
-/// `reclaim_throttle(VMSCAN_THROTTLE_ISOLATED)` counts (the kernel reports them only as
-/// the `mm_vmscan_throttled` tracepoint).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct IsolatedThrottleStats {
-    /// Sleeps taken.
-    pub sleeps: u64,
-    /// Their total length (ns).
-    pub sleep_ns: u64,
-    /// `shrink_inactive_list()` calls that found too many isolated after the sleep and
-    /// returned without scanning.
-    pub gave_up: u64,
-}
 
 /// Kernel: `struct scan_control`.
 #[derive(Clone, Debug)]
@@ -840,12 +811,8 @@ impl Mm {
         sc: &mut ScanControl,
     ) -> u64 {
         let file = lru.is_file();
-        if !self.throttle_isolated(ctx, file, sc) {
-            return 0;
-        }
         self.reclaim_run_completions(ctx);
         self.lru_add_drain(ctx);
-        let isolated_at = ctx.now + ctx.cpu_ns;
         let (taken, scanned) = self.isolate_lru_folios(ctx, lv, lru, nr_to_scan, sc.reclaim_idx);
         sc.nr_scanned += scanned;
         self.count_scan(sc, file, scanned);
@@ -854,12 +821,6 @@ impl Mm {
         }
         let (reclaimed, stat) = self.shrink_folio_list(ctx, sc);
         self.putback(ctx, true);
-        self.note_isolated_span(IsolatedSpan {
-            start: isolated_at,
-            end: ctx.now + ctx.cpu_ns,
-            nr: taken,
-            file,
-        });
         self.count_steal(sc, file, reclaimed);
         let outcome = crate::balance::InactiveOutcome {
             taken,
@@ -884,110 +845,6 @@ impl Mm {
             sc.nr.file_taken += taken;
         }
         reclaimed
-    }
-
-    /// `NR_ISOLATED_{ANON,FILE}` held by other reclaimers at simulated time `t`: the
-    /// recorded isolation batches that started at or before `t` and were put back after it.
-    pub(crate) fn isolated_by_others(&self, file: bool, t: u64) -> u64 {
-        self.node
-            .isolated_spans
-            .iter()
-            .filter(|s| s.file == file && s.start <= t && t < s.end)
-            .map(|s| s.nr)
-            .sum()
-    }
-
-    /// Records one isolation batch (from `isolate_lru_folios()` to `move_folios_to_lru()`)
-    /// for the reclaimers simulated after this one.
-    pub(crate) fn note_isolated_span(&mut self, span: IsolatedSpan) {
-        self.node.isolated_spans.push(span);
-    }
-
-    /// Forgets the batches put back before `step_start`, the start of the step being
-    /// simulated: the engine starts steps in time order, so no later step's clock can be
-    /// inside them. This keeps the calendar at about the batches in flight (one per
-    /// reclaimer), not every batch of the run.
-    pub(crate) fn forget_isolated_spans(&mut self, step_start: u64) {
-        self.node.isolated_spans.retain(|s| s.end > step_start);
-    }
-
-    /// Kernel: `too_many_isolated()` (mm/vmscan.c, v5.16–v6.18 alike): direct and
-    /// (cgroup v2, `writeback_throttling_sane()`) limit reclaimers may not isolate while
-    /// the node's isolated folios of the type exceed its inactive list; the inactive list
-    /// counts an eighth for callers that may do IO and FS work (`GFP_IO | GFP_FS`, every
-    /// allocation of the model), so that GFP_NOIO/NOFS reclaimers are not blocked behind
-    /// them. kswapd is never throttled. The inactive list of the kernel excludes the
-    /// folios the others hold isolated; in the model they are back on it, so they are
-    /// subtracted.
-    pub(crate) fn too_many_isolated(&self, file: bool, sc: &ScanControl, t: u64) -> bool {
-        if sc.kswapd || (sc.cgroup_reclaim && self.cfg.cgroup_v1) {
-            return false;
-        }
-        let others = self.isolated_by_others(file, t);
-        let lru = if file {
-            LruList::InactiveFile
-        } else {
-            LruList::InactiveAnon
-        };
-        let inactive = self.node_lru(lru).saturating_sub(others) >> 3;
-        self.node.nr_isolated[file as usize] + others > inactive
-    }
-
-    /// When the isolated count seen at `t` falls to what `too_many_isolated()` allows: the
-    /// end of the overlapping batch whose putback brings it there, or `None` if the
-    /// recorded batches do not bring it there.
-    fn isolated_drop_time(&self, file: bool, sc: &ScanControl, t: u64) -> Option<u64> {
-        let mut ends: Vec<u64> = self
-            .node
-            .isolated_spans
-            .iter()
-            .filter(|s| s.file == file && s.start <= t && t < s.end)
-            .map(|s| s.end)
-            .collect();
-        ends.sort_unstable();
-        ends.into_iter()
-            .find(|&e| !self.too_many_isolated(file, sc, e))
-    }
-
-    /// Kernel: the loop at the top of `shrink_inactive_list()`: while `too_many_isolated()`,
-    /// sleep once in `reclaim_throttle(pgdat, VMSCAN_THROTTLE_ISOLATED)` (HZ/50, woken
-    /// early by `wake_throttle_isolated()`; HZ/10 and no early wakeup before v5.16, see
-    /// `KernelVersion::isolated_throttle_wakes`), and if still too many after it, give up
-    /// this list (return 0 pages reclaimed). The sleep costs no CPU; the reclaimer's clock
-    /// (`ctx.now + ctx.cpu_ns`) moves to the wakeup. Returns whether to go on.
-    pub(crate) fn throttle_isolated(
-        &mut self,
-        ctx: &mut Ctx,
-        file: bool,
-        sc: &ScanControl,
-    ) -> bool {
-        self.forget_isolated_spans(ctx.now);
-        if self.node.isolated_spans.is_empty() && self.node.nr_isolated[file as usize] == 0 {
-            return true;
-        }
-        let t = ctx.now + ctx.cpu_ns;
-        if !self.too_many_isolated(file, sc, t) {
-            return true;
-        }
-        let wakes = self.cfg.kernel.isolated_throttle_wakes();
-        let timeout = if wakes { HZ_NS / 50 } else { HZ_NS / 10 };
-        let mut until = t + timeout;
-        if wakes {
-            if let Some(drop) = self.isolated_drop_time(file, sc, t) {
-                until = until.min(drop);
-            }
-        }
-        ctx.wait(until);
-        ctx.now = until - ctx.cpu_ns;
-        self.run_completions(until);
-        let st = &mut self.node.isolated_throttle;
-        st.sleeps += 1;
-        st.sleep_ns += until - t;
-        if self.too_many_isolated(file, sc, until) {
-            self.node.isolated_throttle.gave_up += 1;
-            return false;
-        }
-        true
     }
 
     /// IO that completed while this reclaimer ran: `folio_end_writeback()` runs from the
@@ -2143,114 +2000,6 @@ mod throttle_tests {
             "written PG_reclaim folios rotated"
         );
         assert!(mm.cache_lookup(1, 64).is_some(), "the write went through");
-    }
-}
-
-#[cfg(test)]
-mod isolated_throttle_tests {
-    use crate::testutil::*;
-    use crate::types::HZ_NS;
-    use crate::vmscan::{IsolatedSpan, ScanControl};
-    use crate::workingset::KernelVersion;
-    use crate::*;
-
-    /// A machine with 800 anon pages on the inactive list: `too_many_isolated()`'s limit
-    /// for an IO/FS-capable reclaimer is (800 - isolated by others) >> 3.
-    fn mm_with_inactive_anon(kernel: (u16, u16)) -> Mm {
-        let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
-        cfg.kernel = KernelVersion::new(kernel.0, kernel.1);
-        let mut mm = Mm::new(cfg);
-        let mut io = InstantIo;
-        let mut ctx = Ctx::new(0, &mut io, 0);
-        for i in 0..800 {
-            mm.touch(&mut ctx, 0, i, true);
-        }
-        mm.lru_settle(&mut ctx);
-        assert_eq!(mm.node_lru(LruList::InactiveAnon), 800);
-        mm
-    }
-
-    fn span(start: u64, end: u64, nr: u64) -> IsolatedSpan {
-        IsolatedSpan {
-            start,
-            end,
-            nr,
-            file: false,
-        }
-    }
-
-    /// The limit, against hand-computed values: 64 isolated by another reclaimer is under
-    /// (800 - 64) >> 3 = 92; 128 is over (800 - 128) >> 3 = 84, but only while both
-    /// batches are off the list; kswapd is never throttled, and the file type counts apart.
-    #[test]
-    fn too_many_isolated_is_an_eighth_of_the_inactive_list() {
-        let mut mm = mm_with_inactive_anon((6, 1));
-        let direct = ScanControl::new(32, 0);
-        assert!(!mm.too_many_isolated(false, &direct, 500_000));
-        mm.note_isolated_span(span(0, 1_000_000, 64));
-        assert_eq!(mm.isolated_by_others(false, 500_000), 64);
-        assert!(!mm.too_many_isolated(false, &direct, 500_000));
-        mm.note_isolated_span(span(100_000, 2_000_000, 64));
-        assert_eq!(mm.isolated_by_others(false, 500_000), 128);
-        assert!(mm.too_many_isolated(false, &direct, 500_000));
-        assert!(
-            !mm.too_many_isolated(false, &direct, 1_500_000),
-            "one put back"
-        );
-        assert!(
-            !mm.too_many_isolated(false, &direct, 50_000),
-            "before the second"
-        );
-        assert!(
-            !mm.too_many_isolated(true, &direct, 500_000),
-            "file counts apart"
-        );
-        let mut kswapd = ScanControl::new(32, 0);
-        kswapd.kswapd = true;
-        assert!(!mm.too_many_isolated(false, &kswapd, 500_000));
-    }
-
-    /// reclaim_throttle(VMSCAN_THROTTLE_ISOLATED) since v5.16: the sleeper wakes when a
-    /// putback brings the count to the limit (here the first batch's, at 1 ms), else after
-    /// HZ/50, and then gives up the list if it is still too many. No CPU is charged.
-    #[test]
-    fn isolated_throttle_sleeps_until_putback_or_hz_over_50() {
-        let mut mm = mm_with_inactive_anon((6, 1));
-        mm.note_isolated_span(span(0, 1_000_000, 64));
-        mm.note_isolated_span(span(100_000, 2_000_000, 64));
-        let sc = ScanControl::new(32, 0);
-        let mut io = InstantIo;
-        let mut ctx = Ctx::new(500_000, &mut io, 0);
-        assert!(mm.throttle_isolated(&mut ctx, false, &sc));
-        assert_eq!(
-            (ctx.now + ctx.cpu_ns, ctx.wait_until),
-            (1_000_000, 1_000_000)
-        );
-        assert_eq!(ctx.cpu_ns, 0);
-        assert_eq!(mm.node.isolated_throttle.sleeps, 1);
-        assert_eq!(mm.node.isolated_throttle.sleep_ns, 500_000);
-        // Two batches held for 100 ms: the whole HZ/50, then give up.
-        let mut mm = mm_with_inactive_anon((6, 1));
-        mm.note_isolated_span(span(0, 100_000_000, 64));
-        mm.note_isolated_span(span(0, 100_000_000, 64));
-        let mut ctx = Ctx::new(1_000_000, &mut io, 0);
-        assert!(!mm.throttle_isolated(&mut ctx, false, &sc));
-        assert_eq!(ctx.wait_until, 1_000_000 + HZ_NS / 50);
-        assert_eq!(mm.node.isolated_throttle.gave_up, 1);
-    }
-
-    /// Before v5.16 the sleep is HZ/10 (congestion_wait / msleep(100)) and nothing wakes it
-    /// early: the same putback at 1 ms does not end it.
-    #[test]
-    fn isolated_throttle_before_5_16_sleeps_hz_over_10() {
-        let mut mm = mm_with_inactive_anon((5, 15));
-        mm.note_isolated_span(span(0, 1_000_000, 64));
-        mm.note_isolated_span(span(100_000, 2_000_000, 64));
-        let sc = ScanControl::new(32, 0);
-        let mut io = InstantIo;
-        let mut ctx = Ctx::new(500_000, &mut io, 0);
-        assert!(mm.throttle_isolated(&mut ctx, false, &sc));
-        assert_eq!(ctx.wait_until, 500_000 + HZ_NS / 10);
     }
 }
 

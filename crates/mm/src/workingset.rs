@@ -352,18 +352,6 @@ impl KernelVersion {
         self >= KernelVersion::new(5, 13)
     }
 
-    /// `shrink_inactive_list()`'s wait when `too_many_isolated()`: since v5.16 ("mm/vmscan:
-    /// throttle reclaim and compaction when too may pages are isolated")
-    /// `reclaim_throttle(pgdat, VMSCAN_THROTTLE_ISOLATED)`, HZ/50 at most and woken early
-    /// (`wake_throttle_isolated()`) once another reclaimer finds the count below the limit;
-    /// before, one sleep of HZ/10 without an early wakeup (`congestion_wait(BLK_RW_ASYNC,
-    /// HZ/10)`, later `msleep(100)`) and then give up, as since v4.14's "mm, vmscan: do not
-    /// loop on too_many_isolated for ever" (the model applies that to earlier kernels too,
-    /// which kept looping).
-    pub fn isolated_throttle_wakes(self) -> bool {
-        self >= KernelVersion::new(5, 16)
-    }
-
     /// `isolate_lru_folios()` sets aside at most `SWAP_CLUSTER_MAX_SKIPPED` folios of
     /// ineligible zones per call ("mm/vmscan: fix hard LOCKUP in function
     /// isolate_lru_folios", posted December 2024, in v6.18; the release it first shipped in

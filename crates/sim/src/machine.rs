@@ -335,7 +335,6 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     let mut next_drop = 0usize;
     let mut baseline_cpu = refault_mm::ReclaimCpu::default();
     let mut baseline_lock = refault_mm::lrulock::LruLockStats::default();
-    let mut baseline_iso = refault_mm::vmscan::IsolatedThrottleStats::default();
     // Debug builds check the invariants now and then even when not asked (VM_BUG_ON style).
     let check_every = if opts.check_every > 0 {
         opts.check_every
@@ -380,7 +379,6 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 baseline = Some(mm.vmstat_snapshot());
                 baseline_cpu = mm.reclaim_cpu.clone();
                 baseline_lock = mm.lru_lock_stats.clone();
-                baseline_iso = mm.node.isolated_throttle;
             }
             mm.run_completions(next_sample);
             mm.memcg_flush_stats(next_sample);
@@ -391,7 +389,6 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             baseline = Some(mm.vmstat_snapshot());
             baseline_cpu = mm.reclaim_cpu.clone();
             baseline_lock = mm.lru_lock_stats.clone();
-            baseline_iso = mm.node.isolated_throttle;
         }
         while next_drop < drops.len() && drops[next_drop].at_ns <= now {
             mm.drop_caches(drops[next_drop].value);
@@ -894,12 +891,6 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         wait_seconds: (ls.wait_ns - baseline_lock.wait_ns) as f64 / 1e9,
         hold_seconds: (ls.hold_ns - baseline_lock.hold_ns) as f64 / 1e9,
     };
-    let it = &mm.node.isolated_throttle;
-    let isolated_throttle = IsolatedThrottleResult {
-        sleeps: it.sleeps - baseline_iso.sleeps,
-        sleep_seconds: (it.sleep_ns - baseline_iso.sleep_ns) as f64 / 1e9,
-        gave_up: it.gave_up - baseline_iso.gave_up,
-    };
     let cgroups = scn
         .cgroups
         .iter()
@@ -1001,7 +992,6 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         kswapd_boost: mm.kswapd.boost_stats,
         sched,
         lru_lock,
-        isolated_throttle,
         buddyinfo,
         sim_seconds: end as f64 / 1e9,
         wall_seconds: wall.elapsed().as_secs_f64(),

@@ -42,9 +42,6 @@ pub struct SimResult {
     pub sched: SchedResult,
     /// The LRU locks: acquisitions, contention, wait and hold time (measured period).
     pub lru_lock: LruLockResult,
-    /// `reclaim_throttle(VMSCAN_THROTTLE_ISOLATED)` in the classic LRU's
-    /// `shrink_inactive_list()` (measured period).
-    pub isolated_throttle: IsolatedThrottleResult,
     /// `/proc/buddyinfo` and `/proc/pagetypeinfo` views with the extfrag indices, sampled
     /// every `run.sample_interval` (and at the end).
     pub buddyinfo: Vec<BuddySample>,
@@ -338,18 +335,6 @@ pub struct LruLockResult {
     pub wait_seconds: f64,
     /// Time the locks were held (seconds).
     pub hold_seconds: f64,
-}
-
-/// Direct and limit reclaimers that found too many folios isolated (`too_many_isolated()`)
-/// and slept in `reclaim_throttle(VMSCAN_THROTTLE_ISOLATED)`, over the measured period.
-#[derive(Serialize, Clone, Debug, Default)]
-pub struct IsolatedThrottleResult {
-    /// Sleeps.
-    pub sleeps: u64,
-    /// Their total length (seconds, all threads; not CPU time).
-    pub sleep_seconds: f64,
-    /// `shrink_inactive_list()` calls that were still throttled after the sleep and gave up.
-    pub gave_up: u64,
 }
 
 #[derive(Serialize, Clone, Debug)]
