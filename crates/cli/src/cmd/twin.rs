@@ -410,8 +410,20 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
         "error"
     )?;
     let progress = super::progress::Progress::new("fidelity", 1);
+    // A replay covers the scenarios the file saved (a `--only` run saves some of the
+    // suite): the others are listed as skipped, and a file with none of them is an error.
+    let mut not_saved = Vec::new();
     for (index, f) in files.iter().enumerate() {
         let scn = refault_scenario::load(f, &[], None)?;
+        if let Some((_, doc)) = &replay {
+            let saved = doc["scenarios"]
+                .as_array()
+                .is_some_and(|v| v.iter().any(|e| e["scenario"] == scn.name.as_str()));
+            if !saved && a.only.is_none() {
+                not_saved.push(scn.name.clone());
+                continue;
+            }
+        }
         let swap = default_swap(&scn);
         let mut bar = TwinBar {
             progress: &progress,
@@ -501,6 +513,22 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
             "vm": r.vm}));
     }
     progress.finish();
+    if let Some((p, _)) = &replay {
+        if scenarios.is_empty() {
+            return Err(anyhow!(
+                "{}: no saved runs of {}",
+                p.display(),
+                not_saved.join(", ")
+            ));
+        }
+        if !not_saved.is_empty() {
+            progress.println(&format!(
+                "fidelity: {} has no saved runs of {}: not replayed",
+                p.display(),
+                not_saved.join(", ")
+            ));
+        }
+    }
     let med = median(errors);
     outln!(
         "median relative error over the key counters: {:.1}%",

@@ -547,6 +547,22 @@ fn fidelity_vm_replay_resimulates_saved_guest_runs() {
         !table.contains('\r') && table.contains("pgscan_file"),
         "{table}"
     );
+    // A file saved by a `--only` run: the suite's other scenarios are not replayed, and
+    // the table says so (it had failed on the first of them).
+    std::fs::write(suite.join("zz.toml"), format!("name = \"zz\"\n{VM_TINY}")).unwrap();
+    let o = Command::new(bin())
+        .args(["fidelity", "--vm", "--replay"])
+        .arg(&saved)
+        .arg("--suite")
+        .arg(&suite)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("has no saved runs of zz: not replayed"),
+        "{err}"
+    );
     // A file without this scenario's runs.
     std::fs::write(&saved, r#"{"scenarios": []}"#).unwrap();
     let o = Command::new(bin())
