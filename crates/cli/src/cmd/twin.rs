@@ -133,6 +133,13 @@ pub struct FidelityArgs {
     pub replay: Option<PathBuf>,
 }
 
+/// The entry a `fidelity --vm --out` file saved for `scenario`, if any.
+fn saved_entry<'d>(doc: &'d serde_json::Value, scenario: &str) -> Option<&'d serde_json::Value> {
+    doc["scenarios"]
+        .as_array()
+        .and_then(|v| v.iter().find(|e| e["scenario"] == scenario))
+}
+
 /// The guest runs a `fidelity --vm --out` file saved for `scenario`, and the accelerator.
 fn saved_guest_runs(
     doc: &serde_json::Value,
@@ -143,9 +150,7 @@ fn saved_guest_runs(
     refault_twin::vm::Accel,
     String,
 )> {
-    let entry = doc["scenarios"]
-        .as_array()
-        .and_then(|v| v.iter().find(|e| e["scenario"] == scenario))
+    let entry = saved_entry(doc, scenario)
         .ok_or_else(|| anyhow!("{}: no saved runs of {scenario}", file.display()))?;
     let vm = &entry["vm"];
     if vm.is_null() {
@@ -416,10 +421,7 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
     for (index, f) in files.iter().enumerate() {
         let scn = refault_scenario::load(f, &[], None)?;
         if let Some((_, doc)) = &replay {
-            let saved = doc["scenarios"]
-                .as_array()
-                .is_some_and(|v| v.iter().any(|e| e["scenario"] == scn.name.as_str()));
-            if !saved && a.only.is_none() {
+            if saved_entry(doc, &scn.name).is_none() && a.only.is_none() {
                 not_saved.push(scn.name.clone());
                 continue;
             }

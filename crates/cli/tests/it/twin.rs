@@ -491,16 +491,17 @@ fn fidelity_vm_replay_resimulates_saved_guest_runs() {
     let doc = serde_json::json!({"scenarios": [{"scenario": "tiny",
         "vm": {"accel": "tcg", "accel_reason": "asked for", "guest_runs": [run.clone(), run]}}]});
     std::fs::write(&saved, doc.to_string()).unwrap();
+    // `fidelity --vm --replay saved.json --suite suite`, with what each case adds.
+    let replay = || {
+        let mut c = Command::new(bin());
+        c.args(["fidelity", "--vm", "--replay"])
+            .arg(&saved)
+            .arg("--suite")
+            .arg(&suite);
+        c
+    };
     let out = d.join("out.json");
-    let o = Command::new(bin())
-        .args(["fidelity", "--vm", "--replay"])
-        .arg(&saved)
-        .arg("--suite")
-        .arg(&suite)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let o = replay().arg("--out").arg(&out).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "fidelity --replay failed: {err}");
     assert!(err.contains("replaying the guest runs saved in"), "{err}");
@@ -527,14 +528,7 @@ fn fidelity_vm_replay_resimulates_saved_guest_runs() {
     assert_eq!(s["vm"]["guest_runs"].as_array().unwrap().len(), 2);
     // On a terminal (forced), the progress line over the suite while it simulates; the
     // scenario's line and the notes above it, the table on standard output untouched.
-    let o = Command::new(bin())
-        .args(["fidelity", "--vm", "--replay"])
-        .arg(&saved)
-        .arg("--suite")
-        .arg(&suite)
-        .env("REFAULT_PROGRESS", "1")
-        .output()
-        .unwrap();
+    let o = replay().env("REFAULT_PROGRESS", "1").output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("fidelity 1/1 tiny: simulating ["), "{err}");
@@ -550,13 +544,7 @@ fn fidelity_vm_replay_resimulates_saved_guest_runs() {
     // A file saved by a `--only` run: the suite's other scenarios are not replayed, and
     // the table says so (it had failed on the first of them).
     std::fs::write(suite.join("zz.toml"), format!("name = \"zz\"\n{VM_TINY}")).unwrap();
-    let o = Command::new(bin())
-        .args(["fidelity", "--vm", "--replay"])
-        .arg(&saved)
-        .arg("--suite")
-        .arg(&suite)
-        .output()
-        .unwrap();
+    let o = replay().output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(
@@ -565,13 +553,7 @@ fn fidelity_vm_replay_resimulates_saved_guest_runs() {
     );
     // A file without this scenario's runs.
     std::fs::write(&saved, r#"{"scenarios": []}"#).unwrap();
-    let o = Command::new(bin())
-        .args(["fidelity", "--vm", "--replay"])
-        .arg(&saved)
-        .arg("--suite")
-        .arg(&suite)
-        .output()
-        .unwrap();
+    let o = replay().output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
     assert!(
