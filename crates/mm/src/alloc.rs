@@ -648,6 +648,16 @@ mod reserve_tests {
     use super::*;
     use crate::workingset::KernelVersion;
 
+    /// Seed S4's two tables' flags: GFP_NOWAIT | __GFP_HIGH and GFP_KERNEL | __GFP_HIGH.
+    const NOWAIT_HIGH: Gfp = Gfp {
+        high: true,
+        ..Gfp::NOWAIT
+    };
+    const KERNEL_HIGH: Gfp = Gfp {
+        high: true,
+        ..Gfp::KERNEL
+    };
+
     /// `__zone_watermark_ok()`'s reserve arithmetic, by hand: min 5632 (seed S4's scaled
     /// zone). ALLOC_HIGH / ALLOC_MIN_RESERVE: 5632 - 2816 = 2816. v6.3+ ALLOC_NON_BLOCK for a
     /// non-blocking __GFP_HIGH allocation: 2816 - 704 = 2112. Odd min 1001: 1001 - 500 = 501,
@@ -658,25 +668,17 @@ mod reserve_tests {
         let v62 = KernelVersion::new(6, 2);
         let v63 = KernelVersion::new(6, 3);
         let v618 = KernelVersion::default();
-        let nowait_high = Gfp {
-            high: true,
-            ..Gfp::NOWAIT
-        };
-        let kernel_high = Gfp {
-            high: true,
-            ..Gfp::KERNEL
-        };
         for k in [v46, v62, v63, v618] {
             assert_eq!(reserve_min(5632, Gfp::NOWAIT, k), 5632, "{k}");
             assert_eq!(reserve_min(5632, Gfp::KERNEL, k), 5632, "{k}");
-            assert_eq!(reserve_min(5632, kernel_high, k), 2816, "{k}");
+            assert_eq!(reserve_min(5632, KERNEL_HIGH, k), 2816, "{k}");
         }
-        assert_eq!(reserve_min(5632, nowait_high, v46), 2816);
-        assert_eq!(reserve_min(5632, nowait_high, v62), 2816);
-        assert_eq!(reserve_min(5632, nowait_high, v63), 2112);
-        assert_eq!(reserve_min(5632, nowait_high, v618), 2112);
-        assert_eq!(reserve_min(1001, nowait_high, v46), 501);
-        assert_eq!(reserve_min(1001, nowait_high, v618), 376);
+        assert_eq!(reserve_min(5632, NOWAIT_HIGH, v46), 2816);
+        assert_eq!(reserve_min(5632, NOWAIT_HIGH, v62), 2816);
+        assert_eq!(reserve_min(5632, NOWAIT_HIGH, v63), 2112);
+        assert_eq!(reserve_min(5632, NOWAIT_HIGH, v618), 2112);
+        assert_eq!(reserve_min(1001, NOWAIT_HIGH, v46), 501);
+        assert_eq!(reserve_min(1001, NOWAIT_HIGH, v618), 376);
     }
 
     /// GFP_NOWAIT stops at the min watermark; GFP_NOWAIT | __GFP_HIGH goes on to half of it
@@ -714,27 +716,19 @@ mod reserve_tests {
     /// non-blocking `__GFP_HIGH` one. Never order 0, never with `__GFP_DIRECT_RECLAIM`.
     #[test]
     fn highatomic_rights_by_version() {
-        let nowait_high = Gfp {
-            high: true,
-            ..Gfp::NOWAIT
-        };
-        let kernel_high = Gfp {
-            high: true,
-            ..Gfp::KERNEL
-        };
         let v = KernelVersion::new;
         for (k, gfp, order, highatomic, reserves) in [
             (v(4, 6), Gfp::ATOMIC, 9, true, true),
             (v(4, 6), Gfp::ATOMIC, 0, false, true),
-            (v(4, 6), nowait_high, 9, false, false),
+            (v(4, 6), NOWAIT_HIGH, 9, false, false),
             (v(4, 6), Gfp::NOWAIT, 9, false, false),
-            (v(6, 2), nowait_high, 9, false, false),
+            (v(6, 2), NOWAIT_HIGH, 9, false, false),
             (v(6, 3), Gfp::NOWAIT, 9, true, true),
             (v(6, 16), Gfp::NOWAIT, 9, true, true),
             (v(6, 17), Gfp::NOWAIT, 9, false, true),
-            (v(6, 17), nowait_high, 9, true, true),
-            (v(6, 18), nowait_high, 0, false, true),
-            (v(6, 18), kernel_high, 9, false, true),
+            (v(6, 17), NOWAIT_HIGH, 9, true, true),
+            (v(6, 18), NOWAIT_HIGH, 0, false, true),
+            (v(6, 18), KERNEL_HIGH, 9, false, true),
             (v(6, 18), Gfp::KERNEL, 9, false, false),
         ] {
             let r = highatomic_rights(gfp, order, k);
