@@ -479,8 +479,9 @@ def reclaimers(result: ResultLike, ax: Axes | None = None) -> Figure:
     if len(axes) > 1:
         b = axes[1]
         k = 0
-        for c, label in (("pageoutrun", "kswapd runs"), ("allocstall_normal", "direct reclaim stalls"),
-                         ("allocstall_dma32", "direct reclaim stalls (DMA32)")):
+        for c, label in (("pageoutrun", "kswapd runs"),
+                         ("allocstall_movable", "direct reclaim stalls (user and page-cache masks)"),
+                         ("allocstall_normal", "direct reclaim stalls (kernel masks)")):
             if c in ts and _nonzero(rate(ts, c)):
                 b.plot(ts.index, rate(ts, c), label=label, **_style(k))
                 k += 1

@@ -57,6 +57,24 @@ pub struct Gfp {
 }
 
 impl Gfp {
+    /// The `allocstall_<zone>` event of a direct reclaim for this mask. Kernel: `gfp_zone()`
+    /// of `try_to_free_pages()`' mask, counted by `do_try_to_free_pages()` as
+    /// `__count_zid_vm_events(ALLOCSTALL, sc->reclaim_idx, 1)`. `GFP_ZONE_TABLE` maps
+    /// `__GFP_HIGHMEM | __GFP_MOVABLE` to ZONE_MOVABLE, so every user page, page-cache,
+    /// THP and zsmalloc allocation (GFP_HIGHUSER_MOVABLE and the masks built from it) stalls
+    /// as `allocstall_movable` even on a machine without a Movable zone; GFP_KERNEL and the
+    /// other kernel masks (no zone modifier) as `allocstall_normal`, even on a machine
+    /// without a Normal zone. The model's movable migratetype marks exactly the masks with
+    /// both modifiers (no model allocation carries `__GFP_MOVABLE` without `__GFP_HIGHMEM`,
+    /// nor `__GFP_DMA`/`__GFP_DMA32`).
+    pub fn allocstall(self) -> Ev {
+        if self.mt == mt::MOVABLE {
+            Ev::AllocStallMovable
+        } else {
+            Ev::AllocStallNormal
+        }
+    }
+
     /// GFP_HIGHUSER_MOVABLE.
     pub const HIGHUSER_MOVABLE: Gfp = Gfp {
         mt: mt::MOVABLE,
@@ -368,7 +386,7 @@ impl Mm {
         }
         let mut no_progress_loops = 0;
         loop {
-            let progress = self.try_to_free_pages(ctx, order);
+            let progress = self.try_to_free_pages(ctx, order, gfp);
             if let Some(p) = self.get_page_after_direct_reclaim(order, gfp) {
                 return Some(p);
             }
@@ -486,7 +504,7 @@ impl Mm {
             if let Some(p) = self.get_page_from_freelist(order, Wmark::Min, gfp, false) {
                 return Some(p);
             }
-            let progress = self.try_to_free_pages(ctx, order);
+            let progress = self.try_to_free_pages(ctx, order, gfp);
             if progress > 0 {
                 if let Some(p) = self.get_page_after_direct_reclaim(order, gfp) {
                     return Some(p);

@@ -72,6 +72,7 @@
 //! `move_folios_to_lru()`, `do_try_to_free_pages()`, `try_to_free_pages()`,
 //! `try_to_free_mem_cgroup_pages()`, `snapshot_refaults()`.
 
+use crate::alloc::Gfp;
 use crate::page::pg;
 use crate::types::*;
 use crate::vmstat::Ev;
@@ -90,6 +91,10 @@ pub struct ScanControl {
     /// allocation of the model may use every zone, so only kswapd woken for a boosted
     /// lower zone (`wakeup_kswapd(zone, 0, 0, zone_idx(zone))`) restricts it.
     pub reclaim_idx: usize,
+    /// The `allocstall_<zone>` counter of direct reclaim: `gfp_zone(sc->gfp_mask)`, which
+    /// the kernel also uses as `sc->reclaim_idx` (the model keeps every zone eligible for
+    /// allocations, so only the counter follows it; see [`Gfp::allocstall`]).
+    pub allocstall: Ev,
     /// May write dirty pages (swap-out, kswapd file writeback).
     pub may_writepage: bool,
     /// May unmap mapped pages.
@@ -305,6 +310,7 @@ impl ScanControl {
             priority: DEF_PRIORITY,
             order: 0,
             reclaim_idx: crate::mmzone::NR_ZONE_TYPES - 1,
+            allocstall: Ev::AllocStallNormal,
             may_writepage: true,
             may_unmap: true,
             may_swap: true,
@@ -1289,14 +1295,10 @@ impl Mm {
     fn do_try_to_free_pages(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) -> u64 {
         loop {
             if !sc.cgroup_reclaim {
-                // ALLOCSTALL of the highest zone (sc->reclaim_idx; the model counts the
-                // Movable zone's stalls under the highest populated zone).
-                let ev = match self.zones[self.zones.len() - 1].zone_type {
-                    crate::mmzone::ZONE_DMA => Ev::AllocStallDma,
-                    crate::mmzone::ZONE_DMA32 => Ev::AllocStallDma32,
-                    _ => Ev::AllocStallNormal,
-                };
-                self.ev.add(ev, 1);
+                // `__count_zid_vm_events(ALLOCSTALL, sc->reclaim_idx, 1)`: the stall is
+                // counted under the zone type `gfp_zone()` names for the allocation's mask,
+                // whether or not the machine has that zone ([`Gfp::allocstall`]).
+                self.ev.add(sc.allocstall, 1);
             }
             loop {
                 sc.nr_scanned = 0;
@@ -1340,9 +1342,10 @@ impl Mm {
     }
 
     /// Kernel: `try_to_free_pages()`: direct reclaim of SWAP_CLUSTER_MAX pages.
-    pub fn try_to_free_pages(&mut self, ctx: &mut Ctx, order: u32) -> u64 {
+    pub fn try_to_free_pages(&mut self, ctx: &mut Ctx, order: u32, gfp: Gfp) -> u64 {
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, 0);
         sc.order = order;
+        sc.allocstall = gfp.allocstall();
         sc.may_writepage = !self.cfg.laptop_mode;
         self.do_try_to_free_pages(ctx, &mut sc)
     }

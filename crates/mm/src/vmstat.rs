@@ -56,6 +56,7 @@ vm_events! {
     AllocStallDma => "allocstall_dma",
     AllocStallDma32 => "allocstall_dma32",
     AllocStallNormal => "allocstall_normal",
+    AllocStallMovable => "allocstall_movable",
     WorkingsetRefaultAnon => "workingset_refault_anon",
     WorkingsetRefaultFile => "workingset_refault_file",
     WorkingsetActivateAnon => "workingset_activate_anon",

@@ -427,8 +427,8 @@ const COUNTERS: [&str; 22] = [
     // kswapd's balance_pgdat() runs (its wake-ups that found work) and direct reclaim
     // entries: the plots' "who reclaims" panel.
     "pageoutrun",
+    "allocstall_movable",
     "allocstall_normal",
-    "allocstall_dma32",
 ];
 
 /// The first interval of an adaptive series (`run.sample_interval = "auto"` on a run

@@ -52,6 +52,7 @@ fn run_writes_the_result_json_contract() {
         "workingset_activate_file",
         "workingset_restore_anon",
         "workingset_restore_file",
+        "allocstall_movable",
         "allocstall_normal",
         "allocstall_dma32",
         "allocstall_dma",

@@ -68,7 +68,10 @@ pages_per_op = 8
     );
     assert_eq!(vm(&r, "pgscan_kswapd"), 0);
     assert_eq!(vm(&r, "pgscan_direct"), 0);
-    assert_eq!(vm(&r, "allocstall_normal") + vm(&r, "allocstall_dma32"), 0);
+    assert_eq!(
+        vm(&r, "allocstall_movable") + vm(&r, "allocstall_normal"),
+        0
+    );
     assert!(vm(&r, "pgscan_file") > 0, "no limit reclaim counted");
     assert!(r.cgroups[0].pgscan > 0);
     assert!(r.cgroups[0].usage_pages <= max);
