@@ -51,7 +51,7 @@ use crate::page::pg;
 use crate::types::*;
 use crate::vmstat::Ev;
 use crate::workingset::Shadow;
-use crate::{Ctx, Mm};
+use crate::{Ctx, Mm, NO_TASK};
 
 /// Readahead's allocation mask (`readahead_gfp_mask()`).
 const RA: Gfp = Gfp::READAHEAD;
@@ -111,9 +111,22 @@ pub struct RaState {
     /// Folio order of the next window (`ra->order`, v6.16+): 0 for a synchronous window
     /// or mmap read-around, +2 per asynchronous window, clamped by `page_cache_ra_order()`.
     pub order: u32,
-    /// Lowest and highest+1 dirty index (bounding box for writeback scans).
-    pub dirty_lo: u64,
-    pub dirty_hi: u64,
+}
+
+/// Kernel: the per-open-file part of `struct file` that reads use: `f_ra` (the readahead
+/// window and `prev_pos`). Every task opens each file it reads on its own (as separate
+/// processes do: fio jobs, `cat`, two readers of one file), so two tasks streaming one
+/// file each keep their own window, and each one's misses are judged sequential against
+/// its own previous read (`page_cache_sync_ra()`), not the other's. mmap faults use the
+/// faulting task's file too (`vmf->vma->vm_file->f_ra`). Simplification: a task keeps one
+/// open file per object for its lifetime (no close/reopen between phases or repeats: a
+/// read from index 0 starts the initial window either way).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenFile {
+    pub ra: RaState,
+    /// Last read position (`f_ra.prev_pos`, in pages, +1; 0 = none): `filemap_read()`
+    /// does not mark the folio the previous read ended in accessed again.
+    pub prev_read_end: u64,
 }
 
 /// Kernel: `get_init_ra_size()`.
@@ -179,6 +192,29 @@ impl Mm {
         }
     }
 
+    /// The open file through which `task` reads `obj` ([`OpenFile`]), created on its first
+    /// read; [`NO_TASK`] reads through the object's own. A task's files are a short list
+    /// sorted by object (binary search; one insertion per file the task ever opens).
+    #[inline]
+    pub fn open_file(&mut self, task: u32, obj: u32) -> &mut OpenFile {
+        if task == NO_TASK {
+            return &mut self.objects[obj as usize].file;
+        }
+        let t = task as usize;
+        if t >= self.open_files.len() {
+            self.open_files.resize_with(t + 1, Vec::new);
+        }
+        let files = &mut self.open_files[t];
+        let i = match files.binary_search_by_key(&obj, |f| f.0) {
+            Ok(i) => i,
+            Err(i) => {
+                files.insert(i, (obj, OpenFile::default()));
+                i
+            }
+        };
+        &mut files[i].1
+    }
+
     fn ra_pages(&self, obj: u32) -> u64 {
         let base = self.cfg.readahead_max_pages as u64;
         match self.objects[obj as usize].hint {
@@ -201,7 +237,7 @@ impl Mm {
             return;
         }
         let max = self.ra_pages(obj);
-        let prev = o.ra.prev_index;
+        let prev = self.open_file(ctx.task, obj).ra.prev_index;
         let (size, async_size) = if index == 0 || req > max || sequential_miss(prev, index) {
             // Start of file, oversized read or sequential miss: the initial window.
             let size = get_init_ra_size(req, max);
@@ -219,7 +255,7 @@ impl Mm {
                 }
             }
         };
-        let ra = &mut self.objects[obj as usize].ra;
+        let ra = &mut self.open_file(ctx.task, obj).ra;
         ra.start = index;
         ra.size = size;
         ra.async_size = async_size;
@@ -251,9 +287,8 @@ impl Mm {
         let max = self.ra_pages(obj);
         let order = self.pages.order[pfn as usize] as u32;
         let folio_end = (index as u64 & !((1u64 << order) - 1)) + (1 << order);
-        let ra = self.objects[obj as usize].ra;
+        let ra = &mut self.open_file(ctx.task, obj).ra;
         let expected = ra.start + ra.size - ra.async_size;
-        let ra = &mut self.objects[obj as usize].ra;
         if expected >= index as u64 & !((1u64 << order) - 1) && expected < folio_end {
             ra.start += ra.size;
         } else {
@@ -276,7 +311,7 @@ impl Mm {
     /// `ra->order`, clamped to the mapping's largest folio order and `ilog2(ra->size)`; the
     /// clamped order is stored back. A window under 4 pages (or no large folios) is order 0.
     fn page_cache_ra_order(&mut self, ctx: &mut Ctx, obj: u32) {
-        let ra = self.objects[obj as usize].ra;
+        let ra = self.open_file(ctx.task, obj).ra;
         let eof = self.objects[obj as usize].file_pages;
         if ra.start >= eof {
             return;
@@ -290,7 +325,7 @@ impl Mm {
             ra.order.min(max_order).min(ilog2(ra.size))
         };
         new_order = new_order.min(MAX_PAGE_ORDER);
-        self.objects[obj as usize].ra.order = new_order;
+        self.open_file(ctx.task, obj).ra.order = new_order;
         self.ra_read(ctx, obj, ra.start, size, mark, new_order, false, RA);
     }
 
@@ -460,7 +495,7 @@ impl Mm {
         let ra_pages = self.ra_pages(obj);
         let start = idx.saturating_sub(ra_pages / 2);
         let size = ra_pages.min(eof - start);
-        let ra = &mut self.objects[obj as usize].ra;
+        let ra = &mut self.open_file(ctx.task, obj).ra;
         ra.start = start;
         ra.size = size;
         ra.async_size = ra_pages / 4;
@@ -480,7 +515,7 @@ impl Mm {
         let eof = self.objects[obj as usize].file_pages;
         let start = page as u64;
         let end = (start + nr as u64).min(eof);
-        let prev_end = self.objects[obj as usize].prev_read_end;
+        let prev_end = self.open_file(ctx.task, obj).prev_read_end;
         let mut index = start;
         let mut first = true;
         while index < end {
@@ -519,9 +554,9 @@ impl Mm {
             ctx.cpu_ns += self.cfg.costs.pagecache_hit_ns * (upto - index);
             index = upto;
         }
-        let o = &mut self.objects[obj as usize];
-        o.prev_read_end = end;
-        o.ra.prev_index = end;
+        let f = self.open_file(ctx.task, obj);
+        f.prev_read_end = end;
+        f.ra.prev_index = end;
     }
 
     /// Mark a page-cache folio dirty (`folio_mark_dirty()` → `__folio_mark_dirty()`).
@@ -538,14 +573,14 @@ impl Mm {
         let idx = self.pages.index[pfn as usize] as u64;
         let o = &mut self.objects[obj as usize];
         if o.nr_dirty == 0 {
-            o.ra.dirty_lo = idx;
-            o.ra.dirty_hi = idx + nr;
+            o.dirty_lo = idx;
+            o.dirty_hi = idx + nr;
             if o.dirtied_when == 0 {
                 o.dirtied_when = now.max(1);
             }
         } else {
-            o.ra.dirty_lo = o.ra.dirty_lo.min(idx);
-            o.ra.dirty_hi = o.ra.dirty_hi.max(idx + nr);
+            o.dirty_lo = o.dirty_lo.min(idx);
+            o.dirty_hi = o.dirty_hi.max(idx + nr);
         }
         o.nr_dirty += nr;
     }
@@ -593,8 +628,8 @@ impl Mm {
         self.wb_writepages_tick(ctx.now + ctx.cpu_ns);
         let dev = self.cfg.fs_dev;
         let (lo, hi) = {
-            let r = &self.objects[obj as usize].ra;
-            (r.dirty_lo, r.dirty_hi)
+            let o = &self.objects[obj as usize];
+            (o.dirty_lo, o.dirty_hi)
         };
         let base = self.objects[obj as usize].dev_base;
         let mut written = 0u64;
@@ -875,6 +910,49 @@ mod tests {
         );
         assert!(mm.cache_lookup(1, 0).is_none());
     }
+    /// Two tasks streaming the two halves of one file, one page per read() in turn, each
+    /// read through its own open file (`struct file`'s `f_ra`): each keeps its own window,
+    /// so after the first synchronous miss every window is started by an asynchronous hit
+    /// on the PG_readahead folio and grows to the maximum. With one state shared by both
+    /// (the model until session 16), each reader's hit found the other's window ("lost the
+    /// window") and their misses were judged against the other's last read.
+    #[test]
+    fn each_task_reads_through_its_own_readahead_window() {
+        let mut cfg = crate::testutil::tiny_config(crate::BalanceKind::RefaultCost, 16384);
+        cfg.readahead_max_pages = 64;
+        let mut mm = Mm::new(cfg);
+        let mut io = crate::InstantIo;
+        let half = 2048u32;
+        let mut sync_misses = [0u32; 2];
+        for p in 0..1024u32 {
+            for task in 0..2u32 {
+                let page = task * half + p;
+                let resident = mm.cache_lookup(1, page).is_some();
+                let mut ctx = Ctx::new(0, &mut io, 0);
+                ctx.task = task;
+                mm.file_read(&mut ctx, 1, page, 1);
+                sync_misses[task as usize] += !resident as u32;
+            }
+        }
+        // Task 0 starts at index 0 (the initial window); task 1's first read, in the
+        // middle of the file with nothing cached before it, is a standalone random read,
+        // and its second, now sequential to its own first, starts its window.
+        assert_eq!(sync_misses, [1, 2], "synchronous misses per reader");
+        for task in 0..2u32 {
+            let ra = mm.open_file(task, 1).ra;
+            assert_eq!(ra.size, 64, "task {task}'s window grew to read_ahead_kb");
+            assert_eq!(ra.prev_index, (task * half + 1024) as u64);
+            assert!(
+                ra.start >= (task * half + 1024) as u64
+                    && ra.start < (task * half + 1024 + 64) as u64
+            );
+        }
+        assert_eq!(
+            mm.objects[1].file.ra.size, 0,
+            "no read went through the object's own state"
+        );
+    }
+
     /// The folio orders of a sequential 32-page-per-read stream with read_ahead_kb = 8192,
     /// as this host's 6.18 kernel allocated them (`mm_filemap_add_to_page_cache`).
     #[test]

@@ -294,8 +294,8 @@ impl Mm {
         let saved = o.wb_index;
         o.wb_index = start;
         // writeback_file() writes from the cursor; the file's pages are contiguous.
-        let lo = o.ra.dirty_lo;
-        let hi = o.ra.dirty_hi;
+        let lo = o.dirty_lo;
+        let hi = o.dirty_hi;
         let mut done = 0;
         if (start..start + nr).any(|k| {
             let e = self.objects[obj as usize].ent[k as usize];

@@ -375,8 +375,16 @@ pub struct Object {
     pub file_pages: u64,
     /// File: first page on its device.
     pub dev_base: u64,
-    pub ra: filemap::RaState,
+    /// The readahead state of accesses made outside any task ([`NO_TASK`]: tests, kernel
+    /// threads); a task reads through its own [`filemap::OpenFile`] ([`Mm::open_file`]).
+    pub file: filemap::OpenFile,
+    /// The access-pattern advice (fadvise / madvise). The kernel keeps POSIX_FADV_RANDOM
+    /// and SEQUENTIAL per open file (FMODE_RANDOM, `f_ra.ra_pages`) and MADV_* per VMA; the
+    /// model keeps one per object, which also stands for the VMA flags ([`Object::has_recency`]).
     pub hint: filemap::Hint,
+    /// File: lowest and highest+1 dirty index (bounding box for writeback scans).
+    pub dirty_lo: u64,
+    pub dirty_hi: u64,
     /// Pages resident (page cache or mapped anon).
     pub nr_resident: u64,
     pub nr_dirty: u64,
@@ -386,8 +394,6 @@ pub struct Object {
     pub dirtied_when: u64,
     /// Latest completion time of writeback issued for this file.
     pub wb_done_max: u64,
-    /// Last read position (`file->f_ra.prev_pos`, in pages, +1; 0 = none).
-    pub prev_read_end: u64,
     /// VMA swap readahead state (`vma->swap_readahead_info`).
     pub swap_ra: swap::VmaRaInfo,
     /// Memcgs (bit `min(id, 63)`) whose tasks faulted pages into this object: the object is
@@ -501,6 +507,9 @@ pub struct Mm {
     /// Swap areas in allocation order (highest priority first; stable for equal ones).
     pub swap_order: Vec<usize>,
     pub swap_ra_global: swap::ClusterRaState,
+    /// Per task (by [`Ctx::task`]), the files it has open: (object, state), sorted by object
+    /// ([`Mm::open_file`]).
+    pub open_files: Vec<Vec<(u32, filemap::OpenFile)>>,
     pub balance: Box<dyn ScanBalance>,
     pub ev: VmEvents,
     pub node: NodeState,
@@ -607,14 +616,15 @@ impl Mm {
                     mapped: zeroed::ZeroedVec::default(),
                     file_pages: if o.exists { o.size_pages } else { 0 },
                     dev_base: base,
-                    ra: Default::default(),
+                    file: Default::default(),
                     hint: filemap::Hint::Normal,
+                    dirty_lo: 0,
+                    dirty_hi: 0,
                     nr_resident: 0,
                     nr_dirty: 0,
                     wb_index: 0,
                     dirtied_when: 0,
                     wb_done_max: 0,
-                    prev_read_end: 0,
                     swap_ra: Default::default(),
                     mm_memcgs: 0,
                     pgtables: Default::default(),
@@ -660,6 +670,7 @@ impl Mm {
             swap,
             swap_order,
             swap_ra_global: Default::default(),
+            open_files: Vec::new(),
             balance,
             ev: VmEvents::default(),
             node: NodeState {

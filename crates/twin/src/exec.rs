@@ -12,8 +12,14 @@ use std::path::{Path, PathBuf};
 const PAGE: usize = 4096;
 
 /// Objects prepared in the parent before fork: open files and shared (shmem) mappings.
+/// Each task instance opens the files again after the fork ([`Objects::reopen_files`]), so
+/// it reads through its own `struct file` (its own `f_ra` readahead state and
+/// POSIX_FADV_* mode), as separate processes do and as the model keeps it
+/// (refault_mm's `OpenFile`).
 pub struct Objects {
     pub files: Vec<Option<std::fs::File>>,
+    /// The file objects' paths (None for anon and shmem).
+    pub paths: Vec<Option<PathBuf>>,
     pub shmem: Vec<usize>,
     pub sizes: Vec<usize>,
     pub kinds: Vec<ObjectKind>,
@@ -22,8 +28,10 @@ pub struct Objects {
 impl Objects {
     pub fn open(scn: &Scenario, workdir: &Path) -> std::io::Result<Objects> {
         let mut files = Vec::new();
+        let mut paths = Vec::new();
         let mut shmem = Vec::new();
         for o in &scn.objects {
+            paths.push((o.kind == ObjectKind::File).then(|| file_path(workdir, &o.name)));
             let bytes = o.size_pages as usize * PAGE;
             match o.kind {
                 ObjectKind::File => {
@@ -59,6 +67,7 @@ impl Objects {
         }
         Ok(Objects {
             files,
+            paths,
             shmem,
             sizes: scn
                 .objects
@@ -67,6 +76,19 @@ impl Objects {
                 .collect(),
             kinds: scn.objects.iter().map(|o| o.kind).collect(),
         })
+    }
+}
+
+impl Objects {
+    /// Open every file object again, replacing the descriptors inherited from the parent:
+    /// called by a task instance after the fork, so each instance has its own open file.
+    pub fn reopen_files(&mut self) -> std::io::Result<()> {
+        for (f, p) in self.files.iter_mut().zip(&self.paths) {
+            if let Some(p) = p {
+                *f = Some(std::fs::OpenOptions::new().read(true).write(true).open(p)?);
+            }
+        }
+        Ok(())
     }
 }
 

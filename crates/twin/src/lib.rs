@@ -485,7 +485,7 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<RealRun, String> {
         drop_cache(&p).map_err(|e| format!("dropping {} from the cache: {e}", p.display()))?;
     }
     s.create_run_cgroups()?;
-    let objs = Objects::open(scn, &s.workdir).map_err(|e| format!("opening objects: {e}"))?;
+    let mut objs = Objects::open(scn, &s.workdir).map_err(|e| format!("opening objects: {e}"))?;
     let sources = refault_workload::task_sources(scn);
     let n_tasks = sources.len();
     let names: Vec<String> = sources.iter().map(|t| t.name.clone()).collect();
@@ -539,6 +539,10 @@ pub fn run_once(scn: &Scenario, s: &mut Setup) -> Result<RealRun, String> {
         }
         if pid == 0 {
             exec::die_with_parent(parent);
+            // Its own open files (its own readahead state), as a separate process has.
+            if objs.reopen_files().is_err() {
+                unsafe { libc::_exit(4) };
+            }
             exec::child_main(&mut src, &objs, procs.as_deref(), t0, done, &words[1 + i]);
         }
         s.children.push(pid);
