@@ -16,7 +16,9 @@
 //! Folio order (`ra->order`, v6.16+): 0 for the synchronous window, +2 per asynchronous
 //! window, clamped to `min(model.max_file_folio_order, ilog2(window))` and stored back;
 //! reduced at unaligned indices and at the window's end, and an asynchronous window's end is
-//! rounded down to that order's alignment. Worked example, checked against this host's
+//! rounded down to that order's alignment. A large folio that cannot be allocated ends the
+//! window's large folios; the rest is read in order-0 folios (`do_page_cache_ra()`).
+//! Worked example, checked against this host's
 //! kernel (6.18, ext4, read_ahead_kb = 8192, 32-page reads from index 0, traced with
 //! `mm_filemap_add_to_page_cache`): pages 0–127 order 0, 128–383 order 2, 384–895 order 4,
 //! 896–1919 order 6, one order-7 folio at 1920, order 8 up to 4095, then order 9.
