@@ -16,7 +16,9 @@
 //! Folio order (`ra->order`, v6.16+): 0 for the synchronous window, +2 per asynchronous
 //! window, clamped to `min(model.max_file_folio_order, ilog2(window))` and stored back;
 //! reduced at unaligned indices and at the window's end, and an asynchronous window's end is
-//! rounded down to that order's alignment. Worked example, checked against this host's
+//! rounded down to that order's alignment. A large folio that cannot be allocated ends the
+//! window's large folios; the rest is read in order-0 folios (`do_page_cache_ra()`).
+//! Worked example, checked against this host's
 //! kernel (6.18, ext4, read_ahead_kb = 8192, 32-page reads from index 0, traced with
 //! `mm_filemap_add_to_page_cache`): pages 0–127 order 0, 128–383 order 2, 384–895 order 4,
 //! 896–1919 order 6, one order-7 folio at 1920, order 8 up to 4095, then order 9.
@@ -336,6 +338,11 @@ impl Mm {
     /// attempt, then the window ends where the allocation failed, as
     /// `page_cache_ra_unbounded()` stops), or the full mask when one folio a read or fault
     /// needs is created (`filemap_create_folio()`, `__filemap_get_folio(FGP_CREAT)`).
+    /// Large folios are allocated with [`RA`]; the first that fails ends the large-folio
+    /// loop and the rest of the window is read in order-0 folios (`page_cache_ra_order()`
+    /// breaks out and falls back to `do_page_cache_ra()`, since v5.18's "mm/readahead: Add
+    /// large folio readahead", 793917d997df), so a failed window costs one large-folio
+    /// slow path, not one per order below it.
     #[allow(clippy::too_many_arguments)]
     fn ra_read(
         &mut self,
@@ -354,6 +361,7 @@ impl Mm {
         let mut run_pfns = std::mem::take(&mut self.io_buf);
         run_pfns.clear();
         let dev = self.cfg.fs_dev;
+        let mut fallback = false;
         while index < end {
             if let Some(p) = self.cache_lookup(obj, index as u32) {
                 self.submit_read_run(ctx, obj, run_start, &mut run_pfns, dev);
@@ -373,13 +381,22 @@ impl Mm {
             {
                 o -= 1;
             }
-            let pfn = loop {
-                let gfp = if o == 0 { gfp0 } else { RA };
-                match self.alloc_folio_gfp(ctx, o, ctx.memcg, gfp) {
-                    Some(p) => break Some(p),
-                    None if o > 0 && !ctx.oom => o -= 1,
-                    None => break None,
+            if fallback {
+                o = 0;
+            }
+            let pfn = match self.alloc_folio_gfp(ctx, o, ctx.memcg, if o == 0 { gfp0 } else { RA })
+            {
+                Some(p) => Some(p),
+                None if o > 0 && !ctx.oom => {
+                    // page_cache_ra_order(): the first large folio that cannot be
+                    // allocated ends the large-folio loop; do_page_cache_ra() reads the
+                    // rest of the window in order-0 folios, stopping at the first of
+                    // those that fails too.
+                    fallback = true;
+                    o = 0;
+                    self.alloc_folio_gfp(ctx, 0, ctx.memcg, gfp0)
                 }
+                None => None,
             };
             let Some(pfn) = pfn else { break };
             if !self.add_to_page_cache(ctx, obj, index, pfn, true) {
@@ -951,6 +968,38 @@ mod tests {
             mm.objects[1].file.ra.size, 0,
             "no read went through the object's own state"
         );
+    }
+
+    /// page_cache_ra_order(): the first large folio that cannot be allocated ends the
+    /// large-folio loop and do_page_cache_ra() reads the rest of the window in order-0
+    /// folios. Free memory here is order-3 blocks only (every other one taken): the order-5
+    /// window's first folio fails, and the window is read in order-0 folios, where the
+    /// model used to walk down the orders and read order-3 folios.
+    #[test]
+    fn failed_large_readahead_folio_falls_back_to_order_zero() {
+        let mut mm = file_mm();
+        for zi in 0..mm.zones.len() {
+            let mut taken = Vec::new();
+            for t in 0..crate::mmzone::MIGRATE_TYPES as u8 {
+                while let Some(p) = mm.zones[zi].rmqueue_smallest(&mut mm.pages, 3, t) {
+                    taken.push(p);
+                }
+            }
+            for p in taken.into_iter().filter(|p| (p >> 3) % 2 == 0) {
+                mm.zones[zi].free_block(&mut mm.pages, p, 3);
+            }
+        }
+        assert!(mm
+            .zones
+            .iter()
+            .all(|z| z.nr_free[4..].iter().all(|&n| n == 0)));
+        let mut io = crate::InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        mm.ra_read(&mut ctx, 1, 0, 32, u64::MAX, 5, false, RA);
+        for i in 0..32 {
+            let p = mm.cache_lookup(1, i).expect("the window is read");
+            assert_eq!(mm.pages.order[p as usize], 0, "index {i}");
+        }
     }
 
     /// The folio orders of a sequential 32-page-per-read stream with read_ahead_kb = 8192,
