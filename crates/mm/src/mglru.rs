@@ -1510,6 +1510,14 @@ impl Mm {
         if stops_at_high {
             self.set_initial_priority(sc);
         }
+        // Since v6.7 kswapd counts from zero in each call, so that `should_abort_scan()`
+        // compares `nr_to_reclaim` with what this call reclaimed, not with what the whole
+        // `balance_pgdat()` run has (its scan_control lives across the priority loop); the
+        // run's total is restored afterwards.
+        let kswapd_reset = stops_at_high && sc.kswapd;
+        if kswapd_reset {
+            sc.nr_reclaimed = 0;
+        }
         // shrink_many(), as a round-robin walk over the memcgs (before v6.7,
         // shrink_node_memcgs(): every memcg in turn).
         let n = self.lruvecs.len();
@@ -1525,6 +1533,9 @@ impl Mm {
             }
         }
         self.mm_walk_active = false;
+        if kswapd_reset {
+            sc.nr_reclaimed += before;
+        }
         let reclaimed = sc.nr_reclaimed - before;
         if reclaimed > 0 {
             self.node.kswapd_failures = 0;
@@ -2353,6 +2364,36 @@ mod tests {
         sc.memcgs_need_aging = true;
         mm.lru_gen_age_node(&mut ctx, &mut sc);
         assert_eq!(mm.lruvecs[0].lrugen.max_seq, 3);
+    }
+
+    /// v6.7+ `lru_gen_shrink_node()`: kswapd's `sc->nr_reclaimed` counts from zero in each
+    /// call, so a `balance_pgdat()` pass late in a run (its scan_control already holds what
+    /// the earlier passes reclaimed) still reclaims `nr_to_reclaim` before
+    /// `should_abort_scan()` stops it, and the run's total is kept. (Without the reset the
+    /// pass stopped after its first batch of 64.)
+    #[test]
+    fn kswapd_counts_each_lru_gen_shrink_node_call_from_zero() {
+        use crate::mmzone::Wmark;
+        use crate::{Ctx, InstantIo};
+        let mut mm = mglru_mm(KernelVersion::new(6, 18));
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for p in 0..600 {
+            mm.file_read(&mut ctx, 1, p, 1);
+        }
+        // Every zone far below its high watermark: the watermark rule cannot stop the pass.
+        let free = mm.zones[0].free;
+        mm.zones[0].wmark[Wmark::High as usize] = free + 1000;
+        let mut sc = ScanControl::new(256, 0);
+        sc.kswapd = true;
+        // A late pass of the priority loop (set_initial_priority() leaves it): its share
+        // of the lruvec (600 >> 1) is more than nr_to_reclaim.
+        sc.priority = 1;
+        sc.nr_reclaimed = 1000; // reclaimed by this balance_pgdat() run's earlier passes
+        let got = mm.lru_gen_shrink_node(&mut ctx, &mut sc);
+        assert!(got >= 256, "reclaimed {got}, want nr_to_reclaim (256)");
+        assert_eq!(sc.nr_reclaimed, 1000 + got);
+        mm.check_invariants().unwrap();
     }
 
     /// try_to_inc_min_seq() on the same lists under both rules: max_seq 3, an anon page in

@@ -181,7 +181,9 @@ impl KernelVersion {
     /// Since v6.7 ("mm/mglru: try to stop at high watermarks", which fixes the memcg LRU of
     /// 6.3; 6.1 has neither): root reclaim starts at the priority `set_initial_priority()`
     /// picks, and `should_abort_scan()` stops once `nr_to_reclaim` is reclaimed or (kswapd)
-    /// every zone is above its high watermark plus a batch. Before (6.1): reclaim runs
+    /// every zone is above its high watermark plus a batch; kswapd's `sc->nr_reclaimed`
+    /// counts from zero in each `lru_gen_shrink_node()` call (the run's total is restored
+    /// after it), so the first test is per pass. Before (6.1): reclaim runs
     /// through `shrink_node()` → `shrink_lruvec()` → `lru_gen_shrink_lruvec()` at the
     /// priorities kswapd's and direct reclaim's loops give (from `DEF_PRIORITY`), every
     /// memcg in turn, and 6.1's `should_abort_scan()` stops the eviction early only below
