@@ -311,6 +311,19 @@ impl KernelVersion {
         !direct_reclaim && (high || self < KernelVersion::new(6, 18))
     }
 
+    /// Since v4.9 ("mm, compaction: require only min watermarks for non-costly orders",
+    /// Vlastimil Babka, patch 10/11 of "make direct compaction more deterministic", v6 posted
+    /// 2016-08-10, after the v4.8 merge window): `__isolate_free_page()` lets compaction take
+    /// a free page while the zone keeps `min_wmark_pages(zone) + (1 << order)`, and
+    /// `__compaction_suitable()` tests the min watermark (plus the gap) for orders up to
+    /// PAGE_ALLOC_COSTLY_ORDER. Before (v4.6, the kernel of seed S4: "Obey watermarks as if
+    /// the page was being allocated"): the low watermark in both, so the free scanner stops
+    /// with the zone at its low watermark plus the page, and compaction has fewer pages to
+    /// migrate into.
+    pub fn isolate_free_page_min_watermark(self) -> bool {
+        self >= KernelVersion::new(4, 9)
+    }
+
     /// Since v4.10 ("mm: try to exhaust highatomic reserve before the OOM", 04c8716f7b00,
     /// Minchan Kim, merged December 2016): `should_reclaim_retry()` calls
     /// `unreserve_highatomic_pageblock(ac, true)` (forced: the last pageblock too) instead
