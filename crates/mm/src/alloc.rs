@@ -402,7 +402,7 @@ impl Mm {
             } else {
                 no_progress_loops += 1;
             }
-            if no_progress_loops > MAX_RECLAIM_RETRIES || !self.reclaim_could_reach_min() {
+            if !self.should_reclaim_retry(gfp.mt, no_progress_loops) {
                 self.ev.add(Ev::OomKill, 1);
                 ctx.oom = true;
                 return None;
@@ -436,9 +436,37 @@ impl Mm {
         false
     }
 
+    /// Kernel: `should_reclaim_retry()` after the caller counted `no_progress_loops`: retry
+    /// while there have been at most MAX_RECLAIM_RETRIES rounds without progress and
+    /// reclaim could still lift some zone to its min watermark
+    /// ([`Mm::reclaim_could_reach_min`]). Otherwise the allocation is headed for OOM, and
+    /// the highatomic reserve is exhausted first, by version
+    /// ([`KernelVersion::unreserve_highatomic_before_oom`](crate::workingset::KernelVersion::unreserve_highatomic_before_oom)):
+    /// before v4.10 never; v4.10–v6.7 ("mm: try to exhaust highatomic reserve before the
+    /// OOM", 04c8716f7b00) once the rounds without progress exceed MAX_RECLAIM_RETRIES;
+    /// v6.8+ ("mm: page_alloc: unreserve highatomic page blocks before oom", Charan Teja
+    /// Kalla) whenever it would return false. The forced `unreserve_highatomic_pageblock(ac,
+    /// true)` gives back one pageblock, even the last, and a success means "retry". The
+    /// model's v4.6 loop is this function's shape without the unreserve (v4.6 had
+    /// `should_alloc_retry()`, which the model does not follow).
+    pub(crate) fn should_reclaim_retry(&mut self, migratetype: u8, no_progress_loops: u32) -> bool {
+        let exhausted = no_progress_loops > MAX_RECLAIM_RETRIES;
+        if !exhausted && self.reclaim_could_reach_min() {
+            return true;
+        }
+        let k = self.cfg.kernel;
+        if k.unreserve_highatomic_before_oom() && (exhausted || k.unreserve_on_every_oom_verdict())
+        {
+            return self.unreserve_highatomic_pageblock(migratetype, true);
+        }
+        false
+    }
+
     /// `should_reclaim_retry()`'s watermark test: could some zone reach its min watermark
     /// (plus its `lowmem_reserve`) if everything reclaimable in it were reclaimed
-    /// (`__zone_watermark_ok()` with `zone_reclaimable_pages() + NR_FREE_PAGES`)?
+    /// (`__zone_watermark_ok()` with `zone_reclaimable_pages() + NR_FREE_PAGES`, less the
+    /// highatomic reserve the allocation may not use: `__zone_watermark_unusable_free()`,
+    /// v4.x `nr_reserved_highatomic` without ALLOC_HARDER)?
     fn reclaim_could_reach_min(&self) -> bool {
         let can_anon = self.nr_swap_free() > 0;
         self.zones.iter().any(|z| {
@@ -449,7 +477,11 @@ impl Mm {
                 } else {
                     0
                 }
-                + z.free;
+                + z.free.saturating_sub(if z.nr_reserved_highatomic > 0 {
+                    z.highatomic_unusable()
+                } else {
+                    0
+                });
             available > z.wmark_pages(Wmark::Min) + z.lowmem_reserve[ZONE_NORMAL]
         })
     }
@@ -523,7 +555,7 @@ impl Mm {
             } else {
                 no_progress_loops += 1;
             }
-            if no_progress_loops <= MAX_RECLAIM_RETRIES && self.reclaim_could_reach_min() {
+            if self.should_reclaim_retry(gfp.mt, no_progress_loops) {
                 continue;
             }
             // should_compact_retry()
@@ -730,7 +762,7 @@ mod reserve_tests {
 
     /// Who gets the highatomic reserve (`gfp_to_alloc_flags()`), for an order-9 allocation:
     /// v4.6 only GFP_ATOMIC (`__GFP_ATOMIC` -> ALLOC_HARDER), not seed S4's GFP_NOWAIT |
-    /// __GFP_HIGH; v6.3-v6.16 every non-blocking allocation (GFP_NOWAIT too); v6.17+ a
+    /// __GFP_HIGH; v6.3-v6.17 every non-blocking allocation (GFP_NOWAIT too); v6.18+ a
     /// non-blocking `__GFP_HIGH` one. Never order 0, never with `__GFP_DIRECT_RECLAIM`.
     #[test]
     fn highatomic_rights_by_version() {
@@ -743,8 +775,9 @@ mod reserve_tests {
             (v(6, 2), NOWAIT_HIGH, 9, false, false),
             (v(6, 3), Gfp::NOWAIT, 9, true, true),
             (v(6, 16), Gfp::NOWAIT, 9, true, true),
-            (v(6, 17), Gfp::NOWAIT, 9, false, true),
-            (v(6, 17), NOWAIT_HIGH, 9, true, true),
+            (v(6, 17), Gfp::NOWAIT, 9, true, true),
+            (v(6, 18), Gfp::NOWAIT, 9, false, true),
+            (v(6, 18), NOWAIT_HIGH, 9, true, true),
             (v(6, 18), NOWAIT_HIGH, 0, false, true),
             (v(6, 18), KERNEL_HIGH, 9, false, true),
             (v(6, 18), Gfp::KERNEL, 9, false, false),
@@ -753,8 +786,84 @@ mod reserve_tests {
             assert_eq!(r.highatomic, highatomic, "{k} {gfp:?} {order}");
             assert_eq!(r.reserves, reserves, "{k} {gfp:?} {order}");
         }
+        // The reserve's watermark rule: the whole reserve before v6.12, its free pages from
+        // v6.12 (c928807f6f6b, merged for v6.12-rc7).
+        assert!(!v(6, 11).highatomic_rules().unusable_free_only);
+        assert!(v(6, 12).highatomic_rules().unusable_free_only);
         // v4.6 ALLOC_HARDER's quarter: GFP_ATOMIC with min 5632: 2816, then 2112.
         assert_eq!(reserve_min(5632, Gfp::ATOMIC, v(4, 6)), 2112);
         assert_eq!(reserve_min(5632, Gfp::ATOMIC, v(6, 18)), 2112);
+    }
+
+    /// `should_reclaim_retry()`'s forced unreserve before OOM, by version. A 65,536-page
+    /// zone with no reclaimable memory and a highatomic reserve of one free pageblock (512
+    /// pages): GFP_KERNEL order-0 allocations run the zone down to its min watermark (the
+    /// reserve not counted). v4.6 goes OOM with the reserve untouched (a failed direct
+    /// reclaim keeps the last block). v4.10 too: its forced unreserve comes only after 16
+    /// rounds without progress, and the watermark check (nothing reclaimable) fails first —
+    /// the early OOM that v6.8's patch describes. v6.8+ unreserves whenever the function
+    /// would return false, so its 512 pages are handed out before OOM.
+    #[test]
+    fn forced_unreserve_before_oom_by_version() {
+        use crate::testutil::*;
+        use crate::{BalanceKind, InstantIo};
+        let setup = |kernel: KernelVersion| {
+            let mut cfg = tiny_config(BalanceKind::RefaultCost, 65536);
+            cfg.swap_areas.clear();
+            cfg.watermark_boost_factor = 0;
+            cfg.kernel = kernel;
+            let mut mm = Mm::new(cfg);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            // One pageblock reserved (as reserve_highatomic_pageblock() after an order-9
+            // ALLOC_HARDER / ALLOC_HIGHATOMIC allocation), then freed onto its lists.
+            let p = mm.alloc_kernel_pages(&mut ctx, 9, Gfp::KERNEL).unwrap();
+            assert!(mm.zones[0].reserve_highatomic_pageblock(&mut mm.pages, p, 9));
+            mm.free_kernel_pages(p);
+            assert_eq!(mm.zones[0].nr_reserved_highatomic, 512);
+            mm
+        };
+        for (kernel, reserve_left, extra) in [
+            (KernelVersion::new(4, 6), 512, 0),
+            (KernelVersion::new(4, 10), 512, 0),
+            (KernelVersion::new(6, 7), 512, 0),
+            (KernelVersion::new(6, 8), 0, 512),
+            (KernelVersion::default(), 0, 512),
+        ] {
+            let mut mm = setup(kernel);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            let mut got = 0u64;
+            while mm.alloc_kernel_pages(&mut ctx, 0, Gfp::KERNEL).is_some() {
+                got += 1;
+            }
+            assert!(ctx.oom, "{kernel}");
+            let min = mm.zones[0].wmark_pages(Wmark::Min);
+            assert_eq!(mm.zones[0].nr_reserved_highatomic, reserve_left, "{kernel}");
+            // Every page above the min watermark (the order-9 allocation came back whole),
+            // plus the reserve's when it was released.
+            assert_eq!(got, 65536 - 512 - min + extra, "{kernel}");
+        }
+        // The rounds-exhausted branch, directly: with the zone above its min watermark (the
+        // check passes) v4.6 gives up after MAX_RECLAIM_RETRIES rounds without progress
+        // keeping the reserve; v4.10 and v6.18 give the last block back and retry.
+        for (kernel, released) in [
+            (KernelVersion::new(4, 6), false),
+            (KernelVersion::new(4, 10), true),
+            (KernelVersion::default(), true),
+        ] {
+            let mut mm = setup(kernel);
+            assert!(mm.should_reclaim_retry(mt::UNMOVABLE, MAX_RECLAIM_RETRIES));
+            assert_eq!(mm.zones[0].nr_reserved_highatomic, 512, "{kernel}");
+            assert_eq!(
+                mm.should_reclaim_retry(mt::UNMOVABLE, MAX_RECLAIM_RETRIES + 1),
+                released,
+                "{kernel}"
+            );
+            let left = if released { 0 } else { 512 };
+            assert_eq!(mm.zones[0].nr_reserved_highatomic, left, "{kernel}");
+            // Nothing left to release: OOM.
+            assert!(!mm.should_reclaim_retry(mt::UNMOVABLE, MAX_RECLAIM_RETRIES + 1));
+        }
     }
 }

@@ -187,11 +187,12 @@ pub fn next_search_order(cc: &mut CompactControl, order: i32) -> i32 {
 }
 
 /// Kernel: `__isolate_free_page()`'s watermark check: compaction may take a free block of
-/// `order` only while the zone keeps `_watermark[WMARK_MIN] + 2^order` free pages (the
-/// unboosted min watermark, checked at order 0).
+/// `order` only while the zone keeps `_watermark[mark] + 2^order` free pages (the unboosted
+/// watermark, checked at order 0): the min watermark since v4.9, the low one before
+/// ([`KernelVersion::isolate_free_page_min_watermark`](crate::workingset::KernelVersion::isolate_free_page_min_watermark)).
 #[inline]
-pub fn isolate_free_page_allowed(z: &crate::mmzone::Zone, order: u32) -> bool {
-    z.watermark_ok(0, z.wmark[Wmark::Min as usize] + (1u64 << order))
+pub fn isolate_free_page_allowed(z: &crate::mmzone::Zone, order: u32, mark: Wmark) -> bool {
+    z.watermark_ok(0, z.wmark[mark as usize] + (1u64 << order))
 }
 
 impl ZoneCompact {
@@ -305,6 +306,9 @@ pub struct CompactControl {
     pub fast_start_pfn: Pfn,
     /// `cc->finish_pageblock`: isolate the rest of the current block, past COMPACT_CLUSTER_MAX.
     pub finish_pageblock: bool,
+    /// The simulated time of the compaction (`compact_zone()`'s caller's clock): a folio
+    /// whose read completed by then is no longer locked.
+    pub now: u64,
 }
 
 impl CompactControl {
@@ -334,17 +338,21 @@ impl CompactControl {
             fast_search_fail: 0,
             fast_start_pfn: 0,
             finish_pageblock: false,
+            now: 0,
         }
     }
 }
 
 impl Mm {
     /// Kernel: `__compaction_suitable()` + `compaction_suitable()`: is there enough free
-    /// memory to migrate into (order-0 check against low/min + compact_gap), and would a
+    /// memory to migrate into (order-0 check against low + compact_gap for costly orders,
+    /// min + compact_gap for the others; before v4.9 low for every order), and would a
     /// failure be due to fragmentation (`fragmentation_index() > vm.extfrag_threshold`)?
     pub fn compaction_suitable(&self, zi: usize, order: u32) -> bool {
         let z = &self.zones[zi];
-        let w = if order > PAGE_ALLOC_COSTLY_ORDER {
+        let w = if order > PAGE_ALLOC_COSTLY_ORDER
+            || !self.cfg.kernel.isolate_free_page_min_watermark()
+        {
             z.wmark_pages(Wmark::Low)
         } else {
             z.wmark_pages(Wmark::Min)
@@ -431,6 +439,7 @@ impl Mm {
     /// (`cc->finish_pageblock`), so it gets its skip bit.
     pub fn compact_zone(&mut self, ctx: &mut Ctx, cc: &mut CompactControl) -> CompactResult {
         let zi = cc.zi;
+        cc.now = ctx.now;
         // The scanners walk frames: deferred max-order blocks must be real free blocks.
         self.zones[zi].link_all_deferred(&mut self.pages);
         if cc.order >= 0 {
@@ -583,6 +592,16 @@ impl Mm {
             }
         }
         CompactResult::Continue
+    }
+
+    /// The watermark `__isolate_free_page()` keeps, by version.
+    #[inline]
+    fn isolate_free_page_wmark(&self) -> Wmark {
+        if self.cfg.kernel.isolate_free_page_min_watermark() {
+            Wmark::Min
+        } else {
+            Wmark::Low
+        }
     }
 
     /// Kernel: `update_cached_migrate()`: where async and sync compaction restart (only
@@ -814,7 +833,14 @@ impl Mm {
                 next_skip_pfn = chunk_end(p, cc.order);
             }
             let i = p as usize;
-            let f = self.pages.flags[i];
+            let mut f = self.pages.flags[i];
+            if f & pg::LOCKED != 0 && self.pages.io_done_ns[i] <= cc.now {
+                // PG_locked is cleared lazily in the model (`FrameTable::wait_locked()`);
+                // the kernel unlocks a folio when its read completes (`folio_end_read()`),
+                // so a read that is over no longer keeps the folio from migrating.
+                self.pages.clear(p, pg::LOCKED);
+                f &= !pg::LOCKED;
+            }
             let o = self.pages.order[i] as u32;
             if f & pg::BUDDY != 0 {
                 cc.migrate_scanned += 1 << o;
@@ -904,7 +930,7 @@ impl Mm {
                 p += stride;
                 continue;
             }
-            if !isolate_free_page_allowed(&self.zones[zi], o) {
+            if !isolate_free_page_allowed(&self.zones[zi], o, self.isolate_free_page_wmark()) {
                 break;
             }
             self.zones[zi].isolate_free_block(&mut self.pages, p);
@@ -999,7 +1025,11 @@ impl Mm {
                     self.move_freelist_head(zi, o, freepage);
                 }
                 if let Some(p) = page {
-                    if isolate_free_page_allowed(&self.zones[zi], order as u32) {
+                    if isolate_free_page_allowed(
+                        &self.zones[zi],
+                        order as u32,
+                        self.isolate_free_page_wmark(),
+                    ) {
                         self.zones[zi].isolate_free_block(&mut self.pages, p);
                         self.pages.order[p as usize] = order as u8;
                         nr_isolated = 1 << order;
@@ -1593,6 +1623,69 @@ mod behaviour {
         assert_eq!(moved, mm.ev.get(Ev::PgmigrateSuccess));
         assert!(after.iter().all(|&e| pte_present(e)));
         mm.check_invariants().unwrap();
+    }
+
+    /// A folio whose read completed long ago but that nobody has waited on since still has
+    /// the model's lazily cleared PG_locked; compaction must migrate it (the kernel unlocks
+    /// a folio when its read completes), while a folio whose read is still in flight stays.
+    /// Before the fix every such folio was left in place: no order-9 block (COMPLETE).
+    #[test]
+    fn compaction_migrates_folios_whose_read_has_completed() {
+        let mut mm = mm4096_filled();
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for i in (0..3968).step_by(2) {
+            zap_anon(&mut mm, 0, i);
+        }
+        // Every remaining folio "locked for a read" that completed at 1 ms, one still in
+        // flight until 10 s.
+        let held: Vec<Pfn> = (1..3968)
+            .step_by(2)
+            .map(|i| pte_pfn(mm.objects[0].ent[i]))
+            .collect();
+        for &p in &held {
+            mm.pages.lock_for_io(p, 1_000_000);
+        }
+        // A locked anonymous folio's PTE carries PTE_ATTN (the fault path's cue to wait).
+        for i in (1..3968).step_by(2) {
+            mm.objects[0].ent[i] |= crate::memory::PTE_ATTN;
+        }
+        let busy = held[0];
+        mm.pages.lock_for_io(busy, 10_000_000_000);
+        ctx.now = 2_000_000_000;
+        let mut cc = CompactControl::new(0, 9, MigrateMode::SyncLight, Compactor::Kcompactd);
+        let r = mm.compact_zone(&mut ctx, &mut cc);
+        assert_eq!(r, CompactResult::Success);
+        assert!(order9_free(&mm));
+        assert!(mm.ev.get(Ev::PgmigrateSuccess) > 0);
+        // The folio still being read was not moved and keeps its lock.
+        assert_eq!(pte_pfn(mm.objects[0].ent[1]), busy);
+        assert!(mm.pages.test(busy, pg::LOCKED));
+        mm.check_invariants().unwrap();
+    }
+
+    /// `__isolate_free_page()`'s watermark by version: v4.6 keeps the low watermark plus the
+    /// page, v4.9+ the min one. A zone with min 1000, low 2000 and 1800 free pages: an
+    /// order-0 page may be isolated under v4.9+ (1800 > 1001), not under v4.6 (1800 <= 2001);
+    /// and v4.6's `compaction_suitable()` tests low + gap for an order-3 request too.
+    #[test]
+    fn isolate_free_page_watermark_by_version() {
+        use crate::workingset::KernelVersion;
+        let mut old = anon_holes(KernelVersion::new(4, 6));
+        let mut new = anon_holes(KernelVersion::new(4, 9));
+        assert_eq!(old.isolate_free_page_wmark(), Wmark::Low);
+        assert_eq!(new.isolate_free_page_wmark(), Wmark::Min);
+        for mm in [&mut old, &mut new] {
+            let free = mm.zones[0].free;
+            // free = low - 200 = min + 800.
+            mm.zones[0].wmark = [free - 800, free + 200, free + 400];
+        }
+        let z = &new.zones[0];
+        assert!(isolate_free_page_allowed(z, 0, Wmark::Min));
+        assert!(!isolate_free_page_allowed(z, 0, Wmark::Low));
+        // Order 3 (non-costly): min + 16 passes under v4.9, low + 16 fails under v4.6.
+        assert!(new.compaction_suitable(0, 3));
+        assert!(!old.compaction_suitable(0, 3));
     }
 
     /// Unmovable kernel pages with every other one freed.

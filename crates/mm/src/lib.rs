@@ -801,6 +801,46 @@ impl Mm {
         (zones, kernel, reserved, min_free_kbytes)
     }
 
+    /// Kernel: `min_free_kbytes_sysctl_handler()` (`echo kb > /proc/sys/vm/min_free_kbytes`):
+    /// `user_min_free_kbytes = kb`, then `setup_per_zone_wmarks()` ([`Mm::setup_per_zone_wmarks`]).
+    pub fn sysctl_min_free_kbytes(&mut self, kb: u64) {
+        self.min_free_kbytes = kb;
+        self.cfg.min_free_kbytes = Some(kb);
+        self.setup_per_zone_wmarks();
+    }
+
+    /// Kernel: `watermark_scale_factor_sysctl_handler()`: the new factor, then
+    /// `setup_per_zone_wmarks()`.
+    pub fn sysctl_watermark_scale_factor(&mut self, factor: u64) {
+        self.cfg.watermark_scale_factor = factor;
+        self.setup_per_zone_wmarks();
+    }
+
+    /// Kernel: `setup_per_zone_wmarks()` → `__setup_per_zone_wmarks()` at run time: each
+    /// zone's min, low and high watermarks from `min_free_kbytes` and
+    /// `vm.watermark_scale_factor` ([`mmzone::setup_per_zone_wmarks`]); since v5.0 ("mm:
+    /// reclaim small amounts of memory when an external fragmentation event occurs") it also
+    /// sets `watermark_boost` to 0. The kernel's handlers do not recompute `lowmem_reserve`
+    /// (`setup_per_zone_lowmem_reserve()` depends on the zones' managed pages and
+    /// `vm.lowmem_reserve_ratio` only), so neither does this. `totalreserve_pages` (the dirty
+    /// limits) follows, as the model derives it from the watermarks. Nothing is woken:
+    /// kswapd runs when the next allocation finds a zone below its new low watermark.
+    pub fn setup_per_zone_wmarks(&mut self) {
+        let managed: Vec<u64> = self.zones.iter().map(|z| z.managed).collect();
+        let w = mmzone::setup_per_zone_wmarks(
+            &managed,
+            self.min_free_kbytes,
+            self.cfg.watermark_scale_factor,
+        );
+        let clear_boost = self.cfg.kernel.watermark_boosting();
+        for (z, w) in self.zones.iter_mut().zip(w) {
+            z.wmark = w;
+            if clear_boost {
+                z.watermark_boost = 0;
+            }
+        }
+    }
+
     /// The DMA zone as an x86-64 kernel boots it (measured in the VM twin's 6.1 guest,
     /// `/proc/pagetypeinfo` at boot, docs/fidelity.md): its holes (pfn 0, the BIOS hole),
     /// reserved pages (the first MiB, reserved since v5.13: "x86/setup: always reserve the
@@ -958,6 +998,37 @@ impl Mm {
 mod zone_boot_tests {
     use super::*;
     use crate::mmzone::{Wmark, ZONE_NORMAL};
+
+    /// `echo 1024 > /proc/sys/vm/min_free_kbytes` (mmtests' stress-highalloc before its "at
+    /// rest" pass) on a 4096-page zone booted with min_free_kbytes 4096, by hand: min
+    /// 4096 / 4 = 1024, low and high + max(1024 / 4, 4096 * 10 / 10000) = 256; after the
+    /// write min 256, delta max(64, 4) = 64: 256 / 320 / 384. vm.watermark_scale_factor 1000
+    /// then: delta max(64, 409) = 409. The boost is cleared (v5.0+; v4.6 has none to
+    /// clear, and the write leaves the field alone); lowmem_reserve is left alone.
+    #[test]
+    fn sysctl_writes_recompute_the_watermarks() {
+        use crate::testutil::tiny_config;
+        use crate::workingset::KernelVersion;
+        for (kernel, boost_left) in [
+            (KernelVersion::new(4, 6), 100),
+            (KernelVersion::default(), 0),
+        ] {
+            let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
+            cfg.min_free_kbytes = Some(4096);
+            cfg.kernel = kernel;
+            let mut mm = Mm::new(cfg);
+            assert_eq!(mm.zones[0].wmark, [1024, 1280, 1536]);
+            mm.zones[0].watermark_boost = 100;
+            let reserve = mm.zones[0].lowmem_reserve;
+            mm.sysctl_min_free_kbytes(1024);
+            assert_eq!(mm.min_free_kbytes, 1024);
+            assert_eq!(mm.zones[0].wmark, [256, 320, 384], "{kernel}");
+            assert_eq!(mm.zones[0].watermark_boost, boost_left, "{kernel}");
+            assert_eq!(mm.zones[0].lowmem_reserve, reserve);
+            mm.sysctl_watermark_scale_factor(1000);
+            assert_eq!(mm.zones[0].wmark, [256, 665, 1074], "{kernel}");
+        }
+    }
 
     /// A DMA + DMA32 machine with reserved and boot-time kernel pages: managed and free pages,
     /// the computed protection, and user pages that reach the DMA zone only once DMA32 is at

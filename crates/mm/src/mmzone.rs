@@ -132,7 +132,8 @@ pub struct HighatomicRules {
     /// limit is 1% of the zone aligned to pageblocks (none below one pageblock), and a
     /// pageblock-order allocation reserves its own blocks.
     pub reserve_aligned: bool,
-    /// v6.13+ ("mm/page_alloc: keep track of free highatomic"): the watermark check of an
+    /// v6.12+ ("mm/page_alloc: keep track of free highatomic", c928807f6f6b, merged for
+    /// v6.12-rc7 through mm-hotfixes-stable-2024-11-09): the watermark check of an
     /// allocation without reserve rights subtracts only the reserve's free pages.
     pub unusable_free_only: bool,
 }
@@ -414,9 +415,9 @@ impl Zone {
         })
     }
 
-    /// `__zone_watermark_unusable_free()`'s highatomic part: before v6.13 the reserved pages
+    /// `__zone_watermark_unusable_free()`'s highatomic part: before v6.12 the reserved pages
     /// (`nr_reserved_highatomic`, "over-estimate the size of the atomic reserve but it avoids
-    /// a search"); from v6.13 ("mm/page_alloc: keep track of free highatomic", Yu Zhao) only
+    /// a search"); from v6.12 ("mm/page_alloc: keep track of free highatomic", Yu Zhao) only
     /// the free pages on the HIGHATOMIC lists (`nr_free_highatomic`).
     pub fn highatomic_unusable(&self) -> u64 {
         if !self.highatomic.unusable_free_only {
@@ -1444,7 +1445,7 @@ mod tests {
     }
 
     /// A reserved pageblock's free pages move to the HIGHATOMIC lists: an allocation without
-    /// reserve rights neither counts them (v4.6: the whole reserve, 512 pages; v6.13+: the
+    /// reserve rights neither counts them (v4.6: the whole reserve, 512 pages; v6.12+: the
     /// free ones only) nor takes them, and unreserving gives the block back.
     #[test]
     fn highatomic_pages_are_unusable_without_rights() {

@@ -291,11 +291,12 @@ impl KernelVersion {
 
     /// Which allocations may use and create the highatomic reserve (`gfp_to_alloc_flags()`,
     /// slow path only): v4.4–v6.2 ALLOC_HARDER, from `__GFP_ATOMIC` (GFP_ATOMIC) — not
-    /// GFP_NOWAIT | __GFP_HIGH, the flags of seed S4; v6.3–v6.16 ("mm/page_alloc: explicitly
+    /// GFP_NOWAIT | __GFP_HIGH, the flags of seed S4; v6.3–v6.17 ("mm/page_alloc: explicitly
     /// define how __GFP_HIGH non-blocking allocations accesses reserves", 1ebbb21811b7)
     /// ALLOC_HIGHATOMIC for every non-blocking (no `__GFP_DIRECT_RECLAIM`) allocation of
-    /// order > 0; v6.17+ ("mm/page_alloc: only set ALLOC_HIGHATOMIC for __GFP_HIGH
-    /// allocations", 6a204d4b14c9) only when it also has `__GFP_HIGH` (ALLOC_MIN_RESERVE).
+    /// order > 0; v6.18+ ("mm/page_alloc: only set ALLOC_HIGHATOMIC for __GPF_HIGH
+    /// allocations", 6a204d4b14c9, in the v6.18 merge window, October 2025; backported to
+    /// the 6.17 stable series) only when it also has `__GFP_HIGH` (ALLOC_MIN_RESERVE).
     pub fn highatomic_alloc(
         self,
         gfp_atomic: bool,
@@ -309,15 +310,49 @@ impl KernelVersion {
         if self < KernelVersion::new(6, 3) {
             return gfp_atomic;
         }
-        !direct_reclaim && (high || self < KernelVersion::new(6, 17))
+        !direct_reclaim && (high || self < KernelVersion::new(6, 18))
+    }
+
+    /// Since v4.9 ("mm, compaction: require only min watermarks for non-costly orders",
+    /// Vlastimil Babka, patch 10/11 of "make direct compaction more deterministic", v6 posted
+    /// 2016-08-10, after the v4.8 merge window): `__isolate_free_page()` lets compaction take
+    /// a free page while the zone keeps `min_wmark_pages(zone) + (1 << order)`, and
+    /// `__compaction_suitable()` tests the min watermark (plus the gap) for orders up to
+    /// PAGE_ALLOC_COSTLY_ORDER. Before (v4.6, the kernel of seed S4: "Obey watermarks as if
+    /// the page was being allocated"): the low watermark in both, so the free scanner stops
+    /// with the zone at its low watermark plus the page, and compaction has fewer pages to
+    /// migrate into.
+    pub fn isolate_free_page_min_watermark(self) -> bool {
+        self >= KernelVersion::new(4, 9)
+    }
+
+    /// Since v4.10 ("mm: try to exhaust highatomic reserve before the OOM", 04c8716f7b00,
+    /// Minchan Kim, merged December 2016): `should_reclaim_retry()` calls
+    /// `unreserve_highatomic_pageblock(ac, true)` (forced: the last pageblock too) instead
+    /// of giving up once the rounds without progress exceed MAX_RECLAIM_RETRIES, and
+    /// retries when a block came back. Before (v4.6, the kernel of seed S4): the reserve is
+    /// only given back by a failed direct reclaim, keeping one pageblock, and OOM leaves the
+    /// rest in place.
+    pub fn unreserve_highatomic_before_oom(self) -> bool {
+        self >= KernelVersion::new(4, 10)
+    }
+
+    /// Since v6.8 ("mm: page_alloc: unreserve highatomic page blocks before oom", Charan
+    /// Teja Kalla, posted November 2023, merged with "mm: page_alloc: correct high atomic
+    /// reserve calculations" and backported to the stable series): the forced unreserve
+    /// happens whenever `should_reclaim_retry()` would return false (`out: if (!ret)`), also
+    /// when the zones' watermark check fails before the retries run out. Before (v4.10–v6.7):
+    /// only when the retries ran out.
+    pub fn unreserve_on_every_oom_verdict(self) -> bool {
+        self >= KernelVersion::new(6, 8)
     }
 
     /// The highatomic reserve's size and watermark rules
-    /// ([`crate::mmzone::HighatomicRules`]): v6.8's aligned limit, v6.13's free-page count.
+    /// ([`crate::mmzone::HighatomicRules`]): v6.8's aligned limit, v6.12's free-page count.
     pub fn highatomic_rules(self) -> crate::mmzone::HighatomicRules {
         crate::mmzone::HighatomicRules {
             reserve_aligned: self >= KernelVersion::new(6, 8),
-            unusable_free_only: self >= KernelVersion::new(6, 13),
+            unusable_free_only: self >= KernelVersion::new(6, 12),
         }
     }
 

@@ -113,7 +113,7 @@ pub(crate) static ROOT: SectionDef =
     };
 
 static RUN: SectionDef = SectionDef {
-    children: &[&DROP_CACHES],
+    children: &[&DROP_CACHES, &SYSCTL_WRITES],
     ..section(
         "run",
         "How long to simulate and how to sample. Durations take a unit: ns, us, ms, s, m, h.",
@@ -162,6 +162,44 @@ static DROP_CACHES: SectionDef = SectionDef {
                 Required("3"),
                 "The value written: 1, 2, 3 or 4 (the kernel's range; 4 only silences its message). \
                  Required."
+            ),
+        ],
+    )
+};
+
+static SYSCTL_WRITES: SectionDef = SectionDef {
+    commented: true,
+    select_by: "at",
+    ..array(
+        "run.sysctl",
+        "`echo value > /proc/sys/<name>` at a simulated time, for the sysctls the kernel applies \
+         at once: vm.min_free_kbytes (min_free_kbytes_sysctl_handler()) and \
+         vm.watermark_scale_factor (watermark_scale_factor_sysctl_handler()). Both recompute \
+         every zone's min, low and high watermarks as __setup_per_zone_wmarks() does (v5.0+ \
+         also clears a watermark boost); lowmem_reserve is not recomputed (it depends on the \
+         zones' sizes and vm.lowmem_reserve_ratio only, and neither handler calls \
+         setup_per_zone_lowmem_reserve()). Nothing else happens at the write: kswapd wakes at \
+         the next allocation that finds a zone below its new low watermark. The value is \
+         checked as [sysctl] checks it. A write takes effect at the first event at or after \
+         `at`, after any [[run.drop_caches]] due at the same time; writes at the same time \
+         happen in file order. `--set` selects an entry by its `at`.",
+        &[
+            k!(
+                "at",
+                Required("\"33s\""),
+                "Simulated time of the write; shorter than run.duration when that is set. \
+                 Required."
+            ),
+            k!(
+                "name",
+                Required("\"vm.min_free_kbytes\""),
+                "The sysctl: \"vm.min_free_kbytes\" or \"vm.watermark_scale_factor\". Required."
+            ),
+            k!(
+                "value",
+                Required("1024"),
+                "The value written, an integer in the sysctl's range (vm.min_free_kbytes: 0 or \
+                 more and below machine.memory; vm.watermark_scale_factor: 1..=3000). Required."
             ),
         ],
     )

@@ -53,6 +53,40 @@ pub struct RunSpec {
     /// `[[run.drop_caches]]`, in time order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drop_caches: Vec<DropCachesSpec>,
+    /// `[[run.sysctl]]`, in time order (file order at equal times).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sysctl_writes: Vec<SysctlWriteSpec>,
+}
+
+/// A sysctl the simulator can change during a run (`[[run.sysctl]]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RuntimeSysctl {
+    /// `vm.min_free_kbytes` (`min_free_kbytes_sysctl_handler()` → `setup_per_zone_wmarks()`).
+    #[serde(rename = "vm.min_free_kbytes")]
+    MinFreeKbytes,
+    /// `vm.watermark_scale_factor` (`watermark_scale_factor_sysctl_handler()` →
+    /// `setup_per_zone_wmarks()`).
+    #[serde(rename = "vm.watermark_scale_factor")]
+    WatermarkScaleFactor,
+}
+
+impl RuntimeSysctl {
+    /// Every sysctl `[[run.sysctl]]` accepts, with its name.
+    pub const ALL: [(RuntimeSysctl, &'static str); 2] = [
+        (RuntimeSysctl::MinFreeKbytes, "vm.min_free_kbytes"),
+        (
+            RuntimeSysctl::WatermarkScaleFactor,
+            "vm.watermark_scale_factor",
+        ),
+    ];
+}
+
+/// `echo value > /proc/sys/<name>` at simulated time `at_ns`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SysctlWriteSpec {
+    pub at_ns: u64,
+    pub name: RuntimeSysctl,
+    pub value: u64,
 }
 
 /// `echo value > /proc/sys/vm/drop_caches` at simulated time `at_ns`.

@@ -42,6 +42,16 @@ pub(crate) struct RawRun {
     pub warmup: Option<Duration>,
     pub sample_interval: Option<SampleInterval>,
     pub drop_caches: Vec<RawDropCaches>,
+    pub sysctl: Vec<RawSysctlWrite>,
+}
+
+/// One `[[run.sysctl]]`: `echo value > /proc/sys/<name>` at a simulated time.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct RawSysctlWrite {
+    pub at: Option<Duration>,
+    pub name: Option<String>,
+    pub value: Option<toml::Value>,
 }
 
 /// One `[[run.drop_caches]]`: `echo value > /proc/sys/vm/drop_caches` at a simulated time.
@@ -428,6 +438,7 @@ mod tests {
         assert_eq!(raw_root, root);
         assert_eq!(fields_of::<RawRun>(), schema_of("run"));
         assert_eq!(fields_of::<RawDropCaches>(), schema_of("run.drop_caches"));
+        assert_eq!(fields_of::<RawSysctlWrite>(), schema_of("run.sysctl"));
         assert_eq!(fields_of::<RawMachine>(), schema_of("machine"));
         assert_eq!(fields_of::<RawPolicy>(), schema_of("policy"));
         assert_eq!(fields_of::<RawLruGen>(), schema_of("lru_gen"));

@@ -137,8 +137,8 @@ pub(crate) fn resolve(raw: RawScenario, cx: &Ctx, seed: Option<u64>) -> Result<S
         .or(raw.seed)
         .unwrap_or_else(|| defs::default("", "seed"));
 
-    let run = resolve_run(&raw.run, cx)?;
     let machine = resolve_machine(&raw.machine, cx)?;
+    let run = resolve_run(&raw.run, machine.memory_pages, cx)?;
     let sysctl = resolve_sysctl(&raw.sysctl, machine.memory_pages, cx)?;
     let mut devices = resolve_devices(raw.device, cx)?;
     let fs_device = resolve_fs(&raw.fs, &mut devices, cx)?;
@@ -196,7 +196,7 @@ pub fn auto_sample_interval(sample_ns: u64, duration_ns: u64) -> u64 {
     }
 }
 
-fn resolve_run(raw: &RawRun, cx: &Ctx) -> Result<RunSpec> {
+fn resolve_run(raw: &RawRun, memory_pages: u64, cx: &Ctx) -> Result<RunSpec> {
     let d = |v: Option<crate::size::Duration>, key: &str| -> u64 {
         v.map_or_else(
             || defs::default::<crate::size::Duration>("run", key).0,
@@ -213,6 +213,7 @@ fn resolve_run(raw: &RawRun, cx: &Ctx) -> Result<RunSpec> {
         warmup_ns: d(raw.warmup, "warmup"),
         sample_interval_ns: auto_sample_interval(sample, duration_ns),
         drop_caches: Vec::new(),
+        sysctl_writes: Vec::new(),
     };
     let mut run = run;
     for (i, dc) in raw.drop_caches.iter().enumerate() {
@@ -245,6 +246,70 @@ fn resolve_run(raw: &RawRun, cx: &Ctx) -> Result<RunSpec> {
     }
     // Writes at the same time happen in file order.
     run.drop_caches.sort_by_key(|d| d.at_ns);
+    for (i, w) in raw.sysctl.iter().enumerate() {
+        let at_path = path!["run", "sysctl", i, "at"];
+        let at_ns = cx.required(w.at, &at_path, "run.sysctl at")?.0;
+        let name_path = path!["run", "sysctl", i, "name"];
+        let name = cx.required(w.name.clone(), &name_path, "run.sysctl name")?;
+        let Some(&(which, _)) = RuntimeSysctl::ALL.iter().find(|(_, n)| *n == name) else {
+            let known: Vec<&str> = RuntimeSysctl::ALL.iter().map(|(_, n)| *n).collect();
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &name_path,
+                format!(
+                    "run.sysctl name {name:?}: the sysctls a run can change are {}",
+                    known.join(", ")
+                ),
+            ));
+        };
+        let value_path = path!["run", "sysctl", i, "value"];
+        let value = cx.required(w.value.clone(), &value_path, "run.sysctl value")?;
+        let Some(v) = value.as_integer() else {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &value_path,
+                format!(
+                    "run.sysctl value for {name} must be an integer, not a {}",
+                    value.type_str()
+                ),
+            ));
+        };
+        let def = sysctl::lookup(&name).expect("every runtime sysctl is a modelled sysctl");
+        def.check(v).map_err(|msg| {
+            cx.err(
+                ErrorKind::InvalidValue,
+                &value_path,
+                format!("run.sysctl: {msg}"),
+            )
+        })?;
+        if which == RuntimeSysctl::MinFreeKbytes && v as u64 * 1024 >= memory_pages * PAGE_SIZE {
+            return Err(cx.err(
+                ErrorKind::Impossible,
+                &value_path,
+                format!(
+                    "run.sysctl vm.min_free_kbytes = {v} reserves all of machine.memory ({})",
+                    format_bytes(memory_pages * PAGE_SIZE)
+                ),
+            ));
+        }
+        if run.duration_ns > 0 && at_ns >= run.duration_ns {
+            return Err(cx.err(
+                ErrorKind::Impossible,
+                &at_path,
+                format!(
+                    "run.sysctl at {} is not before run.duration ({}): it would never happen",
+                    format_duration(at_ns),
+                    format_duration(run.duration_ns)
+                ),
+            ));
+        }
+        run.sysctl_writes.push(SysctlWriteSpec {
+            at_ns,
+            name: which,
+            value: v as u64,
+        });
+    }
+    run.sysctl_writes.sort_by_key(|w| w.at_ns);
     if run.duration_ns > 0 && run.warmup_ns >= run.duration_ns {
         return Err(cx.err(
             ErrorKind::Impossible,

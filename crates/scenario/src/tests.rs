@@ -286,6 +286,7 @@ fn full_example_resolves_to_exact_values() {
             warmup_ns: 10_000_000_000,
             sample_interval_ns: 500_000_000,
             drop_caches: vec![],
+            sysctl_writes: vec![],
         },
         machine: MachineSpec {
             memory_pages: pages(8 * G),
@@ -556,6 +557,7 @@ fn minimal_scenario_gets_every_default() {
             // "auto" without a duration: adaptive.
             sample_interval_ns: 0,
             drop_caches: vec![],
+            sysctl_writes: vec![],
         },
         // 1 GiB: DMA and DMA32 only.
         machine: MachineSpec {
@@ -1701,6 +1703,92 @@ fn drop_caches_entries_resolve_in_time_order() {
     let (_, msg) = err(&late, &[]);
     assert!(msg.starts_with("t.toml:6:"), "{msg}");
     assert!(msg.contains("not before run.duration"), "{msg}");
+}
+
+/// `[[run.sysctl]]` writes resolve in time order with their kernel names; `--set` selects
+/// one by its `at`; an unknown or non-runtime sysctl, a non-integer, a value outside the
+/// sysctl's range, a vm.min_free_kbytes that reserves all memory, and a time at or after
+/// run.duration are refused naming the key's line.
+#[test]
+fn sysctl_writes_resolve_in_time_order_and_bad_ones_are_refused() {
+    let text = "[run]\nduration = \"45s\"\n[machine]\nmemory = \"512M\"\n\
+                [[run.sysctl]]\nat = \"40s\"\nname = \"vm.min_free_kbytes\"\nvalue = 22528\n\
+                [[run.sysctl]]\nat = \"33s\"\nname = \"vm.min_free_kbytes\"\nvalue = 1024\n";
+    let s = ok(text);
+    assert_eq!(
+        s.run.sysctl_writes,
+        vec![
+            SysctlWriteSpec {
+                at_ns: 33_000_000_000,
+                name: RuntimeSysctl::MinFreeKbytes,
+                value: 1024
+            },
+            SysctlWriteSpec {
+                at_ns: 40_000_000_000,
+                name: RuntimeSysctl::MinFreeKbytes,
+                value: 22528
+            },
+        ]
+    );
+    assert!(ok(MINIMAL).run.sysctl_writes.is_empty());
+    let s = ok_with(text, &["run.sysctl.33s.value=2048"]);
+    assert_eq!(s.run.sysctl_writes[0].value, 2048);
+    let s = ok(&text.replace("value = 1024", "value = 0"));
+    assert_eq!(s.run.sysctl_writes[0].value, 0);
+    let wsf = text.replace(
+        "\"vm.min_free_kbytes\"\nvalue = 1024",
+        "\"vm.watermark_scale_factor\"\nvalue = 200",
+    );
+    assert_eq!(
+        ok(&wsf).run.sysctl_writes[0].name,
+        RuntimeSysctl::WatermarkScaleFactor
+    );
+    for (bad, kind, says) in [
+        (
+            "\"vm.swappiness\"\nvalue = 1024",
+            ErrorKind::InvalidValue,
+            "the sysctls a run can change are vm.min_free_kbytes, vm.watermark_scale_factor",
+        ),
+        (
+            "\"vm.min_free_kbytes\"\nvalue = \"1M\"",
+            ErrorKind::InvalidValue,
+            "must be an integer, not a string",
+        ),
+        (
+            "\"vm.min_free_kbytes\"\nvalue = -1",
+            ErrorKind::InvalidValue,
+            "vm.min_free_kbytes = -1 is out of range (0 or more)",
+        ),
+        (
+            "\"vm.watermark_scale_factor\"\nvalue = 0",
+            ErrorKind::InvalidValue,
+            "vm.watermark_scale_factor = 0 is out of range (1..=3000)",
+        ),
+        (
+            "\"vm.min_free_kbytes\"\nvalue = 524288",
+            ErrorKind::Impossible,
+            "reserves all of machine.memory (512 MiB)",
+        ),
+    ] {
+        let t = text.replace("\"vm.min_free_kbytes\"\nvalue = 1024", bad);
+        let (k, msg) = err(&t, &[]);
+        assert_eq!(k, kind, "{msg}");
+        assert!(msg.contains(says), "{msg}");
+        assert!(msg.starts_with("t.toml:"), "{msg}");
+    }
+    let (_, msg) = err(&text.replace("\"33s\"", "\"45s\""), &[]);
+    assert!(
+        msg.contains("run.sysctl at 45s is not before run.duration"),
+        "{msg}"
+    );
+    let (_, msg) = err(
+        &text.replace(
+            "name = \"vm.min_free_kbytes\"\nvalue = 1024\n",
+            "value = 1024\n",
+        ),
+        &[],
+    );
+    assert!(msg.contains("run.sysctl name"), "{msg}");
 }
 
 #[test]

@@ -333,6 +333,9 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     // first event at or after its time (it runs in no task's time).
     let drops = &scn.run.drop_caches;
     let mut next_drop = 0usize;
+    // `echo value > /proc/sys/<name>` ([[run.sysctl]]), likewise, after the drops due then.
+    let writes = &scn.run.sysctl_writes;
+    let mut next_write = 0usize;
     let mut baseline_cpu = refault_mm::ReclaimCpu::default();
     let mut baseline_lock = refault_mm::lrulock::LruLockStats::default();
     // Debug builds check the invariants now and then even when not asked (VM_BUG_ON style).
@@ -375,6 +378,10 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 mm.drop_caches(drops[next_drop].value);
                 next_drop += 1;
             }
+            while next_write < writes.len() && writes[next_write].at_ns <= next_sample {
+                write_sysctl(&mut mm, &writes[next_write]);
+                next_write += 1;
+            }
             if warmup > 0 && baseline.is_none() && next_sample >= warmup {
                 baseline = Some(mm.vmstat_snapshot());
                 baseline_cpu = mm.reclaim_cpu.clone();
@@ -393,6 +400,10 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         while next_drop < drops.len() && drops[next_drop].at_ns <= now {
             mm.drop_caches(drops[next_drop].value);
             next_drop += 1;
+        }
+        while next_write < writes.len() && writes[next_write].at_ns <= now {
+            write_sysctl(&mut mm, &writes[next_write]);
+            next_write += 1;
         }
         mm.run_completions(now);
         mm.memcg_flush_stats(now);
@@ -1054,4 +1065,14 @@ fn task_state(scn: &Scenario, task: &Task, op: Op) -> String {
         _ => format!("{op:?}"),
     };
     format!("{phase}at {what} (every event costs no time)")
+}
+
+/// A `[[run.sysctl]]` write, as its kernel handler applies it.
+fn write_sysctl(mm: &mut refault_mm::Mm, w: &refault_scenario::SysctlWriteSpec) {
+    match w.name {
+        refault_scenario::RuntimeSysctl::MinFreeKbytes => mm.sysctl_min_free_kbytes(w.value),
+        refault_scenario::RuntimeSysctl::WatermarkScaleFactor => {
+            mm.sysctl_watermark_scale_factor(w.value)
+        }
+    }
 }

@@ -325,6 +325,13 @@ fn setup_inner(
                 .to_string(),
         );
     }
+    if !scn.run.sysctl_writes.is_empty() {
+        return Err(
+            "the scenario has [[run.sysctl]]: the twin does not change the host's sysctls \
+             during a run (they are the whole machine's), so it cannot run this scenario"
+                .to_string(),
+        );
+    }
     if scn.policy.lru == refault_scenario::LruKind::Mglru && !host.lru_gen {
         return Err(format!(
             "the scenario asks for the multi-gen LRU, but this kernel ({}) has no CONFIG_LRU_GEN (/sys/kernel/mm/lru_gen missing)",

@@ -222,24 +222,21 @@ fn reproduce_mglru_quick_matches_the_seed_directions() {
 /// `refault reproduce kcompactd --quick` runs the seed's kernel, 4.6 (title and JSON say
 /// so). Under its rules (kswapd balances at the order-0 watermark plus the request and
 /// leaves the high-order page to kcompactd; ext4 page cache in order-0 folios only, as
-/// before v6.16; and since issue 16's S0 work v4.7's reclaim balancing: file lists 1:1, no
-/// refault-driven deactivation, no cache-trim mode nor its v6.7 retry) the seed's directions
-/// hold except the GFP_NOWAIT success of phases 1 and 2, which stay equal (4.5% -> 4.5%)
-/// where the seed's rise; phase 3 rises (19.5% -> 37.5%; the seed: 41.8% -> 63.8%). Under
-/// v5.5+ balancing at 4.6 phase 2 rose (4% -> 4.5%) and phase 3 fell (64% -> 43.5%).
-/// README.md, S4. With 6.16+'s order-9 file folios phase 3
-/// rose (25.5% -> 39.5%);
-/// with direct reclaim and compaction allowed, success in phases 1 and 2 is about equal, as
-/// in the seed (8 -> 10%, 8.2 -> 10%), where 6.18's rules raise it. Compaction work by
-/// kcompactd only after the change, fewer direct compaction stalls, and the runs carry the
-/// buddyinfo view and the compaction figures.
+/// before v6.16; v4.7's reclaim balancing) every direction of the seed's table holds since
+/// issue 13's page-lock fix (compaction migrates a page-cache folio whose read has
+/// completed): GFP_NOWAIT success rises in all three phases (4.5% -> 36.5% / 4.5% -> 31% /
+/// 19.5% -> 71.5%; the seed: 1.4 -> 6.2 / 1.8 -> 6.4 / 41.8 -> 63.8); before the fix phases 1
+/// and 2 stayed at 4.5%. With direct reclaim and compaction allowed phases 1 and 2 do not
+/// fall (68.5 -> 75.5%, 68 -> 88%; the seed: 8 -> 10%, 8.2 -> 10%) and phase 3 is about
+/// equal. README.md, S4. Compaction work by kcompactd only after the change, fewer direct
+/// compaction stalls, and the runs carry the buddyinfo view and the compaction figures.
 #[test]
 fn reproduce_kcompactd_quick_runs_the_seed_kernel() {
     let (text, v) = reproduce_quick_text("kcompactd");
     assert_eq!(v["kernel"], "4.6");
     assert!(text.contains("kernel 4.6 rules"), "{text}");
     assert!(
-        text.contains("differs from the seed in: Success 1 (%), Success 2 (%)\n"),
+        text.contains("every direction the seed reports is reproduced"),
         "{text}"
     );
     let table = v["table"].as_array().unwrap();
@@ -248,7 +245,7 @@ fn reproduce_kcompactd_quick_runs_the_seed_kernel() {
         .filter(|r| r["figure"].as_str().unwrap().starts_with("Success"))
         .map(|r| r["direction_holds"].as_bool().unwrap())
         .collect();
-    assert_eq!(holds[..3], [false, false, true]);
+    assert_eq!(holds[..3], [true, true, true]);
     let success = |run: usize, phase: &str| {
         let t = v["runs"][run]["result"]["tasks"]
             .as_array()
@@ -260,7 +257,7 @@ fn reproduce_kcompactd_quick_runs_the_seed_kernel() {
     };
     for phase in ["highalloc-1", "highalloc-2"] {
         let (b, c) = (success(2, phase), success(3, phase));
-        assert!(b > 0.0 && (c - b).abs() / b < 0.25, "{phase}: {b} -> {c}");
+        assert!(b > 0.0 && c >= b, "{phase}: {b} -> {c}");
     }
     let policies: Vec<&str> = v["runs"]
         .as_array()
