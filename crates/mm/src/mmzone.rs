@@ -363,12 +363,24 @@ impl Zone {
     /// exist on an UNMOVABLE, MOVABLE or RECLAIMABLE list (HIGHATOMIC lists are not usable).
     #[inline]
     pub fn watermark_ok(&self, order: u32, mark: u64) -> bool {
+        self.watermark_ok_idx(order, mark, ZONE_NORMAL)
+    }
+
+    /// [`Zone::watermark_ok`] for a request whose highest usable zone is `highest_zoneidx`
+    /// (`zone_watermark_ok_safe(zone, order, mark, highest_zoneidx)`): the zone keeps
+    /// `lowmem_reserve[highest_zoneidx]` back. kswapd's `pgdat_balanced()` passes the zone
+    /// index it was woken for, so a run for a DMA32 boost (`wakeup_kswapd(zone, 0, 0,
+    /// zone_idx(zone))` from `rmqueue()`) tests DMA32 against its own watermark, without the
+    /// pages it keeps back from Normal allocations.
+    #[inline]
+    pub fn watermark_ok_idx(&self, order: u32, mark: u64, highest_zoneidx: usize) -> bool {
         let free = if self.nr_reserved_highatomic == 0 {
             self.free
         } else {
             self.free.saturating_sub(self.highatomic_unusable())
         };
-        if free <= mark + self.lowmem_reserve[ZONE_NORMAL] {
+        let reserve = self.lowmem_reserve[highest_zoneidx.min(NR_ZONE_TYPES - 1)];
+        if free <= mark + reserve {
             return false;
         }
         if order == 0 {
