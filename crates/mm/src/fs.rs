@@ -782,7 +782,11 @@ mod tests {
         let mut ctx = Ctx::new(0, &mut io, 0);
         while mm.kswapd_step(&mut ctx) != kswapd::KswapdNext::Done {}
         let st = mm.kswapd.boost_stats;
-        assert_eq!((st.runs, st.boosted_runs, st.boost_dropped), (1, 1, 0), "{st:?}");
+        assert_eq!(
+            (st.runs, st.boosted_runs, st.boost_dropped),
+            (1, 1, 0),
+            "{st:?}"
+        );
         assert_eq!(mm.zones[0].watermark_boost, 0);
     }
 }
