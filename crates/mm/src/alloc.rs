@@ -657,10 +657,13 @@ impl Mm {
         self.pgdat_balanced_idx(order, self.top_zone_idx())
     }
 
-    /// `pgdat_balanced()` over the zones up to `highest_zoneidx`.
+    /// `pgdat_balanced()` over the zones up to `highest_zoneidx`, each zone against its high
+    /// watermark (boost included) plus its `lowmem_reserve[highest_zoneidx]`
+    /// (`zone_watermark_ok_safe(zone, order, mark, highest_zoneidx)`).
     pub fn pgdat_balanced_idx(&self, order: u32, highest_zoneidx: usize) -> bool {
         self.zones.iter().any(|z| {
-            z.zone_type <= highest_zoneidx && z.watermark_ok(order, z.wmark_pages(Wmark::High))
+            z.zone_type <= highest_zoneidx
+                && z.watermark_ok_idx(order, z.wmark_pages(Wmark::High), highest_zoneidx)
         })
     }
 
@@ -686,7 +689,11 @@ impl Mm {
         {
             return self.zones.iter().any(|z| {
                 z.zone_type <= highest_zoneidx
-                    && z.watermark_ok(0, z.wmark_pages(Wmark::High) + (1u64 << order))
+                    && z.watermark_ok_idx(
+                        0,
+                        z.wmark_pages(Wmark::High) + (1u64 << order),
+                        highest_zoneidx,
+                    )
             });
         }
         self.pgdat_balanced_idx(order, highest_zoneidx)

@@ -752,4 +752,41 @@ mod tests {
         assert!(st.normal_passes >= 1 && st.reclaimed_normal > 0, "{st:?}");
         assert!(st.slabs_scanned_normal > 0, "{st:?}");
     }
+
+    /// `pgdat_balanced(pgdat, order, highest_zoneidx)` tests each zone with
+    /// `zone_watermark_ok_safe(.., highest_zoneidx)`: for a kswapd run woken by a DMA32 boost
+    /// (`rmqueue()`'s `wakeup_kswapd(zone, 0, 0, zone_idx(zone))`) DMA32 keeps back its
+    /// `lowmem_reserve[ZONE_DMA32]` (0), not the reserve it holds against Normal allocations.
+    /// Free pages above the boosted high watermark but below it plus
+    /// `lowmem_reserve[ZONE_NORMAL]`: a balanced node, a boosted run that keeps its boost.
+    #[test]
+    fn dma32_boost_run_is_balanced_without_the_normal_reserve() {
+        use crate::mmzone::{Wmark, ZONE_DMA32, ZONE_NORMAL};
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 0);
+        cfg.zones = vec![("DMA32", 8192), ("Normal", 65536)];
+        cfg.min_free_kbytes = Some(1024);
+        cfg.objects[0].size_pages = 1024;
+        cfg.objects[1].size_pages = 1024;
+        cfg.swap_areas.clear();
+        let mut mm = Mm::new(cfg);
+        let z = &mm.zones[0];
+        // lowmem_reserve[Normal] of DMA32: 65536 / 256.
+        assert_eq!(z.lowmem_reserve[ZONE_NORMAL], 256);
+        assert_eq!(z.lowmem_reserve[ZONE_DMA32], 0);
+        let boost = z.free - z.wmark_pages(Wmark::High) - 128;
+        mm.zones[0].watermark_boost = boost;
+        assert!(mm.pgdat_balanced_idx(0, ZONE_DMA32));
+        assert!(!mm.zones[0].watermark_ok(0, mm.zones[0].wmark_pages(Wmark::High)));
+        mm.kswapd.highest_zoneidx = Some(ZONE_DMA32);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        while mm.kswapd_step(&mut ctx) != kswapd::KswapdNext::Done {}
+        let st = mm.kswapd.boost_stats;
+        assert_eq!(
+            (st.runs, st.boosted_runs, st.boost_dropped),
+            (1, 1, 0),
+            "{st:?}"
+        );
+        assert_eq!(mm.zones[0].watermark_boost, 0);
+    }
 }

@@ -364,12 +364,24 @@ impl Zone {
     /// exist on an UNMOVABLE, MOVABLE or RECLAIMABLE list (HIGHATOMIC lists are not usable).
     #[inline]
     pub fn watermark_ok(&self, order: u32, mark: u64) -> bool {
+        self.watermark_ok_idx(order, mark, ZONE_NORMAL)
+    }
+
+    /// [`Zone::watermark_ok`] for a request whose highest usable zone is `highest_zoneidx`
+    /// (`zone_watermark_ok_safe(zone, order, mark, highest_zoneidx)`): the zone keeps
+    /// `lowmem_reserve[highest_zoneidx]` back. kswapd's `pgdat_balanced()` passes the zone
+    /// index it was woken for, so a run for a DMA32 boost (`wakeup_kswapd(zone, 0, 0,
+    /// zone_idx(zone))` from `rmqueue()`) tests DMA32 against its own watermark, without the
+    /// pages it keeps back from Normal allocations.
+    #[inline]
+    pub fn watermark_ok_idx(&self, order: u32, mark: u64, highest_zoneidx: usize) -> bool {
         let free = if self.nr_reserved_highatomic == 0 {
             self.free
         } else {
             self.free.saturating_sub(self.highatomic_unusable())
         };
-        if free <= mark + self.lowmem_reserve[ZONE_NORMAL] {
+        let reserve = self.lowmem_reserve[highest_zoneidx.min(NR_ZONE_TYPES - 1)];
+        if free <= mark + reserve {
             return false;
         }
         if order == 0 {
@@ -675,15 +687,39 @@ impl Zone {
         if let Some(p) = self.rmqueue_smallest(pages, order, t) {
             return Some(p);
         }
-        if let Some(p) = self.rmqueue_claim(pages, order, t, flags) {
+        let boost_before = self.watermark_boost;
+        let got = self.rmqueue_fallback(pages, order, t, flags);
+        if self.boost_on_steal && self.watermark_boost > boost_before {
+            // Before v6.15, `__rmqueue_fallback()` made one `steal_suitable_fallback()` call
+            // per fallback, so an allocation boosted the watermark once (by a pageblock),
+            // where v6.15's `__rmqueue_claim()` boosts at every order whose claim it tries.
+            self.watermark_boost = boosted_watermark(
+                boost_before,
+                self.wmark[Wmark::High as usize],
+                self.managed,
+                self.boost_factor,
+            )
+            .unwrap_or(boost_before);
+        }
+        if got.is_some() {
             ev.add(Ev::ExtfragFallback, 1);
+        }
+        got
+    }
+
+    /// `__rmqueue_claim()`, then unless `ALLOC_NOFRAGMENT` `__rmqueue_steal()`.
+    fn rmqueue_fallback(
+        &mut self,
+        pages: &mut FrameTable,
+        order: u32,
+        t: u8,
+        flags: u32,
+    ) -> Option<Pfn> {
+        if let Some(p) = self.rmqueue_claim(pages, order, t, flags) {
             return Some(p);
         }
         if flags & alloc_flags::NOFRAGMENT == 0 {
-            if let Some(p) = self.rmqueue_steal(pages, order, t, flags) {
-                ev.add(Ev::ExtfragFallback, 1);
-                return Some(p);
-            }
+            return self.rmqueue_steal(pages, order, t, flags);
         }
         None
     }
@@ -1306,6 +1342,36 @@ mod tests {
             // min(0 + 512, max(512, 20 * 15000 / 10000)) = 512 under the older rule.
             assert_eq!(z.watermark_boost, boost, "boost_on_steal {boost_on_steal}");
             assert_eq!(z.boosted_flag, boost_on_steal);
+        }
+    }
+
+    /// One fallback, one boost before v6.15: `__rmqueue_fallback()` called
+    /// `steal_suitable_fallback()` once, boosting by a pageblock; v6.15's
+    /// `__rmqueue_claim()` boosts at each order whose claim it tries and fails. A RECLAIMABLE
+    /// page (fs_mark's slab) from a MOVABLE pageblock holding free blocks of orders 3, 1 and
+    /// 0 among LRU pages: every claim fails (11 free + 0 alike < 256), the page is stolen.
+    #[test]
+    fn a_fallback_boosts_once_before_v6_15() {
+        for (boost_on_steal, boost) in [(false, 3 * 512), (true, 512)] {
+            let (mut pages, mut z) = full_zone(2048, 0..0);
+            for p in 512..1024 {
+                pages.flags[p] |= pg::LRU;
+            }
+            for p in (512..520).chain(528..530).chain(540..541) {
+                pages.flags[p as usize] = pg::HEAD;
+                z.free_block(&mut pages, p, 0);
+            }
+            z.boost_factor = 15_000;
+            // max_boost = 2000 * 15000 / 10000 = 3000: no cap below 3 boosts.
+            z.wmark = [1000, 1500, 2000];
+            z.boost_on_steal = boost_on_steal;
+            let mut ev = VmEvents::default();
+            z.rmqueue(&mut pages, 0, mt::RECLAIMABLE, alloc_flags::KSWAPD, &mut ev)
+                .unwrap();
+            assert_eq!(z.pageblock_mt(512), mt::MOVABLE);
+            assert_eq!(ev.get(Ev::ExtfragFallback), 1);
+            assert_eq!(z.watermark_boost, boost, "boost_on_steal {boost_on_steal}");
+            assert!(z.boosted_flag);
         }
     }
 
