@@ -73,6 +73,7 @@ pub(crate) fn scenario(objects: Vec<ObjectSpec>, tasks: Vec<TaskSpec>) -> Scenar
             warmup_ns: 0,
             sample_interval_ns: 1_000_000_000,
             drop_caches: vec![],
+            sysctl_writes: vec![],
         },
         machine: MachineSpec {
             memory_pages: 1 << 18,
