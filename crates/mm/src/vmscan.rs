@@ -1087,18 +1087,6 @@ impl Mm {
             let file = self.pages.is_file_lru(pfn);
             let anon = !file;
             let f = self.pages.flags[pfn as usize];
-            // `folio_trylock()` fails on a folio still locked for its read (readahead or
-            // swap-in IO in flight: PG_locked until the read completes): `goto keep`, back
-            // on the list it came from, counted as scanned only. The model's PG_locked is
-            // cleared lazily ([`FrameTable::wait_locked`]), so a completed read is unlocked
-            // here.
-            if f & pg::LOCKED != 0 {
-                if self.pages.io_done_ns[pfn as usize] > ctx.now + ctx.cpu_ns {
-                    self.scratch2.push(pfn);
-                    continue;
-                }
-                self.pages.clear(pfn, pg::LOCKED);
-            }
             // folio_check_dirty_writeback(): only file-LRU folios report dirty/writeback to
             // the statistics (an anon folio under swap-out does not), while the writeback
             // test below uses the folio flag itself.
@@ -1805,40 +1793,6 @@ mod kernel_rules {
             // The periodic flusher's schedule is its own.
             assert_eq!(mm.memcg_stats_flush_due(), 1_000_000_000);
         }
-    }
-
-    /// `shrink_folio_list()`'s `folio_trylock()`: folios still locked for their read
-    /// (readahead IO in flight) are scanned and kept, not reclaimed; once the read has
-    /// completed they are reclaimable.
-    #[test]
-    fn folios_under_read_io_are_kept() {
-        let mut mm = Mm::new(tiny_config(BalanceKind::RefaultCost, 16_384));
-        let mut io = DelayIo(1_000_000);
-        let mut ctx = Ctx::new(0, &mut io, 0);
-        mm.file_read(&mut ctx, 1, 0, 1);
-        mm.lru_add_drain(&mut ctx);
-        let inflight = mm.objects[1].nr_resident;
-        assert!(inflight > 1, "a readahead window is in flight: {inflight}");
-        let mut sc = ScanControl::new(32, 0);
-        sc.kswapd = true;
-        sc.priority = 0;
-        ctx.kswapd = true;
-        assert_eq!(
-            mm.shrink_node(&mut ctx, &mut sc),
-            0,
-            "nothing reclaimed under IO"
-        );
-        assert!(sc.nr_scanned > 0);
-        assert_eq!(mm.objects[1].nr_resident, inflight);
-        let mut ctx = Ctx::new(2_000_000, &mut io, 0);
-        ctx.kswapd = true;
-        let mut sc = ScanControl::new(32, 0);
-        sc.kswapd = true;
-        sc.priority = 0;
-        assert!(
-            mm.shrink_node(&mut ctx, &mut sc) > 0,
-            "reclaimable once read"
-        );
     }
 
     /// shrink_node() notes a pass in cache-trim mode that reclaimed nothing (v6.7+): every
