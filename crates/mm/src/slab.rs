@@ -22,8 +22,11 @@
 //! # Where we differ from the kernel (v6.18)
 //! - One CPU slab per cache (no per-CPU slabs, no per-CPU partial lists) and no
 //!   `min_partial`: an empty slab that is not the current slab is freed at once.
-//! - Slab pages are allocated with GFP_KERNEL semantics (may reclaim directly); a failed
-//!   allocation fails the object allocation.
+//! - Slab pages are allocated as `allocate_slab()` does: a cache whose order is above the
+//!   minimum for one object (`s->min`: the inode and xarray-node caches, orders 3 and 2)
+//!   first tries its order without reclaim and without waking kswapd (`& ~__GFP_RECLAIM`,
+//!   v4.6+; v4.4 kept the kswapd wakeup), then the minimum order with GFP_KERNEL, which may
+//!   reclaim directly; a failed allocation fails the object allocation.
 //! - Objects are identified by their slab only (no freelist inside the slab).
 //! - Pages freed by the slab allocator while shrinkers run are added to the reclaimer's
 //!   `reclaim_state` ([`SlabState::reclaimed`]), as `mm_account_reclaimed_pages()` does.
@@ -54,7 +57,22 @@ pub struct CacheSpec {
 impl CacheSpec {
     /// `oo_objects(s->oo)`: objects in one slab.
     pub fn objs_per_slab(&self) -> u32 {
-        ((PAGE_SIZE << self.order) / self.object_size as u64) as u32
+        self.objs_at(self.order)
+    }
+
+    /// Objects in a slab of `order`.
+    pub fn objs_at(&self, order: u32) -> u32 {
+        ((PAGE_SIZE << order) / self.object_size as u64) as u32
+    }
+
+    /// `oo_order(s->min)`: the smallest order that holds one object (`get_order(size)`),
+    /// what `allocate_slab()` falls back to when the cache's order is not available.
+    pub fn min_order(&self) -> u32 {
+        let mut o = 0;
+        while (PAGE_SIZE << o) < self.object_size as u64 {
+            o += 1;
+        }
+        o
     }
 }
 
@@ -101,6 +119,8 @@ struct Slab {
     inuse: u32,
     /// On the partial list.
     partial: bool,
+    /// Slab order: the cache's, or its minimum after `allocate_slab()`'s fallback.
+    order: u8,
 }
 
 /// One cache's slabs (`struct kmem_cache` + its `kmem_cache_node`).
@@ -116,6 +136,11 @@ pub struct SlabCache {
     cur: u32,
     /// Slabs allocated (`nr_slabs`).
     pub nr_slabs: u64,
+    /// Pages held by those slabs (they may be of two orders).
+    nr_pages: u64,
+    /// Slabs allocated at the minimum order because the cache's order was not available
+    /// without reclaim (`ORDER_FALLBACK` in /sys/kernel/slab/*/order_fallback).
+    pub order_fallback: u64,
     /// Objects in use (`active_objs`).
     pub nr_objects: u64,
 }
@@ -130,25 +155,33 @@ impl SlabCache {
             partial: VecDeque::new(),
             cur: NIL,
             nr_slabs: 0,
+            nr_pages: 0,
+            order_fallback: 0,
             nr_objects: 0,
         }
     }
 
     /// Pages held by the cache's slabs.
     pub fn pages(&self) -> u64 {
-        self.nr_slabs << self.spec.order
+        self.nr_pages
+    }
+
+    /// Objects slab `id` holds (`slab->objects`).
+    fn capacity(&self, id: u32) -> u32 {
+        self.spec.objs_at(self.slabs[id as usize].order as u32)
     }
 
     /// A slab with a free object, without allocating: the current slab, else the first
     /// partial slab with room (which becomes the current slab).
     fn slab_with_room(&mut self) -> Option<u32> {
-        if self.cur != NIL && self.slabs[self.cur as usize].inuse < self.objs_per_slab {
+        if self.cur != NIL && self.slabs[self.cur as usize].inuse < self.capacity(self.cur) {
             return Some(self.cur);
         }
         while let Some(id) = self.partial.pop_front() {
+            let cap = self.capacity(id);
             let s = &mut self.slabs[id as usize];
             s.partial = false;
-            if s.pfn != NIL && s.inuse < self.objs_per_slab {
+            if s.pfn != NIL && s.inuse < cap {
                 self.cur = id;
                 return Some(id);
             }
@@ -157,11 +190,11 @@ impl SlabCache {
     }
 
     /// The head pfn of every slab (invariant checks).
-    pub fn slab_pfns(&self) -> impl Iterator<Item = (Pfn, u32)> + '_ {
+    pub fn slab_pfns(&self) -> impl Iterator<Item = (Pfn, u32, u32)> + '_ {
         self.slabs
             .iter()
             .filter(|s| s.pfn != NIL)
-            .map(|s| (s.pfn, s.inuse))
+            .map(|s| (s.pfn, s.inuse, s.order as u32))
     }
 }
 
@@ -239,7 +272,13 @@ impl Mm {
         let id = match self.slab.caches[cache].slab_with_room() {
             Some(id) => id,
             None => {
-                // allocate_slab(): GFP_KERNEL with the cache's migratetype.
+                // allocate_slab(): GFP_KERNEL with the cache's migratetype. A cache whose
+                // order is above its minimum first tries that order opportunistically:
+                // `__GFP_NORETRY | __GFP_NOMEMALLOC` without `__GFP_DIRECT_RECLAIM` (and,
+                // v4.6+, without `__GFP_KSWAPD_RECLAIM`: `& ~__GFP_RECLAIM`), so it neither
+                // reclaims nor wakes kswapd (a fallback it makes still boosts the
+                // watermark, but sets no ZONE_BOOSTED_WATERMARK); if that fails the slab is
+                // allocated at the minimum order with the full mask (ORDER_FALLBACK).
                 let gfp = Gfp {
                     mt: if spec.reclaimable {
                         mt::RECLAIMABLE
@@ -248,7 +287,27 @@ impl Mm {
                     },
                     ..Gfp::KERNEL
                 };
-                let pfn = self.alloc_kernel_pages(ctx, spec.order, gfp);
+                let min = spec.min_order();
+                let mut order = spec.order;
+                let mut pfn = None;
+                if spec.order > min {
+                    let first = Gfp {
+                        direct_reclaim: false,
+                        kswapd_reclaim: !self.cfg.kernel.slab_first_try_skips_kswapd(),
+                        noretry: true,
+                        ..gfp
+                    };
+                    pfn = self.alloc_kernel_pages(ctx, spec.order, first);
+                    if pfn.is_none() {
+                        order = min;
+                    }
+                }
+                if pfn.is_none() {
+                    pfn = self.alloc_kernel_pages(ctx, order, gfp);
+                    if pfn.is_some() && order < spec.order {
+                        self.slab.caches[cache].order_fallback += 1;
+                    }
+                }
                 // Reclaim inside the allocation may have freed objects and made room.
                 if let Some(id) = self.slab.caches[cache].slab_with_room() {
                     if let Some(p) = pfn {
@@ -265,6 +324,7 @@ impl Mm {
                         pfn,
                         inuse: 0,
                         partial: false,
+                        order: order as u8,
                     };
                     let id = match c.free_ids.pop() {
                         Some(id) => {
@@ -277,6 +337,7 @@ impl Mm {
                         }
                     };
                     c.nr_slabs += 1;
+                    c.nr_pages += 1 << order;
                     // The previous current slab is full: it leaves the CPU (full slabs are on
                     // no list in SLUB).
                     c.cur = id;
@@ -297,7 +358,7 @@ impl Mm {
         self.slab_uncharge(memcg, spec);
         let c = &mut self.slab.caches[cache];
         c.nr_objects -= 1;
-        let per = c.objs_per_slab;
+        let per = c.capacity(id);
         let s = &mut c.slabs[id as usize];
         let was_full = s.inuse == per;
         s.inuse -= 1;
@@ -307,11 +368,12 @@ impl Mm {
         if s.inuse == 0 {
             // discard_slab(); a stale partial-list entry is skipped by slab_with_room().
             let pfn = s.pfn;
+            let nr = 1u64 << s.order;
             s.pfn = NIL;
             s.partial = false;
             c.free_ids.push(id);
             c.nr_slabs -= 1;
-            let nr = 1u64 << spec.order;
+            c.nr_pages -= nr;
             self.free_kernel_pages(pfn);
             self.slab.reclaimed += nr;
         } else if was_full && !s.partial {
@@ -341,26 +403,29 @@ impl Mm {
         for c in &self.slab.caches {
             let mut slabs = 0u64;
             let mut objs = 0u64;
-            for (pfn, inuse) in c.slab_pfns() {
+            let mut nr_pages = 0u64;
+            for (pfn, inuse, order) in c.slab_pfns() {
                 if !seen.insert(pfn) {
                     return Err(format!("slab page {pfn} in two slabs"));
                 }
                 if !self.pages.test(pfn, crate::page::pg::HEAD)
                     || self.pages.obj[pfn as usize] != NIL
-                    || self.pages.order[pfn as usize] as u32 != c.spec.order
+                    || self.pages.order[pfn as usize] as u32 != order
+                    || (order != c.spec.order && order != c.spec.min_order())
                 {
                     return Err(format!(
-                        "slab page {pfn} of {} is not a kernel allocation of order {}",
-                        c.spec.name, c.spec.order
+                        "slab page {pfn} of {} is not a kernel allocation of order {order}",
+                        c.spec.name
                     ));
                 }
-                if inuse > c.objs_per_slab {
+                if inuse > c.spec.objs_at(order) {
                     return Err(format!("slab of {} holds {inuse} objects", c.spec.name));
                 }
+                nr_pages += 1 << order;
                 slabs += 1;
                 objs += inuse as u64;
             }
-            if slabs != c.nr_slabs || objs != c.nr_objects {
+            if slabs != c.nr_slabs || objs != c.nr_objects || nr_pages != c.nr_pages {
                 return Err(format!(
                     "{}: {slabs} slabs / {objs} objects found, counted {} / {}",
                     c.spec.name, c.nr_slabs, c.nr_objects
@@ -385,12 +450,61 @@ impl Mm {
 mod tests {
     use super::*;
     use crate::testutil::*;
+    use crate::vmstat::Ev;
     use crate::*;
 
     #[test]
     fn objects_per_slab_follow_size_and_order() {
         assert_eq!(DENTRY_CACHE.objs_per_slab(), 21);
         assert_eq!(INODE_CACHE.objs_per_slab(), 34);
+        // s->min: get_order(size), the order-0 slab of 4 inodes or 7 xarray nodes.
+        assert_eq!(INODE_CACHE.min_order(), 0);
+        assert_eq!(INODE_CACHE.objs_at(0), 4);
+        assert_eq!(RADIX_TREE_NODE_CACHE.min_order(), 0);
+        assert_eq!(RADIX_TREE_NODE_CACHE.objs_at(0), 7);
+        assert_eq!(
+            CacheSpec {
+                object_size: 5000,
+                ..INODE_CACHE
+            }
+            .min_order(),
+            1
+        );
+    }
+
+    /// allocate_slab(): with no free block of the inode cache's order 3, the first attempt
+    /// (no reclaim, no compaction) fails and the slab is an order-0 one of 4 inodes
+    /// (ORDER_FALLBACK); nothing stalls in direct reclaim or compaction for it. Before,
+    /// the order-3 GFP_KERNEL allocation went to the slow path.
+    #[test]
+    fn a_slab_falls_back_to_the_minimum_order_without_reclaim() {
+        let mut mm = tiny_mm(BalanceKind::RefaultCost, 4096);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        let mut got = Vec::new();
+        while let Some(p) = mm.alloc_kernel_pages(&mut ctx, 0, Gfp::NOWAIT) {
+            got.push(p);
+        }
+        for &p in got.iter().step_by(2) {
+            mm.free_kernel_pages(p);
+        }
+        assert!(!mm.zones[0].watermark_ok(3, 0), "no free order-3 block");
+        let ids: Vec<u32> = (0..5)
+            .map(|_| mm.slab_alloc(&mut ctx, INODE, 0).unwrap())
+            .collect();
+        let c = &mm.slab.caches[INODE];
+        assert_eq!((c.nr_slabs, c.pages(), c.order_fallback), (2, 2, 2));
+        assert!(ids[..4].iter().all(|&i| i == ids[0]) && ids[4] != ids[0]);
+        assert_eq!(mm.ev.get(Ev::AllocStallNormal), 0);
+        assert_eq!(mm.ev.get(Ev::CompactStall), 0);
+        mm.check_slab().unwrap();
+        // An order-0 slab empties and frees its one page.
+        for &i in &ids[..4] {
+            mm.slab_free(INODE, i, 0);
+        }
+        let c = &mm.slab.caches[INODE];
+        assert_eq!((c.nr_slabs, c.pages()), (1, 1));
+        mm.check_slab().unwrap();
     }
 
     /// Slabs fill before a new one is allocated; a slab is freed only when it empties; the

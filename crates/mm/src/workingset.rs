@@ -90,6 +90,7 @@ impl Shadow {
 /// | 6.7 | "mm/mglru: respect min_ttl_ms with memcgs" | [`Self::mglru_kswapd_ages_in_eviction`] |
 /// | 6.12 | "memcg: use ratelimited stats flush in the reclaim" | [`Self::reclaim_reads_ratelimited_stats`] |
 /// | 6.15 | "mm: page_alloc: don't steal single pages from biggest buddy" | [`Self::boost_on_every_fallback`] |
+/// | 4.6 | SLUB `allocate_slab()`'s first attempt clears `__GFP_RECLAIM` (not only direct reclaim; boundary not bisected) | [`Self::slab_first_try_skips_kswapd`] |
 /// | 4.8 | "mm, vmscan: make kswapd reclaim in terms of nodes" | [`Self::kswapd_balances_high_order`] |
 /// | 5.0 | "mm: reclaim small amounts of memory when an external fragmentation event occurs" | [`Self::watermark_boosting`] |
 /// | 5.9 | "mm: proactive compaction" | [`Self::proactive_compaction`] |
@@ -227,6 +228,17 @@ impl KernelVersion {
     /// `try_to_claim_block()` boosts; `__rmqueue_steal()` takes a single block without.
     pub fn boost_on_every_fallback(self) -> bool {
         self < KernelVersion::new(6, 15)
+    }
+
+    /// SLUB's `allocate_slab()` makes its first, opportunistic attempt at the cache's order
+    /// (when above the minimum) without `__GFP_DIRECT_RECLAIM`; from v4.6 the mask clears
+    /// `__GFP_RECLAIM`, so that attempt does not wake kswapd either (the code a 2016 linux-mm
+    /// patch by Joonsoo Kim quotes as current while proposing to keep kswapd's wakeup; it
+    /// was not merged: v5.3 and v6.18 still clear `__GFP_RECLAIM`); the v4.4-era form
+    /// cleared `__GFP_DIRECT_RECLAIM` only. The 4.5/4.6 boundary is the model's reading of
+    /// those two forms, not a bisected commit.
+    pub fn slab_first_try_skips_kswapd(self) -> bool {
+        self >= KernelVersion::new(4, 6)
     }
 
     /// Since v4.8 ("mm, vmscan: make kswapd reclaim in terms of nodes", Mel Gorman's node-LRU
