@@ -489,8 +489,10 @@ fn cpu_per_op(r: &SimResult, task: &str) -> f64 {
     }
 }
 
-/// The S1 memcached table (seed: ops/s +101-105%) and the reclaim CPU profile (seed: the
-/// rmap walk falls from 38% to 15% of kswapd's time).
+/// The S1 memcached table (seed: ops/s +101-105%) and the reclaim CPU profile. The seed has
+/// no profile of the memcached server: its kswapd profiles (`page_vma_mapped_walk` 38.05% ->
+/// 14.96%) are of its client benchmark (Chrome OS MemoryPressure on a 4 GiB Snapdragon 7c,
+/// zram), so the rmap-walk share row follows the direction of those, not a server figure.
 pub fn memcached_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
     let total = |r: &SimResult| {
         let c = &r.reclaim_cpu;
