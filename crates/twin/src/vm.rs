@@ -60,6 +60,10 @@ pub struct GuestRun {
     /// The guest CPU's pace ([`probe_cpu`]): ns per read() of one cached 4 KiB page.
     #[serde(default)]
     pub cpu_probe_ns: Option<u64>,
+    /// The guest's CPU costs of the model's cost table ([`probe_cpu_costs`]), measured
+    /// after the setup and before the run's baseline counters; None in runs saved before it.
+    #[serde(default)]
+    pub cpu_costs: Option<CpuCostProbe>,
     /// `/proc/pagetypeinfo` (free blocks per zone, migratetype and order; pageblocks per
     /// zone and migratetype) as the executor started, before the scenario's setup: the
     /// allocator as boot left it.
@@ -101,6 +105,211 @@ pub fn probe_cpu() -> Result<u64, String> {
         pass(&f)?;
     }
     Ok((t.elapsed().as_nanos() as u64 / (4 * CPU_PROBE_PAGES)).max(1))
+}
+
+/// Pages per stage of [`probe_cpu_costs`] (16 MiB): a fraction of a second of kernel work per
+/// stage even at the emulated guest's pace (67 us per reclaimed page on 6.1).
+pub const COST_PROBE_PAGES: u64 = 4096;
+/// Pages [`probe_cpu_costs`] asks `memory.reclaim` for per stage (12 MiB of the 16): less
+/// than the memory cgroup holds, so the write returns once it has them instead of retrying.
+pub const COST_PROBE_RECLAIM_PAGES: u64 = 3072;
+/// The memory cgroup [`probe_cpu_costs`] works in (cgroup v2, under the guest's root).
+const COST_PROBE_CGROUP: &str = "/sys/fs/cgroup/refault-cost-probe";
+
+/// The guest's CPU costs of the kernel work the model's cost table (`model.cost.*`) stands
+/// for, measured inside the guest before its run ([`probe_cpu_costs`]): the calling thread's
+/// CPU time (`CLOCK_THREAD_CPUTIME_ID`: the scheduler's `sum_exec_runtime`, user and system)
+/// over each stage, and the pages the stage handled (its own count, or `/proc/vmstat` deltas
+/// for what reclaim did). Raw figures; [`CostProfile::from_probe`] turns them into costs.
+/// Each stage is skipped (left 0) where the guest cannot do it (no swap: no anon reclaim).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuCostProbe {
+    /// First-touch write faults over a fresh private anonymous mapping (`do_anonymous_page()`:
+    /// allocation, zeroing, memcg charge, LRU add): CPU ns and faults.
+    pub fault_ns: u64,
+    pub faults: u64,
+    /// The same pages written again, present and mapped (the task's own memory access).
+    pub touch_ns: u64,
+    pub touches: u64,
+    /// read() of cached 4 KiB pages of an ext4 file (`filemap_read()`).
+    pub read_ns: u64,
+    pub reads: u64,
+    /// `memory.reclaim` of a memory cgroup holding only clean, unmapped file pages read once
+    /// (each reclaimed at its first scan): CPU ns of the write, and `/proc/vmstat`'s
+    /// `pgscan_file`, `pgsteal_file` over it.
+    pub file_reclaim_ns: u64,
+    pub file_scanned: u64,
+    pub file_reclaimed: u64,
+    /// `memory.reclaim` of the same cgroup holding only the faulted anon pages (mapped once,
+    /// young): CPU ns, `pgscan_anon`, `pgsteal_anon`, `pgrefill` (active-list scans) and
+    /// `pswpout` over it, to the run's swap device.
+    pub anon_reclaim_ns: u64,
+    pub anon_scanned: u64,
+    pub anon_reclaimed: u64,
+    pub anon_refill: u64,
+    pub pswpout: u64,
+    /// The anon pages read again after that reclaim: swap-in faults (zram decompresses in
+    /// the fault; a swap file's IO wait is not CPU time): CPU ns and `pswpin`.
+    pub swapin_ns: u64,
+    pub pswpin: u64,
+    /// The LRU the probe ran under (`/sys/kernel/mm/lru_gen/enabled`, "" without it).
+    #[serde(default)]
+    pub lru_gen: String,
+}
+
+/// The calling thread's CPU time, ns.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// `/proc/vmstat`'s values of `keys`, in order (0 where missing).
+fn vmstat_values(keys: &[&str]) -> Vec<u64> {
+    let all = crate::host::read_vmstat();
+    keys.iter()
+        .map(|k| all.iter().find(|(n, _)| n == k).map_or(0, |(_, v)| *v))
+        .collect()
+}
+
+/// Measure [`CpuCostProbe`] inside the guest: in a memory cgroup of its own (created and
+/// removed here), a 16 MiB file in `dir` (on the run's ext4 disk) is read once and
+/// reclaimed with `memory.reclaim`, read twice more (the second pass timed: cached reads)
+/// and deleted; then 16 MiB of anon memory is faulted in (timed), written again (timed),
+/// reclaimed to the run's swap with `memory.reclaim` (when there is swap) and read back
+/// (swap-in). Seconds under emulation. The caller runs it before the run's baseline
+/// `/proc/vmstat`, so the run's counters do not include it; everything it allocated is
+/// freed (the file deleted, the mapping unmapped, its swap slots freed) before the run.
+pub fn probe_cpu_costs(dir: &Path, has_swap: bool) -> Result<CpuCostProbe, String> {
+    use std::io::{Read, Seek};
+    let cg = Path::new(COST_PROBE_CGROUP);
+    if cg.exists() {
+        let _ = std::fs::remove_dir(cg);
+    }
+    std::fs::create_dir(cg).map_err(|e| format!("{}: {e}", cg.display()))?;
+    let file = dir.join("refault-cost-probe");
+    let mut p = CpuCostProbe {
+        lru_gen: std::fs::read_to_string(crate::LRU_GEN_ENABLED)
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+        ..Default::default()
+    };
+    let pid = std::process::id().to_string();
+    let enter = || {
+        std::fs::write(cg.join("cgroup.procs"), &pid)
+            .map_err(|e| format!("{}/cgroup.procs: {e}", cg.display()))
+    };
+    let leave = || std::fs::write("/sys/fs/cgroup/cgroup.procs", &pid);
+    let reclaim = |pages: u64| {
+        // -EAGAIN when it could not reclaim all it was asked for: what it did is counted.
+        let _ = std::fs::write(cg.join("memory.reclaim"), (pages * 4096).to_string());
+    };
+    let result = (|| -> Result<(), String> {
+        let bytes = (COST_PROBE_PAGES * 4096) as usize;
+        // The file, written and dropped from the cache outside the cgroup.
+        crate::exec::create_file(&file, COST_PROBE_PAGES, true)
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+        crate::exec::drop_cache(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        enter()?;
+        let mut f = std::fs::File::open(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let mut buf = vec![0u8; 4096];
+        let mut pass = |f: &mut std::fs::File| -> Result<u64, String> {
+            f.rewind().map_err(|e| e.to_string())?;
+            let mut n = 0;
+            loop {
+                let r = f
+                    .read(&mut buf)
+                    .map_err(|e| format!("{}: {e}", file.display()))?;
+                if r == 0 {
+                    return Ok(n);
+                }
+                n += 1;
+            }
+        };
+        // Read once from the disk: inactive, referenced once, clean, unmapped.
+        pass(&mut f)?;
+        let keys = ["pgscan_file", "pgsteal_file"];
+        let v0 = vmstat_values(&keys);
+        let t = thread_cpu_ns();
+        reclaim(COST_PROBE_RECLAIM_PAGES);
+        p.file_reclaim_ns = thread_cpu_ns() - t;
+        let v1 = vmstat_values(&keys);
+        p.file_scanned = v1[0].saturating_sub(v0[0]);
+        p.file_reclaimed = v1[1].saturating_sub(v0[1]);
+        // Cached reads: read back what was reclaimed, then a timed pass over the cached file.
+        pass(&mut f)?;
+        let t = thread_cpu_ns();
+        p.reads = pass(&mut f)?;
+        p.read_ns = thread_cpu_ns() - t;
+        drop(f);
+        std::fs::remove_file(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        // Anon: first-touch faults, then the same pages written again.
+        let m = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if m == libc::MAP_FAILED {
+            return Err(format!("mmap: {}", std::io::Error::last_os_error()));
+        }
+        let base = m as *mut u8;
+        let touch_all = |v: u8| {
+            for i in 0..COST_PROBE_PAGES as usize {
+                // SAFETY: within the mapping.
+                unsafe { std::ptr::write_volatile(base.add(i * 4096 + 8), v) };
+            }
+        };
+        let t = thread_cpu_ns();
+        touch_all(1);
+        p.fault_ns = thread_cpu_ns() - t;
+        p.faults = COST_PROBE_PAGES;
+        let t = thread_cpu_ns();
+        touch_all(2);
+        p.touch_ns = thread_cpu_ns() - t;
+        p.touches = COST_PROBE_PAGES;
+        if has_swap {
+            let keys = [
+                "pgscan_anon",
+                "pgsteal_anon",
+                "pgrefill",
+                "pswpout",
+                "pswpin",
+            ];
+            let v0 = vmstat_values(&keys);
+            let t = thread_cpu_ns();
+            reclaim(COST_PROBE_RECLAIM_PAGES);
+            p.anon_reclaim_ns = thread_cpu_ns() - t;
+            let v1 = vmstat_values(&keys);
+            p.anon_scanned = v1[0].saturating_sub(v0[0]);
+            p.anon_reclaimed = v1[1].saturating_sub(v0[1]);
+            p.anon_refill = v1[2].saturating_sub(v0[2]);
+            p.pswpout = v1[3].saturating_sub(v0[3]);
+            let t = thread_cpu_ns();
+            let mut sum = 0u64;
+            for i in 0..COST_PROBE_PAGES as usize {
+                // SAFETY: within the mapping.
+                sum += unsafe { std::ptr::read_volatile(base.add(i * 4096 + 8)) } as u64;
+            }
+            p.swapin_ns = thread_cpu_ns() - t;
+            std::hint::black_box(sum);
+            p.pswpin = vmstat_values(&keys)[4].saturating_sub(v1[4]);
+        }
+        unsafe { libc::munmap(m, bytes) };
+        Ok(())
+    })();
+    let _ = leave();
+    let _ = std::fs::remove_file(&file);
+    let _ = std::fs::remove_dir(cg);
+    result.map(|()| p)
 }
 
 /// What the guest's vmscan tracepoints said about one run: how often kswapd was woken
@@ -1104,6 +1313,15 @@ pub fn guest_main(
     // After the setup (the scenario's files written and dropped from the cache, swap on):
     // the machine as the run starts on it.
     let mut s = crate::setup_whole_machine(scn, swap, workdir)?;
+    // Before the run's baseline counters (run_once reads them), so the run does not count
+    // the probe's faults, reclaim and swap; it frees all it took.
+    let cpu_costs = match probe_cpu_costs(&s.workdir, s.swap_dev.is_some()) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("twin-guest: CPU cost probe failed: {e}");
+            None
+        }
+    };
     let zoneinfo_before = read("/proc/zoneinfo");
     let buddyinfo_before = read("/proc/buddyinfo");
     let pagetypeinfo_before = read("/proc/pagetypeinfo");
@@ -1139,6 +1357,7 @@ pub fn guest_main(
         kswapd_schedstat,
         cpu_ticks,
         cpu_probe_ns,
+        cpu_costs,
         pagetypeinfo_boot,
         pagetypeinfo_before,
         pagetypeinfo_after,
