@@ -152,9 +152,80 @@ pub struct CpuCostProbe {
     /// the fault; a swap file's IO wait is not CPU time): CPU ns and `pswpin`.
     pub swapin_ns: u64,
     pub pswpin: u64,
+    /// A zram device of its own (hot-added and removed; the run's swap is zram), written and
+    /// read with O_DIRECT in 64-page requests of pages like the anon ones above (one
+    /// non-zero byte): CPU ns of the writes (`zram_submit_bio()` compressing each page),
+    /// of the reads (decompressing), and pages.
+    #[serde(default)]
+    pub zram_write_ns: u64,
+    #[serde(default)]
+    pub zram_read_ns: u64,
+    #[serde(default)]
+    pub zram_pages: u64,
     /// The LRU the probe ran under (`/sys/kernel/mm/lru_gen/enabled`, "" without it).
     #[serde(default)]
     pub lru_gen: String,
+}
+
+/// Pages per request of the zram stage of [`probe_cpu_costs`].
+const ZRAM_PROBE_REQUEST_PAGES: u64 = 64;
+
+/// The zram stage of [`probe_cpu_costs`]: a device of its own, removed again.
+fn probe_zram(p: &mut CpuCostProbe) -> Result<(), String> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let id: u32 = std::fs::read_to_string("/sys/class/zram-control/hot_add")
+        .map_err(|e| format!("zram hot_add: {e}"))?
+        .trim()
+        .parse()
+        .map_err(|e| format!("zram hot_add: {e}"))?;
+    let result = (|| -> Result<(), String> {
+        let pages = COST_PROBE_PAGES;
+        std::fs::write(
+            format!("/sys/block/zram{id}/disksize"),
+            (pages * 4096).to_string(),
+        )
+        .map_err(|e| format!("zram{id} disksize: {e}"))?;
+        let dev = format!("/dev/zram{id}");
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&dev)
+            .map_err(|e| format!("{dev}: {e}"))?;
+        let len = (ZRAM_PROBE_REQUEST_PAGES * 4096) as usize;
+        let layout = std::alloc::Layout::from_size_align(len, 4096).expect("layout");
+        // SAFETY: the layout is non-zero; freed below.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err("zram probe buffer: out of memory".into());
+        }
+        // SAFETY: ptr is valid for `len` bytes until dealloc.
+        let buf = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+        for i in 0..ZRAM_PROBE_REQUEST_PAGES as usize {
+            buf[i * 4096 + 8] = 1;
+        }
+        let io = (|| -> Result<(), String> {
+            let t = thread_cpu_ns();
+            for r in 0..pages / ZRAM_PROBE_REQUEST_PAGES {
+                f.write_all_at(buf, r * len as u64)
+                    .map_err(|e| format!("{dev}: {e}"))?;
+            }
+            p.zram_write_ns = thread_cpu_ns() - t;
+            let t = thread_cpu_ns();
+            for r in 0..pages / ZRAM_PROBE_REQUEST_PAGES {
+                f.read_exact_at(buf, r * len as u64)
+                    .map_err(|e| format!("{dev}: {e}"))?;
+            }
+            p.zram_read_ns = thread_cpu_ns() - t;
+            p.zram_pages = pages;
+            Ok(())
+        })();
+        // SAFETY: allocated above with this layout.
+        unsafe { std::alloc::dealloc(ptr, layout) };
+        io
+    })();
+    let _ = std::fs::write("/sys/class/zram-control/hot_remove", id.to_string());
+    result
 }
 
 /// The calling thread's CPU time, ns.
@@ -183,7 +254,7 @@ fn vmstat_values(keys: &[&str]) -> Vec<u64> {
 /// (swap-in). Seconds under emulation. The caller runs it before the run's baseline
 /// `/proc/vmstat`, so the run's counters do not include it; everything it allocated is
 /// freed (the file deleted, the mapping unmapped, its swap slots freed) before the run.
-pub fn probe_cpu_costs(dir: &Path, has_swap: bool) -> Result<CpuCostProbe, String> {
+pub fn probe_cpu_costs(dir: &Path, has_swap: bool, zram: bool) -> Result<CpuCostProbe, String> {
     use std::io::{Read, Seek};
     let cg = Path::new(COST_PROBE_CGROUP);
     if cg.exists() {
@@ -304,6 +375,9 @@ pub fn probe_cpu_costs(dir: &Path, has_swap: bool) -> Result<CpuCostProbe, Strin
             p.pswpin = vmstat_values(&keys)[4].saturating_sub(v1[4]);
         }
         unsafe { libc::munmap(m, bytes) };
+        if zram {
+            probe_zram(&mut p)?;
+        }
         Ok(())
     })();
     let _ = leave();
@@ -1315,7 +1389,7 @@ pub fn guest_main(
     let mut s = crate::setup_whole_machine(scn, swap, workdir)?;
     // Before the run's baseline counters (run_once reads them), so the run does not count
     // the probe's faults, reclaim and swap; it frees all it took.
-    let cpu_costs = match probe_cpu_costs(&s.workdir, s.swap_dev.is_some()) {
+    let cpu_costs = match probe_cpu_costs(&s.workdir, s.swap_dev.is_some(), s.zram_id.is_some()) {
         Ok(p) => Some(p),
         Err(e) => {
             eprintln!("twin-guest: CPU cost probe failed: {e}");
