@@ -632,6 +632,227 @@ pub fn device_from_probe(scn: &mut Scenario, p: &DiskProbe) {
     d.preset = format!("{} (latency and read rate measured in the guest)", d.preset);
 }
 
+/// The guest's measured CPU costs as the simulation applies them: a property of the guest's
+/// machine, like its disk's probe ([`device_from_probe`]), built from the runs'
+/// [`CpuCostProbe`]s by [`CostProfile::from_probes`] and applied by [`apply_cost_profile`].
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CostProfile {
+    /// Probes it was measured over (one per guest run that recorded one).
+    pub probes: usize,
+    /// What the probes measured, ns per unit (ratios of the summed CPU time and counts):
+    /// `anon_fault`, `touch`, `cached_read`, `file_reclaim` (per page scanned),
+    /// `anon_reclaim` (per page reclaimed), `anon_scans` (pages scanned per page reclaimed,
+    /// a ratio), `swapin`, `zram_write`, `zram_read` (per page); a stage the probes did not
+    /// run is absent.
+    pub measured: Vec<(String, f64)>,
+    /// The cost table the simulation ran with.
+    pub costs: refault_scenario::CostTable,
+    /// The zram swap device's CPU per page written (compression) and read (decompression),
+    /// when measured.
+    pub zram_write_ns: Option<u64>,
+    pub zram_read_ns: Option<u64>,
+}
+
+impl CostProfile {
+    /// The measured figure `key`, if its stage ran.
+    pub fn get(&self, key: &str) -> Option<f64> {
+        self.measured
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| *v)
+    }
+
+    /// The profile of `probes` over the scenario's cost table `base`; None without probes.
+    ///
+    /// Each figure is the ratio of the probes' summed CPU time to their summed count. The
+    /// table follows from them (the model's own per-operation sums, `b` = `base`, `'` = the
+    /// result; every figure rounded to the ns):
+    ///
+    /// - `touch' = touch`, `pagecache_hit' = cached_read` (measured as they are).
+    /// - A first-touch anon write fault costs the model `minor_fault + page_alloc`: both are
+    ///   scaled by `kf = anon_fault / (b.minor_fault + b.page_alloc)`.
+    /// - Reclaiming a clean, unmapped file page at its first scan costs the model
+    ///   `scan_per_page + reclaim_per_page`: `kr = file_reclaim / (b.scan_per_page +
+    ///   b.reclaim_per_page)` scales those two and the LRU list work (`lru_move`,
+    ///   `lru_lock`). The page-table walk, compaction and migration costs, which no stage
+    ///   measures, are scaled by `kr` too (the pace of the kernel's reclaim code);
+    ///   `io_submit` stays the scenario's.
+    /// - The zram device's CPU per page is `zram_write` for writes and `zram_read` for reads.
+    /// - An anon page reclaimed to swap costs the model `s * scan_per_page' + (s - 1) *
+    ///   lru_move' + reclaim_per_page' + io_submit + zram_write + (s + 1) * rmap_per_mapping`
+    ///   (s = `anon_scans`: an activation and putback per scan but the last, a
+    ///   `folio_referenced()` step per scan and one `try_to_unmap()` step, each over the one
+    ///   mapping): `rmap_per_mapping'` is what that leaves of `anon_reclaim`, divided by
+    ///   `s + 1` (at least 0; scaled by `kr` without an anon stage).
+    /// - A swap-in fault costs the model `major_fault + page_alloc' + io_submit + zram_read`:
+    ///   `major_fault'` is what that leaves of `swapin` (at least 0; scaled by `kf` without a
+    ///   swap-in stage).
+    pub fn from_probes(
+        probes: &[&CpuCostProbe],
+        base: &refault_scenario::CostTable,
+    ) -> Option<CostProfile> {
+        if probes.is_empty() {
+            return None;
+        }
+        let sum = |f: &dyn Fn(&CpuCostProbe) -> u64| -> u64 { probes.iter().map(|p| f(p)).sum() };
+        let ratio = |num: u64, den: u64| (den > 0).then(|| num as f64 / den as f64);
+        let mut measured: Vec<(String, f64)> = Vec::new();
+        let mut put = |k: &str, v: Option<f64>| {
+            if let Some(v) = v {
+                measured.push((k.to_string(), v));
+            }
+            v
+        };
+        let fault = put(
+            "anon_fault",
+            ratio(sum(&|p| p.fault_ns), sum(&|p| p.faults)),
+        );
+        let touch = put("touch", ratio(sum(&|p| p.touch_ns), sum(&|p| p.touches)));
+        let read = put("cached_read", ratio(sum(&|p| p.read_ns), sum(&|p| p.reads)));
+        let file = put(
+            "file_reclaim",
+            ratio(sum(&|p| p.file_reclaim_ns), sum(&|p| p.file_scanned)),
+        );
+        let anon_reclaimed = sum(&|p| p.anon_reclaimed);
+        let anon = put(
+            "anon_reclaim",
+            ratio(sum(&|p| p.anon_reclaim_ns), anon_reclaimed),
+        );
+        let scans = put(
+            "anon_scans",
+            ratio(sum(&|p| p.anon_scanned), anon_reclaimed),
+        );
+        let swapin = put("swapin", ratio(sum(&|p| p.swapin_ns), sum(&|p| p.pswpin)));
+        let zram_pages = sum(&|p| p.zram_pages);
+        let zw = put("zram_write", ratio(sum(&|p| p.zram_write_ns), zram_pages));
+        let zr = put("zram_read", ratio(sum(&|p| p.zram_read_ns), zram_pages));
+        let ns = |v: f64| v.max(0.0).round() as u64;
+        let scale = |v: u64, k: Option<f64>| k.map_or(v, |k| ns(v as f64 * k));
+        let b = base;
+        let mut c = b.clone();
+        let kf = fault.map(|f| f / (b.minor_fault_ns + b.page_alloc_ns).max(1) as f64);
+        let kr = file.map(|f| f / (b.scan_per_page_ns + b.reclaim_per_page_ns).max(1) as f64);
+        if let Some(t) = touch {
+            c.touch_ns = ns(t);
+        }
+        if let Some(r) = read {
+            c.pagecache_hit_ns = ns(r);
+        }
+        c.minor_fault_ns = scale(b.minor_fault_ns, kf);
+        c.page_alloc_ns = scale(b.page_alloc_ns, kf);
+        c.scan_per_page_ns = scale(b.scan_per_page_ns, kr);
+        c.reclaim_per_page_ns = scale(b.reclaim_per_page_ns, kr);
+        c.lru_move_ns = scale(b.lru_move_ns, kr);
+        c.lru_lock_ns = scale(b.lru_lock_ns, kr);
+        c.pt_walk_per_pte_ns = scale(b.pt_walk_per_pte_ns, kr);
+        c.compact_scan_per_page_ns = scale(b.compact_scan_per_page_ns, kr);
+        c.migrate_per_page_ns = scale(b.migrate_per_page_ns, kr);
+        c.rmap_per_mapping_ns = match (anon, scans) {
+            (Some(a), Some(s)) => {
+                let rest = s * c.scan_per_page_ns as f64
+                    + (s - 1.0).max(0.0) * c.lru_move_ns as f64
+                    + (c.reclaim_per_page_ns + c.io_submit_ns) as f64
+                    + zw.unwrap_or(0.0);
+                ns((a - rest) / (s + 1.0))
+            }
+            _ => scale(b.rmap_per_mapping_ns, kr),
+        };
+        c.major_fault_ns = match swapin {
+            Some(si) => ns(si - (c.page_alloc_ns + c.io_submit_ns) as f64 - zr.unwrap_or(0.0)),
+            None => scale(b.major_fault_ns, kf),
+        };
+        Some(CostProfile {
+            probes: probes.len(),
+            measured,
+            costs: c,
+            zram_write_ns: zw.map(ns),
+            zram_read_ns: zr.map(ns),
+        })
+    }
+
+    /// One line for the output: what was measured and the table it gave.
+    pub fn describe(&self) -> String {
+        let us = |k: &str| {
+            self.get(k)
+                .map_or("-".to_string(), |v| format!("{:.1}", v / 1e3))
+        };
+        let c = &self.costs;
+        format!(
+            "the guest's CPU costs ({} probe(s), us): anon fault {}, touch {}, cached read {}, \
+             file reclaim {} per page scanned, anon reclaim {} per page reclaimed ({} scans), \
+             swap-in {}, zram write {} / read {} per page; simulated model.cost (ns): \
+             touch {}, minor_fault {}, major_fault {}, pagecache_hit {}, page_alloc {}, \
+             scan_per_page {}, rmap_per_mapping {}, pt_walk_per_pte {}, reclaim_per_page {}, \
+             io_submit {}, compact_scan_per_page {}, migrate_per_page {}, lru_lock {}, \
+             lru_move {}; zram cpu_per_page (ns) {} write / {} read",
+            self.probes,
+            us("anon_fault"),
+            us("touch"),
+            us("cached_read"),
+            us("file_reclaim"),
+            us("anon_reclaim"),
+            self.get("anon_scans")
+                .map_or("-".to_string(), |v| format!("{v:.2}")),
+            us("swapin"),
+            us("zram_write"),
+            us("zram_read"),
+            c.touch_ns,
+            c.minor_fault_ns,
+            c.major_fault_ns,
+            c.pagecache_hit_ns,
+            c.page_alloc_ns,
+            c.scan_per_page_ns,
+            c.rmap_per_mapping_ns,
+            c.pt_walk_per_pte_ns,
+            c.reclaim_per_page_ns,
+            c.io_submit_ns,
+            c.compact_scan_per_page_ns,
+            c.migrate_per_page_ns,
+            c.lru_lock_ns,
+            c.lru_move_ns,
+            self.zram_write_ns
+                .map_or("-".to_string(), |v| v.to_string()),
+            self.zram_read_ns.map_or("-".to_string(), |v| v.to_string()),
+        )
+    }
+}
+
+/// The profile of the runs' cost probes over the scenario's cost table, when
+/// `measured_costs` and any run recorded a probe.
+pub fn guest_cost_profile(
+    scn: &Scenario,
+    runs: &[GuestRun],
+    measured_costs: bool,
+) -> Option<CostProfile> {
+    if !measured_costs {
+        return None;
+    }
+    let probes: Vec<&CpuCostProbe> = runs.iter().filter_map(|r| r.cpu_costs.as_ref()).collect();
+    CostProfile::from_probes(&probes, &scn.costs)
+}
+
+/// The scenario on the guest's CPU: `p`'s cost table replaces the scenario's, and a zram
+/// swap device (the `zram` preset, as [`crate::SwapKind::Zram`] runs it) takes the measured
+/// compression and decompression per page.
+pub fn apply_cost_profile(scn: &mut Scenario, p: &CostProfile) {
+    scn.costs = p.costs.clone();
+    let zram: Vec<usize> = scn
+        .swap
+        .iter()
+        .map(|a| a.device)
+        .filter(|&d| scn.devices[d].preset == "zram")
+        .collect();
+    for d in zram {
+        let dev = &mut scn.devices[d];
+        if let Some(w) = p.zram_write_ns {
+            dev.cpu_ns_per_page = w;
+        }
+        if p.zram_read_ns.is_some() {
+            dev.read_cpu_ns_per_page = p.zram_read_ns;
+        }
+    }
+}
+
 /// How QEMU runs the guest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -825,6 +1046,9 @@ pub struct VmOptions {
     pub accel: Accel,
     /// Wall-clock limit of one boot, seconds.
     pub boot_timeout: f64,
+    /// Simulate with the guest's measured CPU costs ([`CostProfile`]); false keeps the
+    /// scenario's `model.cost` (`--scenario-costs`).
+    pub measured_costs: bool,
 }
 
 /// The default cache directory: $REFAULT_VM_CACHE, else ~/.cache/refault-vm.
@@ -1495,7 +1719,15 @@ pub fn twin_vm_observed(
     let (accel, accel_reason) = (s.accel, s.accel_reason.clone());
     drop(s);
     check_interrupted()?;
-    compare_vm_observed(scn, &runs, swap, accel, accel_reason, observe)
+    compare_vm_observed(
+        scn,
+        &runs,
+        swap,
+        accel,
+        accel_reason,
+        opts.measured_costs,
+        observe,
+    )
 }
 
 /// The simulation of `scn` on the guest's machine (as the first of `runs` started on it,
@@ -1509,6 +1741,7 @@ pub fn compare_vm(
     swap: SwapKind,
     accel: Accel,
     accel_reason: String,
+    measured_costs: bool,
 ) -> Result<crate::TwinReport, String> {
     compare_vm_observed(
         scn,
@@ -1516,6 +1749,7 @@ pub fn compare_vm(
         swap,
         accel,
         accel_reason,
+        measured_costs,
         &mut crate::print_notes,
     )
 }
@@ -1527,6 +1761,7 @@ pub fn compare_vm_observed(
     swap: SwapKind,
     accel: Accel,
     accel_reason: String,
+    measured_costs: bool,
     observe: &mut dyn FnMut(crate::Event),
 ) -> Result<crate::TwinReport, String> {
     if runs.is_empty() {
@@ -1556,6 +1791,16 @@ pub fn compare_vm_observed(
             "twin --vm: the guest's virtio disk: {:.0} us per 4 KiB random read, {:.0} MB/s sequential read; the simulated file-system device uses these",
             p.latency_ns as f64 / 1e3,
             p.read_bytes_per_sec as f64 / 1e6
+        )));
+    }
+    // The guest's CPU as it measured it (runs saved before the probe have none, and
+    // replay as before).
+    let cost_profile = guest_cost_profile(scn, runs, measured_costs);
+    if let Some(p) = &cost_profile {
+        apply_cost_profile(&mut sim_scn, p);
+        observe(crate::Event::Note(&format!(
+            "twin --vm: {}; the simulation uses these",
+            p.describe()
         )));
     }
     // The simulation follows the rules of the kernel the guest booted (model.kernel).
@@ -1610,6 +1855,7 @@ pub fn compare_vm_observed(
         simulated_min_free_kbytes: sim_scn.sysctl.min_free_kbytes,
         simulated_kernel: sim_scn.model.kernel.clone(),
         disk_probe,
+        cost_profile,
         zoneinfo_before: runs[0].zoneinfo_before.clone(),
         buddyinfo_before: runs.iter().map(|r| r.buddyinfo_before.clone()).collect(),
         buddyinfo_after: runs.iter().map(|r| r.buddyinfo_after.clone()).collect(),
@@ -1661,6 +1907,9 @@ pub struct VmReport {
     /// The guest's disk as probed (mean over the runs); the simulated file-system device's
     /// latency and read rate.
     pub disk_probe: Option<DiskProbe>,
+    /// The guest's CPU costs the simulation ran with ([`CostProfile`]); None for runs saved
+    /// before the probe, or with `--scenario-costs`.
+    pub cost_profile: Option<CostProfile>,
     /// /proc/zoneinfo at the start of the first run.
     pub zoneinfo_before: String,
     /// Per run.
@@ -2057,5 +2306,177 @@ mod tests {
         assert_eq!(seq_transfer_ns(100_000_000, 20_000_000), 80_000_000);
         assert_eq!(seq_transfer_ns(40_000_000, 54_848_000), 20_000_000);
         assert_eq!(seq_transfer_ns(1, 0), 1);
+    }
+
+    /// Two probes whose sums give round figures over the default cost table, and the table
+    /// `CostProfile::from_probes` derives, computed by hand from its formulas.
+    fn two_probes() -> (CpuCostProbe, CpuCostProbe) {
+        let a = CpuCostProbe {
+            fault_ns: 3_000_000,
+            faults: 500,
+            touch_ns: 100_000,
+            touches: 1_000,
+            read_ns: 2_000_000,
+            reads: 1_000,
+            file_reclaim_ns: 600_000,
+            file_scanned: 400,
+            file_reclaimed: 400,
+            anon_reclaim_ns: 20_000_000,
+            anon_scanned: 1_000,
+            anon_reclaimed: 500,
+            pswpout: 500,
+            swapin_ns: 7_000_000,
+            pswpin: 500,
+            zram_write_ns: 30_000_000,
+            zram_read_ns: 3_000_000,
+            zram_pages: 1_000,
+            ..Default::default()
+        };
+        let b = CpuCostProbe {
+            fault_ns: 3_500_000,
+            faults: 500,
+            file_reclaim_ns: 1_300_000,
+            file_scanned: 600,
+            file_reclaimed: 600,
+            anon_reclaim_ns: 17_800_000,
+            anon_scanned: 1_000,
+            anon_reclaimed: 500,
+            pswpout: 500,
+            swapin_ns: 7_500_000,
+            pswpin: 500,
+            ..Default::default()
+        };
+        (a, b)
+    }
+
+    #[test]
+    fn cost_profile_follows_its_formulas() {
+        let scn = scenario_for_costs();
+        let base = &scn.costs;
+        // The defaults the hand computation below starts from.
+        assert_eq!(
+            (
+                base.minor_fault_ns,
+                base.page_alloc_ns,
+                base.scan_per_page_ns
+            ),
+            (500, 150, 40)
+        );
+        assert_eq!(
+            (
+                base.reclaim_per_page_ns,
+                base.lru_move_ns,
+                base.io_submit_ns
+            ),
+            (150, 50, 2_000)
+        );
+        let (a, b) = two_probes();
+        let p = CostProfile::from_probes(&[&a, &b], base).unwrap();
+        assert_eq!(p.probes, 2);
+        // Sums: 6.5 ms / 1000 faults; 1.9 ms / 1000 file pages; 37.8 ms / 1000 anon pages
+        // reclaimed, 2000 scanned; 14.5 ms / 1000 swap-ins; zram 30 / 3 us per page.
+        assert_eq!(p.get("anon_fault"), Some(6_500.0));
+        assert_eq!(p.get("file_reclaim"), Some(1_900.0));
+        assert_eq!(p.get("anon_scans"), Some(2.0));
+        let c = &p.costs;
+        assert_eq!((c.touch_ns, c.pagecache_hit_ns), (100, 2_000));
+        // kf = 6500 / (500 + 150) = 10.
+        assert_eq!((c.minor_fault_ns, c.page_alloc_ns), (5_000, 1_500));
+        // kr = 1900 / (40 + 150) = 10, also for the costs no stage measures.
+        assert_eq!((c.scan_per_page_ns, c.reclaim_per_page_ns), (400, 1_500));
+        assert_eq!((c.lru_move_ns, c.lru_lock_ns), (500, 1_000));
+        assert_eq!(
+            (
+                c.pt_walk_per_pte_ns,
+                c.compact_scan_per_page_ns,
+                c.migrate_per_page_ns
+            ),
+            (100, 100, 10_000)
+        );
+        assert_eq!(c.io_submit_ns, 2_000);
+        // rmap: (37800 - (2 * 400 + 1 * 500 + 1500 + 2000 + 30000)) / 3 = 1000.
+        assert_eq!(c.rmap_per_mapping_ns, 1_000);
+        // major fault: 14500 - (1500 + 2000 + 3000) = 8000.
+        assert_eq!(c.major_fault_ns, 8_000);
+        assert_eq!(
+            (p.zram_write_ns, p.zram_read_ns),
+            (Some(30_000), Some(3_000))
+        );
+        assert!(p.describe().contains("anon fault 6.5"), "{}", p.describe());
+    }
+
+    /// Without an anon, swap-in or zram stage (a guest without swap) the rmap and major
+    /// fault costs scale with the reclaim and fault paces, and no device CPU is measured.
+    #[test]
+    fn cost_profile_without_swap_stages_scales_rmap_and_major_fault() {
+        let scn = scenario_for_costs();
+        let a = CpuCostProbe {
+            fault_ns: 6_500_000,
+            faults: 1_000,
+            file_reclaim_ns: 3_800_000,
+            file_scanned: 1_000,
+            ..Default::default()
+        };
+        let p = CostProfile::from_probes(&[&a], &scn.costs).unwrap();
+        // kf = 10, kr = 20; touch and cached reads not measured: the scenario's.
+        assert_eq!(p.costs.rmap_per_mapping_ns, 150 * 20);
+        assert_eq!(p.costs.major_fault_ns, 2_000 * 10);
+        assert_eq!((p.costs.touch_ns, p.costs.pagecache_hit_ns), (5, 200));
+        assert_eq!((p.zram_write_ns, p.zram_read_ns), (None, None));
+        assert_eq!(p.get("anon_reclaim"), None);
+    }
+
+    /// The profile replaces the cost table and gives the zram swap device its measured
+    /// write and read CPU; the file-system device is left alone.
+    #[test]
+    fn cost_profile_applies_to_the_table_and_the_zram_device() {
+        let mut scn = scenario_for_costs();
+        let (a, b) = two_probes();
+        let p = CostProfile::from_probes(&[&a, &b], &scn.costs).unwrap();
+        let disk = scn.devices[scn.fs_device].clone();
+        apply_cost_profile(&mut scn, &p);
+        assert_eq!(scn.costs, p.costs);
+        let z = &scn.devices[scn.swap[0].device];
+        assert_eq!(
+            (z.cpu_ns_per_page, z.read_cpu_ns_per_page),
+            (30_000, Some(3_000))
+        );
+        assert_eq!(scn.devices[scn.fs_device], disk);
+    }
+
+    /// Runs saved before the probe (no `cpu_costs` in their JSON) give no profile, so they
+    /// replay with the scenario's costs as before; `--scenario-costs` gives none either.
+    #[test]
+    fn runs_without_the_probe_keep_the_scenario_costs() {
+        let scn = scenario_for_costs();
+        let old: GuestRun = serde_json::from_str(
+            r#"{"kernel": "6.1.0", "vmstat": {}, "zoneinfo_before": "", "zoneinfo_after": "",
+            "buddyinfo_before": "", "buddyinfo_after": "", "lru_gen": "",
+            "task_seconds": [], "memcg_stat": {}, "cpu_probe_ns": 19000}"#,
+        )
+        .unwrap();
+        assert_eq!(old.cpu_costs, None);
+        assert_eq!(guest_cost_profile(&scn, &[old.clone()], true), None);
+        let (a, _) = two_probes();
+        let new = GuestRun {
+            cpu_costs: Some(a),
+            ..old.clone()
+        };
+        assert!(guest_cost_profile(&scn, &[old.clone(), new.clone()], true).is_some());
+        assert_eq!(guest_cost_profile(&scn, &[new], false), None);
+    }
+
+    fn scenario_for_costs() -> Scenario {
+        refault_scenario::parse(
+            "[machine]\nmemory = \"256M\"\n[[device]]\nname = \"disk\"\npreset = \"nvme\"\n\
+             [[device]]\nname = \"zram0\"\npreset = \"zram\"\n[fs]\ndevice = \"disk\"\n\
+             [[swap.area]]\ndevice = \"zram0\"\nsize = \"64M\"\n[[object]]\nname = \"a\"\n\
+             kind = \"anon\"\nsize = \"1M\"\n[[task]]\nname = \"t\"\n[[task.phase]]\n\
+             access = \"touch-write\"\nobject = \"a\"\npattern = \"sequential\"\n",
+            "costs.toml",
+            &[],
+            None,
+        )
+        .unwrap()
     }
 }
