@@ -18,7 +18,10 @@
 //! leaves nothing the next run does not remove.
 //!
 //! Timing: under emulation (TCG) the guest's clock runs at the emulator's pace, not a real
-//! machine's; the per-task times are reported anyway and say so.
+//! machine's; the per-task times are reported anyway and say so. The guest measures its own
+//! CPU costs before each run ([`probe_cpu_costs`]) as it measures its disk, and the
+//! simulation runs with them ([`CostProfile`]), so that kswapd and the tasks share the
+//! simulated CPU in the guest's proportions.
 
 use crate::state::{self, Resource, StateFile};
 use crate::{check_interrupted, Counters, SwapKind};
@@ -87,7 +90,7 @@ const CPU_PROBE_PAGES: u64 = 1024;
 /// (TCG) every CPU cost is tens of times a real core's while the virtio disk is not, so the
 /// guest's reader is CPU-bound where the simulated one waits for its disk. Recorded as
 /// evidence only: scaling every `model.cost` by it was tried and made the suite worse
-/// (docs/fidelity.md, session 14).
+/// (docs/fidelity.md, session 14); [`probe_cpu_costs`] measures each kind of work instead.
 pub fn probe_cpu() -> Result<u64, String> {
     use std::os::unix::fs::FileExt;
     let f = std::fs::File::open("/proc/self/exe").map_err(|e| format!("/proc/self/exe: {e}"))?;
