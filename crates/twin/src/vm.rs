@@ -2459,7 +2459,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(old.cpu_costs, None);
-        assert_eq!(guest_cost_profile(&scn, &[old.clone()], true), None);
+        assert_eq!(
+            guest_cost_profile(&scn, std::slice::from_ref(&old), true),
+            None
+        );
         let (a, _) = two_probes();
         let new = GuestRun {
             cpu_costs: Some(a),
