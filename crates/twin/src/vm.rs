@@ -1776,6 +1776,17 @@ pub fn compare_vm_observed(
         refault_scenario::zoneinfo::parse(&runs[0].zoneinfo_before, "the guest's /proc/zoneinfo")
             .map_err(|e| e.to_string())?;
     let mut sim_scn = machine_from_zoneinfo(scn, &runs[0].zoneinfo_before)?;
+    // The guest's CPU as it measured it (runs saved before the probe have none, and
+    // replay as before); before the guest's page cache is added, whose faulting-in is
+    // simulated on this machine to delay the scenario's tasks.
+    let cost_profile = guest_cost_profile(scn, runs, measured_costs);
+    if let Some(p) = &cost_profile {
+        apply_cost_profile(&mut sim_scn, p);
+        observe(crate::Event::Note(&format!(
+            "twin --vm: {}; the simulation uses these",
+            p.describe()
+        )));
+    }
     add_guest_page_cache(&mut sim_scn, &runs[0].zoneinfo_before)?;
     // The guest's disk as it measured it (mean over the runs' probes).
     let probes: Vec<&DiskProbe> = runs.iter().filter_map(|r| r.disk_probe.as_ref()).collect();
@@ -1794,16 +1805,6 @@ pub fn compare_vm_observed(
             "twin --vm: the guest's virtio disk: {:.0} us per 4 KiB random read, {:.0} MB/s sequential read; the simulated file-system device uses these",
             p.latency_ns as f64 / 1e3,
             p.read_bytes_per_sec as f64 / 1e6
-        )));
-    }
-    // The guest's CPU as it measured it (runs saved before the probe have none, and
-    // replay as before).
-    let cost_profile = guest_cost_profile(scn, runs, measured_costs);
-    if let Some(p) = &cost_profile {
-        apply_cost_profile(&mut sim_scn, p);
-        observe(crate::Event::Note(&format!(
-            "twin --vm: {}; the simulation uses these",
-            p.describe()
         )));
     }
     // The simulation follows the rules of the kernel the guest booted (model.kernel).
