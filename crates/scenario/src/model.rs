@@ -318,6 +318,11 @@ pub struct DeviceSpec {
     pub synchronous: bool,
     /// CPU time the submitting task spends per page (zram compression / decompression).
     pub cpu_ns_per_page: u64,
+    /// CPU time per page of a read, where it differs from a write's (zram decompresses far
+    /// faster than it compresses); None = `cpu_ns_per_page` for both. No scenario key sets it:
+    /// the VM twin sets it from the guest's measured zram costs (`refault_twin::vm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_cpu_ns_per_page: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

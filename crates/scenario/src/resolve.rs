@@ -608,6 +608,7 @@ fn resolve_devices(raw: Vec<RawDevice>, cx: &Ctx) -> Result<Vec<DeviceSpec>> {
             rotational: d.rotational.unwrap_or(preset.rotational),
             synchronous: d.synchronous.unwrap_or(preset.synchronous),
             cpu_ns_per_page: d.cpu_per_page.map_or(preset.cpu_ns_per_page, |v| v.0),
+            read_cpu_ns_per_page: None,
         });
     }
     Ok(out)
@@ -625,6 +626,7 @@ fn device_from_preset(name: &str, preset: &Preset) -> DeviceSpec {
         rotational: preset.rotational,
         synchronous: preset.synchronous,
         cpu_ns_per_page: preset.cpu_ns_per_page,
+        read_cpu_ns_per_page: None,
     }
 }
 

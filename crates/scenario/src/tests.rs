@@ -243,6 +243,7 @@ fn sata_ssd(name: &str) -> DeviceSpec {
         rotational: false,
         synchronous: false,
         cpu_ns_per_page: 0,
+        read_cpu_ns_per_page: None,
     }
 }
 
@@ -325,6 +326,7 @@ fn full_example_resolves_to_exact_values() {
                 rotational: false,
                 synchronous: true,
                 cpu_ns_per_page: 3_000,
+                read_cpu_ns_per_page: None,
             },
             DeviceSpec {
                 name: "ssd".into(),
@@ -337,6 +339,7 @@ fn full_example_resolves_to_exact_values() {
                 rotational: false,
                 synchronous: false,
                 cpu_ns_per_page: 0,
+                read_cpu_ns_per_page: None,
             },
             DeviceSpec {
                 name: "slow".into(),
@@ -349,6 +352,7 @@ fn full_example_resolves_to_exact_values() {
                 rotational: true,
                 synchronous: false,
                 cpu_ns_per_page: 0,
+                read_cpu_ns_per_page: None,
             },
         ],
         fs_device: 1,

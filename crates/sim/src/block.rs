@@ -156,6 +156,8 @@ pub struct BlockDevice {
     rotational: bool,
     synchronous: bool,
     cpu_ns_per_page: u64,
+    /// `cpu_ns_per_page` of reads (`DeviceSpec::read_cpu_ns_per_page`, or the same).
+    read_cpu_ns_per_page: u64,
     /// When each service channel becomes free; `queue_depth` entries (at least one).
     free_at_ns: Vec<u64>,
     /// The channel assigned longest ago. Completions are non-decreasing in submission order
@@ -182,6 +184,7 @@ impl BlockDevice {
             rotational: spec.rotational,
             synchronous: spec.synchronous,
             cpu_ns_per_page: spec.cpu_ns_per_page,
+            read_cpu_ns_per_page: spec.read_cpu_ns_per_page.unwrap_or(spec.cpu_ns_per_page),
             free_at_ns: vec![0; depth],
             next_channel: 0,
             xfer_free_at_ns: 0,
@@ -245,10 +248,15 @@ impl BlockDevice {
         st.max_completion_ns = st.max_completion_ns.max(completion);
     }
 
-    /// CPU time the submitting task spends on `rq`: `nr_pages * cpu_ns_per_page`, the
-    /// (de)compression of zram or the copy of a ram disk. Zero for devices without a CPU cost.
+    /// CPU time the submitting task spends on `rq`: `nr_pages * cpu_ns_per_page` (reads:
+    /// `read_cpu_ns_per_page`), the (de)compression of zram or the copy of a ram disk. Zero
+    /// for devices without a CPU cost.
     pub fn submit_cpu_ns(&self, rq: &Request) -> u64 {
-        u64::from(rq.nr_pages) * self.cpu_ns_per_page
+        let per_page = match rq.op {
+            ReqOp::Read => self.read_cpu_ns_per_page,
+            ReqOp::Write => self.cpu_ns_per_page,
+        };
+        u64::from(rq.nr_pages) * per_page
     }
 
     pub fn stats(&self) -> &DeviceStats {
@@ -312,6 +320,7 @@ mod tests {
             rotational: false,
             synchronous: false,
             cpu_ns_per_page: 0,
+            read_cpu_ns_per_page: None,
         }
     }
 
@@ -335,6 +344,7 @@ mod tests {
             rotational: false,
             synchronous: true,
             cpu_ns_per_page: 3_000,
+            read_cpu_ns_per_page: None,
         }
     }
 
@@ -434,6 +444,18 @@ mod tests {
 
         let nvme = BlockDevice::new(&ssd(4));
         assert_eq!(nvme.submit_cpu_ns(&rq), 0);
+    }
+
+    /// A read's own CPU cost (the VM twin's measured zram decompression) applies to reads
+    /// only; writes keep `cpu_ns_per_page`.
+    #[test]
+    fn zram_read_cpu_per_page_applies_to_reads_only() {
+        let dev = BlockDevice::new(&DeviceSpec {
+            read_cpu_ns_per_page: Some(400),
+            ..zram()
+        });
+        assert_eq!(dev.submit_cpu_ns(&read(0, 2)), 800);
+        assert_eq!(dev.submit_cpu_ns(&write(0, 2)), 6_000);
     }
 
     /// brd and zram copy in the submitter's context: requests from many CPUs do not queue

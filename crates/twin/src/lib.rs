@@ -1278,6 +1278,9 @@ pub fn render(r: &TwinReport) -> String {
                 .join(", "),
             v.simulated_min_free_kbytes.unwrap_or(0)
         );
+        if let Some(p) = &v.cost_profile {
+            out += &format!("simulated CPU: {}\n", p.describe());
+        }
     }
     if let Some(b) = r.damon_pageout_bytes_per_run {
         out += &format!(

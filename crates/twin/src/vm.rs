@@ -18,7 +18,10 @@
 //! leaves nothing the next run does not remove.
 //!
 //! Timing: under emulation (TCG) the guest's clock runs at the emulator's pace, not a real
-//! machine's; the per-task times are reported anyway and say so.
+//! machine's; the per-task times are reported anyway and say so. The guest measures its own
+//! CPU costs before each run ([`probe_cpu_costs`]) as it measures its disk, and the
+//! simulation runs with them ([`CostProfile`]), so that kswapd and the tasks share the
+//! simulated CPU in the guest's proportions.
 
 use crate::state::{self, Resource, StateFile};
 use crate::{check_interrupted, Counters, SwapKind};
@@ -60,6 +63,10 @@ pub struct GuestRun {
     /// The guest CPU's pace ([`probe_cpu`]): ns per read() of one cached 4 KiB page.
     #[serde(default)]
     pub cpu_probe_ns: Option<u64>,
+    /// The guest's CPU costs of the model's cost table ([`probe_cpu_costs`]), measured
+    /// after the setup and before the run's baseline counters; None in runs saved before it.
+    #[serde(default)]
+    pub cpu_costs: Option<CpuCostProbe>,
     /// `/proc/pagetypeinfo` (free blocks per zone, migratetype and order; pageblocks per
     /// zone and migratetype) as the executor started, before the scenario's setup: the
     /// allocator as boot left it.
@@ -83,7 +90,7 @@ const CPU_PROBE_PAGES: u64 = 1024;
 /// (TCG) every CPU cost is tens of times a real core's while the virtio disk is not, so the
 /// guest's reader is CPU-bound where the simulated one waits for its disk. Recorded as
 /// evidence only: scaling every `model.cost` by it was tried and made the suite worse
-/// (docs/fidelity.md, session 14).
+/// (docs/fidelity.md, session 14); [`probe_cpu_costs`] measures each kind of work instead.
 pub fn probe_cpu() -> Result<u64, String> {
     use std::os::unix::fs::FileExt;
     let f = std::fs::File::open("/proc/self/exe").map_err(|e| format!("/proc/self/exe: {e}"))?;
@@ -101,6 +108,285 @@ pub fn probe_cpu() -> Result<u64, String> {
         pass(&f)?;
     }
     Ok((t.elapsed().as_nanos() as u64 / (4 * CPU_PROBE_PAGES)).max(1))
+}
+
+/// Pages per stage of [`probe_cpu_costs`] (16 MiB): a fraction of a second of kernel work per
+/// stage even at the emulated guest's pace (67 us per reclaimed page on 6.1).
+pub const COST_PROBE_PAGES: u64 = 4096;
+/// Pages [`probe_cpu_costs`] asks `memory.reclaim` for per stage (12 MiB of the 16): less
+/// than the memory cgroup holds, so the write returns once it has them instead of retrying.
+pub const COST_PROBE_RECLAIM_PAGES: u64 = 3072;
+/// The memory cgroup [`probe_cpu_costs`] works in (cgroup v2, under the guest's root).
+const COST_PROBE_CGROUP: &str = "/sys/fs/cgroup/refault-cost-probe";
+
+/// The guest's CPU costs of the kernel work the model's cost table (`model.cost.*`) stands
+/// for, measured inside the guest before its run ([`probe_cpu_costs`]): the calling thread's
+/// CPU time (`CLOCK_THREAD_CPUTIME_ID`: the scheduler's `sum_exec_runtime`, user and system)
+/// over each stage, and the pages the stage handled (its own count, or `/proc/vmstat` deltas
+/// for what reclaim did). Raw figures; [`CostProfile::from_probe`] turns them into costs.
+/// Each stage is skipped (left 0) where the guest cannot do it (no swap: no anon reclaim).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuCostProbe {
+    /// First-touch write faults over a fresh private anonymous mapping (`do_anonymous_page()`:
+    /// allocation, zeroing, memcg charge, LRU add): CPU ns and faults.
+    pub fault_ns: u64,
+    pub faults: u64,
+    /// The same pages written again, present and mapped (the task's own memory access).
+    pub touch_ns: u64,
+    pub touches: u64,
+    /// read() of cached 4 KiB pages of an ext4 file (`filemap_read()`).
+    pub read_ns: u64,
+    pub reads: u64,
+    /// `memory.reclaim` of a memory cgroup holding only clean, unmapped file pages read once
+    /// (each reclaimed at its first scan): CPU ns of the write, and `/proc/vmstat`'s
+    /// `pgscan_file`, `pgsteal_file` over it.
+    pub file_reclaim_ns: u64,
+    pub file_scanned: u64,
+    pub file_reclaimed: u64,
+    /// `memory.reclaim` of the same cgroup holding only the faulted anon pages (mapped once,
+    /// young): CPU ns, `pgscan_anon`, `pgsteal_anon`, `pgrefill` (active-list scans) and
+    /// `pswpout` over it, to the run's swap device.
+    pub anon_reclaim_ns: u64,
+    pub anon_scanned: u64,
+    pub anon_reclaimed: u64,
+    pub anon_refill: u64,
+    pub pswpout: u64,
+    /// The anon pages read again after that reclaim: swap-in faults (zram decompresses in
+    /// the fault; a swap file's IO wait is not CPU time): CPU ns and `pswpin`.
+    pub swapin_ns: u64,
+    pub pswpin: u64,
+    /// A zram device of its own (hot-added and removed; the run's swap is zram), written and
+    /// read with O_DIRECT in 64-page requests of pages like the anon ones above (one
+    /// non-zero byte): CPU ns of the writes (`zram_submit_bio()` compressing each page),
+    /// of the reads (decompressing), and pages.
+    #[serde(default)]
+    pub zram_write_ns: u64,
+    #[serde(default)]
+    pub zram_read_ns: u64,
+    #[serde(default)]
+    pub zram_pages: u64,
+    /// The LRU the probe ran under (`/sys/kernel/mm/lru_gen/enabled`, "" without it).
+    #[serde(default)]
+    pub lru_gen: String,
+}
+
+/// Pages per request of the zram stage of [`probe_cpu_costs`].
+const ZRAM_PROBE_REQUEST_PAGES: u64 = 64;
+
+/// The zram stage of [`probe_cpu_costs`]: a device of its own, removed again.
+fn probe_zram(p: &mut CpuCostProbe) -> Result<(), String> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let id: u32 = std::fs::read_to_string("/sys/class/zram-control/hot_add")
+        .map_err(|e| format!("zram hot_add: {e}"))?
+        .trim()
+        .parse()
+        .map_err(|e| format!("zram hot_add: {e}"))?;
+    let result = (|| -> Result<(), String> {
+        let pages = COST_PROBE_PAGES;
+        std::fs::write(
+            format!("/sys/block/zram{id}/disksize"),
+            (pages * 4096).to_string(),
+        )
+        .map_err(|e| format!("zram{id} disksize: {e}"))?;
+        let dev = format!("/dev/zram{id}");
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&dev)
+            .map_err(|e| format!("{dev}: {e}"))?;
+        let len = (ZRAM_PROBE_REQUEST_PAGES * 4096) as usize;
+        let layout = std::alloc::Layout::from_size_align(len, 4096).expect("layout");
+        // SAFETY: the layout is non-zero; freed below.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err("zram probe buffer: out of memory".into());
+        }
+        // SAFETY: ptr is valid for `len` bytes until dealloc.
+        let buf = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+        for i in 0..ZRAM_PROBE_REQUEST_PAGES as usize {
+            buf[i * 4096 + 8] = 1;
+        }
+        let io = (|| -> Result<(), String> {
+            let t = thread_cpu_ns();
+            for r in 0..pages / ZRAM_PROBE_REQUEST_PAGES {
+                f.write_all_at(buf, r * len as u64)
+                    .map_err(|e| format!("{dev}: {e}"))?;
+            }
+            p.zram_write_ns = thread_cpu_ns() - t;
+            let t = thread_cpu_ns();
+            for r in 0..pages / ZRAM_PROBE_REQUEST_PAGES {
+                f.read_exact_at(buf, r * len as u64)
+                    .map_err(|e| format!("{dev}: {e}"))?;
+            }
+            p.zram_read_ns = thread_cpu_ns() - t;
+            p.zram_pages = pages;
+            Ok(())
+        })();
+        // SAFETY: allocated above with this layout.
+        unsafe { std::alloc::dealloc(ptr, layout) };
+        io
+    })();
+    let _ = std::fs::write("/sys/class/zram-control/hot_remove", id.to_string());
+    result
+}
+
+/// The calling thread's CPU time, ns.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// `/proc/vmstat`'s values of `keys`, in order (0 where missing).
+fn vmstat_values(keys: &[&str]) -> Vec<u64> {
+    let all = crate::host::read_vmstat();
+    keys.iter()
+        .map(|k| all.iter().find(|(n, _)| n == k).map_or(0, |(_, v)| *v))
+        .collect()
+}
+
+/// Measure [`CpuCostProbe`] inside the guest: in a memory cgroup of its own (created and
+/// removed here), a 16 MiB file in `dir` (on the run's ext4 disk) is read once and
+/// reclaimed with `memory.reclaim`, read twice more (the second pass timed: cached reads)
+/// and deleted; then 16 MiB of anon memory is faulted in (timed), written again (timed),
+/// reclaimed to the run's swap with `memory.reclaim` (when there is swap) and read back
+/// (swap-in). Seconds under emulation. The caller runs it before the run's baseline
+/// `/proc/vmstat`, so the run's counters do not include it; everything it allocated is
+/// freed (the file deleted, the mapping unmapped, its swap slots freed) before the run.
+pub fn probe_cpu_costs(dir: &Path, has_swap: bool, zram: bool) -> Result<CpuCostProbe, String> {
+    use std::io::{Read, Seek};
+    let cg = Path::new(COST_PROBE_CGROUP);
+    if cg.exists() {
+        let _ = std::fs::remove_dir(cg);
+    }
+    std::fs::create_dir(cg).map_err(|e| format!("{}: {e}", cg.display()))?;
+    let file = dir.join("refault-cost-probe");
+    let mut p = CpuCostProbe {
+        lru_gen: std::fs::read_to_string(crate::LRU_GEN_ENABLED)
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+        ..Default::default()
+    };
+    let pid = std::process::id().to_string();
+    let enter = || {
+        std::fs::write(cg.join("cgroup.procs"), &pid)
+            .map_err(|e| format!("{}/cgroup.procs: {e}", cg.display()))
+    };
+    let leave = || std::fs::write("/sys/fs/cgroup/cgroup.procs", &pid);
+    let reclaim = |pages: u64| {
+        // -EAGAIN when it could not reclaim all it was asked for: what it did is counted.
+        let _ = std::fs::write(cg.join("memory.reclaim"), (pages * 4096).to_string());
+    };
+    let result = (|| -> Result<(), String> {
+        let bytes = (COST_PROBE_PAGES * 4096) as usize;
+        // The file, written and dropped from the cache outside the cgroup.
+        crate::exec::create_file(&file, COST_PROBE_PAGES, true)
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+        crate::exec::drop_cache(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        enter()?;
+        let mut f = std::fs::File::open(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let mut buf = vec![0u8; 4096];
+        let mut pass = |f: &mut std::fs::File| -> Result<u64, String> {
+            f.rewind().map_err(|e| e.to_string())?;
+            let mut n = 0;
+            loop {
+                let r = f
+                    .read(&mut buf)
+                    .map_err(|e| format!("{}: {e}", file.display()))?;
+                if r == 0 {
+                    return Ok(n);
+                }
+                n += 1;
+            }
+        };
+        // Read once from the disk: inactive, referenced once, clean, unmapped.
+        pass(&mut f)?;
+        let keys = ["pgscan_file", "pgsteal_file"];
+        let v0 = vmstat_values(&keys);
+        let t = thread_cpu_ns();
+        reclaim(COST_PROBE_RECLAIM_PAGES);
+        p.file_reclaim_ns = thread_cpu_ns() - t;
+        let v1 = vmstat_values(&keys);
+        p.file_scanned = v1[0].saturating_sub(v0[0]);
+        p.file_reclaimed = v1[1].saturating_sub(v0[1]);
+        // Cached reads: read back what was reclaimed, then a timed pass over the cached file.
+        pass(&mut f)?;
+        let t = thread_cpu_ns();
+        p.reads = pass(&mut f)?;
+        p.read_ns = thread_cpu_ns() - t;
+        drop(f);
+        std::fs::remove_file(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        // Anon: first-touch faults, then the same pages written again.
+        let m = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if m == libc::MAP_FAILED {
+            return Err(format!("mmap: {}", std::io::Error::last_os_error()));
+        }
+        let base = m as *mut u8;
+        let touch_all = |v: u8| {
+            for i in 0..COST_PROBE_PAGES as usize {
+                // SAFETY: within the mapping.
+                unsafe { std::ptr::write_volatile(base.add(i * 4096 + 8), v) };
+            }
+        };
+        let t = thread_cpu_ns();
+        touch_all(1);
+        p.fault_ns = thread_cpu_ns() - t;
+        p.faults = COST_PROBE_PAGES;
+        let t = thread_cpu_ns();
+        touch_all(2);
+        p.touch_ns = thread_cpu_ns() - t;
+        p.touches = COST_PROBE_PAGES;
+        if has_swap {
+            let keys = [
+                "pgscan_anon",
+                "pgsteal_anon",
+                "pgrefill",
+                "pswpout",
+                "pswpin",
+            ];
+            let v0 = vmstat_values(&keys);
+            let t = thread_cpu_ns();
+            reclaim(COST_PROBE_RECLAIM_PAGES);
+            p.anon_reclaim_ns = thread_cpu_ns() - t;
+            let v1 = vmstat_values(&keys);
+            p.anon_scanned = v1[0].saturating_sub(v0[0]);
+            p.anon_reclaimed = v1[1].saturating_sub(v0[1]);
+            p.anon_refill = v1[2].saturating_sub(v0[2]);
+            p.pswpout = v1[3].saturating_sub(v0[3]);
+            let t = thread_cpu_ns();
+            let mut sum = 0u64;
+            for i in 0..COST_PROBE_PAGES as usize {
+                // SAFETY: within the mapping.
+                sum += unsafe { std::ptr::read_volatile(base.add(i * 4096 + 8)) } as u64;
+            }
+            p.swapin_ns = thread_cpu_ns() - t;
+            std::hint::black_box(sum);
+            p.pswpin = vmstat_values(&keys)[4].saturating_sub(v1[4]);
+        }
+        unsafe { libc::munmap(m, bytes) };
+        if zram {
+            probe_zram(&mut p)?;
+        }
+        Ok(())
+    })();
+    let _ = leave();
+    let _ = std::fs::remove_file(&file);
+    let _ = std::fs::remove_dir(cg);
+    result.map(|()| p)
 }
 
 /// What the guest's vmscan tracepoints said about one run: how often kswapd was woken
@@ -349,6 +635,227 @@ pub fn device_from_probe(scn: &mut Scenario, p: &DiskProbe) {
     d.preset = format!("{} (latency and read rate measured in the guest)", d.preset);
 }
 
+/// The guest's measured CPU costs as the simulation applies them: a property of the guest's
+/// machine, like its disk's probe ([`device_from_probe`]), built from the runs'
+/// [`CpuCostProbe`]s by [`CostProfile::from_probes`] and applied by [`apply_cost_profile`].
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CostProfile {
+    /// Probes it was measured over (one per guest run that recorded one).
+    pub probes: usize,
+    /// What the probes measured, ns per unit (ratios of the summed CPU time and counts):
+    /// `anon_fault`, `touch`, `cached_read`, `file_reclaim` (per page scanned),
+    /// `anon_reclaim` (per page reclaimed), `anon_scans` (pages scanned per page reclaimed,
+    /// a ratio), `swapin`, `zram_write`, `zram_read` (per page); a stage the probes did not
+    /// run is absent.
+    pub measured: Vec<(String, f64)>,
+    /// The cost table the simulation ran with.
+    pub costs: refault_scenario::CostTable,
+    /// The zram swap device's CPU per page written (compression) and read (decompression),
+    /// when measured.
+    pub zram_write_ns: Option<u64>,
+    pub zram_read_ns: Option<u64>,
+}
+
+impl CostProfile {
+    /// The measured figure `key`, if its stage ran.
+    pub fn get(&self, key: &str) -> Option<f64> {
+        self.measured
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| *v)
+    }
+
+    /// The profile of `probes` over the scenario's cost table `base`; None without probes.
+    ///
+    /// Each figure is the ratio of the probes' summed CPU time to their summed count. The
+    /// table follows from them (the model's own per-operation sums, `b` = `base`, `'` = the
+    /// result; every figure rounded to the ns):
+    ///
+    /// - `touch' = touch`, `pagecache_hit' = cached_read` (measured as they are).
+    /// - A first-touch anon write fault costs the model `minor_fault + page_alloc`: both are
+    ///   scaled by `kf = anon_fault / (b.minor_fault + b.page_alloc)`.
+    /// - Reclaiming a clean, unmapped file page at its first scan costs the model
+    ///   `scan_per_page + reclaim_per_page`: `kr = file_reclaim / (b.scan_per_page +
+    ///   b.reclaim_per_page)` scales those two and the LRU list work (`lru_move`,
+    ///   `lru_lock`). The page-table walk, compaction and migration costs, which no stage
+    ///   measures, are scaled by `kr` too (the pace of the kernel's reclaim code);
+    ///   `io_submit` stays the scenario's.
+    /// - The zram device's CPU per page is `zram_write` for writes and `zram_read` for reads.
+    /// - An anon page reclaimed to swap costs the model `s * scan_per_page' + (s - 1) *
+    ///   lru_move' + reclaim_per_page' + io_submit + zram_write + (s + 1) * rmap_per_mapping`
+    ///   (s = `anon_scans`: an activation and putback per scan but the last, a
+    ///   `folio_referenced()` step per scan and one `try_to_unmap()` step, each over the one
+    ///   mapping): `rmap_per_mapping'` is what that leaves of `anon_reclaim`, divided by
+    ///   `s + 1` (at least 0; scaled by `kr` without an anon stage).
+    /// - A swap-in fault costs the model `major_fault + page_alloc' + io_submit + zram_read`:
+    ///   `major_fault'` is what that leaves of `swapin` (at least 0; scaled by `kf` without a
+    ///   swap-in stage).
+    pub fn from_probes(
+        probes: &[&CpuCostProbe],
+        base: &refault_scenario::CostTable,
+    ) -> Option<CostProfile> {
+        if probes.is_empty() {
+            return None;
+        }
+        let sum = |f: &dyn Fn(&CpuCostProbe) -> u64| -> u64 { probes.iter().map(|p| f(p)).sum() };
+        let ratio = |num: u64, den: u64| (den > 0).then(|| num as f64 / den as f64);
+        let mut measured: Vec<(String, f64)> = Vec::new();
+        let mut put = |k: &str, v: Option<f64>| {
+            if let Some(v) = v {
+                measured.push((k.to_string(), v));
+            }
+            v
+        };
+        let fault = put(
+            "anon_fault",
+            ratio(sum(&|p| p.fault_ns), sum(&|p| p.faults)),
+        );
+        let touch = put("touch", ratio(sum(&|p| p.touch_ns), sum(&|p| p.touches)));
+        let read = put("cached_read", ratio(sum(&|p| p.read_ns), sum(&|p| p.reads)));
+        let file = put(
+            "file_reclaim",
+            ratio(sum(&|p| p.file_reclaim_ns), sum(&|p| p.file_scanned)),
+        );
+        let anon_reclaimed = sum(&|p| p.anon_reclaimed);
+        let anon = put(
+            "anon_reclaim",
+            ratio(sum(&|p| p.anon_reclaim_ns), anon_reclaimed),
+        );
+        let scans = put(
+            "anon_scans",
+            ratio(sum(&|p| p.anon_scanned), anon_reclaimed),
+        );
+        let swapin = put("swapin", ratio(sum(&|p| p.swapin_ns), sum(&|p| p.pswpin)));
+        let zram_pages = sum(&|p| p.zram_pages);
+        let zw = put("zram_write", ratio(sum(&|p| p.zram_write_ns), zram_pages));
+        let zr = put("zram_read", ratio(sum(&|p| p.zram_read_ns), zram_pages));
+        let ns = |v: f64| v.max(0.0).round() as u64;
+        let scale = |v: u64, k: Option<f64>| k.map_or(v, |k| ns(v as f64 * k));
+        let b = base;
+        let mut c = b.clone();
+        let kf = fault.map(|f| f / (b.minor_fault_ns + b.page_alloc_ns).max(1) as f64);
+        let kr = file.map(|f| f / (b.scan_per_page_ns + b.reclaim_per_page_ns).max(1) as f64);
+        if let Some(t) = touch {
+            c.touch_ns = ns(t);
+        }
+        if let Some(r) = read {
+            c.pagecache_hit_ns = ns(r);
+        }
+        c.minor_fault_ns = scale(b.minor_fault_ns, kf);
+        c.page_alloc_ns = scale(b.page_alloc_ns, kf);
+        c.scan_per_page_ns = scale(b.scan_per_page_ns, kr);
+        c.reclaim_per_page_ns = scale(b.reclaim_per_page_ns, kr);
+        c.lru_move_ns = scale(b.lru_move_ns, kr);
+        c.lru_lock_ns = scale(b.lru_lock_ns, kr);
+        c.pt_walk_per_pte_ns = scale(b.pt_walk_per_pte_ns, kr);
+        c.compact_scan_per_page_ns = scale(b.compact_scan_per_page_ns, kr);
+        c.migrate_per_page_ns = scale(b.migrate_per_page_ns, kr);
+        c.rmap_per_mapping_ns = match (anon, scans) {
+            (Some(a), Some(s)) => {
+                let rest = s * c.scan_per_page_ns as f64
+                    + (s - 1.0).max(0.0) * c.lru_move_ns as f64
+                    + (c.reclaim_per_page_ns + c.io_submit_ns) as f64
+                    + zw.unwrap_or(0.0);
+                ns((a - rest) / (s + 1.0))
+            }
+            _ => scale(b.rmap_per_mapping_ns, kr),
+        };
+        c.major_fault_ns = match swapin {
+            Some(si) => ns(si - (c.page_alloc_ns + c.io_submit_ns) as f64 - zr.unwrap_or(0.0)),
+            None => scale(b.major_fault_ns, kf),
+        };
+        Some(CostProfile {
+            probes: probes.len(),
+            measured,
+            costs: c,
+            zram_write_ns: zw.map(ns),
+            zram_read_ns: zr.map(ns),
+        })
+    }
+
+    /// One line for the output: what was measured and the table it gave.
+    pub fn describe(&self) -> String {
+        let us = |k: &str| {
+            self.get(k)
+                .map_or("-".to_string(), |v| format!("{:.1}", v / 1e3))
+        };
+        let c = &self.costs;
+        format!(
+            "the guest's CPU costs ({} probe(s), us): anon fault {}, touch {}, cached read {}, \
+             file reclaim {} per page scanned, anon reclaim {} per page reclaimed ({} scans), \
+             swap-in {}, zram write {} / read {} per page; simulated model.cost (ns): \
+             touch {}, minor_fault {}, major_fault {}, pagecache_hit {}, page_alloc {}, \
+             scan_per_page {}, rmap_per_mapping {}, pt_walk_per_pte {}, reclaim_per_page {}, \
+             io_submit {}, compact_scan_per_page {}, migrate_per_page {}, lru_lock {}, \
+             lru_move {}; zram cpu_per_page (ns) {} write / {} read",
+            self.probes,
+            us("anon_fault"),
+            us("touch"),
+            us("cached_read"),
+            us("file_reclaim"),
+            us("anon_reclaim"),
+            self.get("anon_scans")
+                .map_or("-".to_string(), |v| format!("{v:.2}")),
+            us("swapin"),
+            us("zram_write"),
+            us("zram_read"),
+            c.touch_ns,
+            c.minor_fault_ns,
+            c.major_fault_ns,
+            c.pagecache_hit_ns,
+            c.page_alloc_ns,
+            c.scan_per_page_ns,
+            c.rmap_per_mapping_ns,
+            c.pt_walk_per_pte_ns,
+            c.reclaim_per_page_ns,
+            c.io_submit_ns,
+            c.compact_scan_per_page_ns,
+            c.migrate_per_page_ns,
+            c.lru_lock_ns,
+            c.lru_move_ns,
+            self.zram_write_ns
+                .map_or("-".to_string(), |v| v.to_string()),
+            self.zram_read_ns.map_or("-".to_string(), |v| v.to_string()),
+        )
+    }
+}
+
+/// The profile of the runs' cost probes over the scenario's cost table, when
+/// `measured_costs` and any run recorded a probe.
+pub fn guest_cost_profile(
+    scn: &Scenario,
+    runs: &[GuestRun],
+    measured_costs: bool,
+) -> Option<CostProfile> {
+    if !measured_costs {
+        return None;
+    }
+    let probes: Vec<&CpuCostProbe> = runs.iter().filter_map(|r| r.cpu_costs.as_ref()).collect();
+    CostProfile::from_probes(&probes, &scn.costs)
+}
+
+/// The scenario on the guest's CPU: `p`'s cost table replaces the scenario's, and a zram
+/// swap device (the `zram` preset, as [`crate::SwapKind::Zram`] runs it) takes the measured
+/// compression and decompression per page.
+pub fn apply_cost_profile(scn: &mut Scenario, p: &CostProfile) {
+    scn.costs = p.costs.clone();
+    let zram: Vec<usize> = scn
+        .swap
+        .iter()
+        .map(|a| a.device)
+        .filter(|&d| scn.devices[d].preset == "zram")
+        .collect();
+    for d in zram {
+        let dev = &mut scn.devices[d];
+        if let Some(w) = p.zram_write_ns {
+            dev.cpu_ns_per_page = w;
+        }
+        if p.zram_read_ns.is_some() {
+            dev.read_cpu_ns_per_page = p.zram_read_ns;
+        }
+    }
+}
+
 /// How QEMU runs the guest.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -542,6 +1049,9 @@ pub struct VmOptions {
     pub accel: Accel,
     /// Wall-clock limit of one boot, seconds.
     pub boot_timeout: f64,
+    /// Simulate with the guest's measured CPU costs ([`CostProfile`]); false keeps the
+    /// scenario's `model.cost` (`--scenario-costs`).
+    pub measured_costs: bool,
 }
 
 /// The default cache directory: $REFAULT_VM_CACHE, else ~/.cache/refault-vm.
@@ -1104,6 +1614,15 @@ pub fn guest_main(
     // After the setup (the scenario's files written and dropped from the cache, swap on):
     // the machine as the run starts on it.
     let mut s = crate::setup_whole_machine(scn, swap, workdir)?;
+    // Before the run's baseline counters (run_once reads them), so the run does not count
+    // the probe's faults, reclaim and swap; it frees all it took.
+    let cpu_costs = match probe_cpu_costs(&s.workdir, s.swap_dev.is_some(), s.zram_id.is_some()) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("twin-guest: CPU cost probe failed: {e}");
+            None
+        }
+    };
     let zoneinfo_before = read("/proc/zoneinfo");
     let buddyinfo_before = read("/proc/buddyinfo");
     let pagetypeinfo_before = read("/proc/pagetypeinfo");
@@ -1139,6 +1658,7 @@ pub fn guest_main(
         kswapd_schedstat,
         cpu_ticks,
         cpu_probe_ns,
+        cpu_costs,
         pagetypeinfo_boot,
         pagetypeinfo_before,
         pagetypeinfo_after,
@@ -1202,7 +1722,15 @@ pub fn twin_vm_observed(
     let (accel, accel_reason) = (s.accel, s.accel_reason.clone());
     drop(s);
     check_interrupted()?;
-    compare_vm_observed(scn, &runs, swap, accel, accel_reason, observe)
+    compare_vm_observed(
+        scn,
+        &runs,
+        swap,
+        accel,
+        accel_reason,
+        opts.measured_costs,
+        observe,
+    )
 }
 
 /// The simulation of `scn` on the guest's machine (as the first of `runs` started on it,
@@ -1216,6 +1744,7 @@ pub fn compare_vm(
     swap: SwapKind,
     accel: Accel,
     accel_reason: String,
+    measured_costs: bool,
 ) -> Result<crate::TwinReport, String> {
     compare_vm_observed(
         scn,
@@ -1223,6 +1752,7 @@ pub fn compare_vm(
         swap,
         accel,
         accel_reason,
+        measured_costs,
         &mut crate::print_notes,
     )
 }
@@ -1234,6 +1764,7 @@ pub fn compare_vm_observed(
     swap: SwapKind,
     accel: Accel,
     accel_reason: String,
+    measured_costs: bool,
     observe: &mut dyn FnMut(crate::Event),
 ) -> Result<crate::TwinReport, String> {
     if runs.is_empty() {
@@ -1245,6 +1776,17 @@ pub fn compare_vm_observed(
         refault_scenario::zoneinfo::parse(&runs[0].zoneinfo_before, "the guest's /proc/zoneinfo")
             .map_err(|e| e.to_string())?;
     let mut sim_scn = machine_from_zoneinfo(scn, &runs[0].zoneinfo_before)?;
+    // The guest's CPU as it measured it (runs saved before the probe have none, and
+    // replay as before); before the guest's page cache is added, whose faulting-in is
+    // simulated on this machine to delay the scenario's tasks.
+    let cost_profile = guest_cost_profile(scn, runs, measured_costs);
+    if let Some(p) = &cost_profile {
+        apply_cost_profile(&mut sim_scn, p);
+        observe(crate::Event::Note(&format!(
+            "twin --vm: {}; the simulation uses these",
+            p.describe()
+        )));
+    }
     add_guest_page_cache(&mut sim_scn, &runs[0].zoneinfo_before)?;
     // The guest's disk as it measured it (mean over the runs' probes).
     let probes: Vec<&DiskProbe> = runs.iter().filter_map(|r| r.disk_probe.as_ref()).collect();
@@ -1317,6 +1859,7 @@ pub fn compare_vm_observed(
         simulated_min_free_kbytes: sim_scn.sysctl.min_free_kbytes,
         simulated_kernel: sim_scn.model.kernel.clone(),
         disk_probe,
+        cost_profile,
         zoneinfo_before: runs[0].zoneinfo_before.clone(),
         buddyinfo_before: runs.iter().map(|r| r.buddyinfo_before.clone()).collect(),
         buddyinfo_after: runs.iter().map(|r| r.buddyinfo_after.clone()).collect(),
@@ -1368,6 +1911,9 @@ pub struct VmReport {
     /// The guest's disk as probed (mean over the runs); the simulated file-system device's
     /// latency and read rate.
     pub disk_probe: Option<DiskProbe>,
+    /// The guest's CPU costs the simulation ran with ([`CostProfile`]); None for runs saved
+    /// before the probe, or with `--scenario-costs`.
+    pub cost_profile: Option<CostProfile>,
     /// /proc/zoneinfo at the start of the first run.
     pub zoneinfo_before: String,
     /// Per run.
@@ -1764,5 +2310,180 @@ mod tests {
         assert_eq!(seq_transfer_ns(100_000_000, 20_000_000), 80_000_000);
         assert_eq!(seq_transfer_ns(40_000_000, 54_848_000), 20_000_000);
         assert_eq!(seq_transfer_ns(1, 0), 1);
+    }
+
+    /// Two probes whose sums give round figures over the default cost table, and the table
+    /// `CostProfile::from_probes` derives, computed by hand from its formulas.
+    fn two_probes() -> (CpuCostProbe, CpuCostProbe) {
+        let a = CpuCostProbe {
+            fault_ns: 3_000_000,
+            faults: 500,
+            touch_ns: 100_000,
+            touches: 1_000,
+            read_ns: 2_000_000,
+            reads: 1_000,
+            file_reclaim_ns: 600_000,
+            file_scanned: 400,
+            file_reclaimed: 400,
+            anon_reclaim_ns: 20_000_000,
+            anon_scanned: 1_000,
+            anon_reclaimed: 500,
+            pswpout: 500,
+            swapin_ns: 7_000_000,
+            pswpin: 500,
+            zram_write_ns: 30_000_000,
+            zram_read_ns: 3_000_000,
+            zram_pages: 1_000,
+            ..Default::default()
+        };
+        let b = CpuCostProbe {
+            fault_ns: 3_500_000,
+            faults: 500,
+            file_reclaim_ns: 1_300_000,
+            file_scanned: 600,
+            file_reclaimed: 600,
+            anon_reclaim_ns: 17_800_000,
+            anon_scanned: 1_000,
+            anon_reclaimed: 500,
+            pswpout: 500,
+            swapin_ns: 7_500_000,
+            pswpin: 500,
+            ..Default::default()
+        };
+        (a, b)
+    }
+
+    #[test]
+    fn cost_profile_follows_its_formulas() {
+        let scn = scenario_for_costs();
+        let base = &scn.costs;
+        // The defaults the hand computation below starts from.
+        assert_eq!(
+            (
+                base.minor_fault_ns,
+                base.page_alloc_ns,
+                base.scan_per_page_ns
+            ),
+            (500, 150, 40)
+        );
+        assert_eq!(
+            (
+                base.reclaim_per_page_ns,
+                base.lru_move_ns,
+                base.io_submit_ns
+            ),
+            (150, 50, 2_000)
+        );
+        let (a, b) = two_probes();
+        let p = CostProfile::from_probes(&[&a, &b], base).unwrap();
+        assert_eq!(p.probes, 2);
+        // Sums: 6.5 ms / 1000 faults; 1.9 ms / 1000 file pages; 37.8 ms / 1000 anon pages
+        // reclaimed, 2000 scanned; 14.5 ms / 1000 swap-ins; zram 30 / 3 us per page.
+        assert_eq!(p.get("anon_fault"), Some(6_500.0));
+        assert_eq!(p.get("file_reclaim"), Some(1_900.0));
+        assert_eq!(p.get("anon_scans"), Some(2.0));
+        let c = &p.costs;
+        assert_eq!((c.touch_ns, c.pagecache_hit_ns), (100, 2_000));
+        // kf = 6500 / (500 + 150) = 10.
+        assert_eq!((c.minor_fault_ns, c.page_alloc_ns), (5_000, 1_500));
+        // kr = 1900 / (40 + 150) = 10, also for the costs no stage measures.
+        assert_eq!((c.scan_per_page_ns, c.reclaim_per_page_ns), (400, 1_500));
+        assert_eq!((c.lru_move_ns, c.lru_lock_ns), (500, 1_000));
+        assert_eq!(
+            (
+                c.pt_walk_per_pte_ns,
+                c.compact_scan_per_page_ns,
+                c.migrate_per_page_ns
+            ),
+            (100, 100, 10_000)
+        );
+        assert_eq!(c.io_submit_ns, 2_000);
+        // rmap: (37800 - (2 * 400 + 1 * 500 + 1500 + 2000 + 30000)) / 3 = 1000.
+        assert_eq!(c.rmap_per_mapping_ns, 1_000);
+        // major fault: 14500 - (1500 + 2000 + 3000) = 8000.
+        assert_eq!(c.major_fault_ns, 8_000);
+        assert_eq!(
+            (p.zram_write_ns, p.zram_read_ns),
+            (Some(30_000), Some(3_000))
+        );
+        assert!(p.describe().contains("anon fault 6.5"), "{}", p.describe());
+    }
+
+    /// Without an anon, swap-in or zram stage (a guest without swap) the rmap and major
+    /// fault costs scale with the reclaim and fault paces, and no device CPU is measured.
+    #[test]
+    fn cost_profile_without_swap_stages_scales_rmap_and_major_fault() {
+        let scn = scenario_for_costs();
+        let a = CpuCostProbe {
+            fault_ns: 6_500_000,
+            faults: 1_000,
+            file_reclaim_ns: 3_800_000,
+            file_scanned: 1_000,
+            ..Default::default()
+        };
+        let p = CostProfile::from_probes(&[&a], &scn.costs).unwrap();
+        // kf = 10, kr = 20; touch and cached reads not measured: the scenario's.
+        assert_eq!(p.costs.rmap_per_mapping_ns, 150 * 20);
+        assert_eq!(p.costs.major_fault_ns, 2_000 * 10);
+        assert_eq!((p.costs.touch_ns, p.costs.pagecache_hit_ns), (5, 200));
+        assert_eq!((p.zram_write_ns, p.zram_read_ns), (None, None));
+        assert_eq!(p.get("anon_reclaim"), None);
+    }
+
+    /// The profile replaces the cost table and gives the zram swap device its measured
+    /// write and read CPU; the file-system device is left alone.
+    #[test]
+    fn cost_profile_applies_to_the_table_and_the_zram_device() {
+        let mut scn = scenario_for_costs();
+        let (a, b) = two_probes();
+        let p = CostProfile::from_probes(&[&a, &b], &scn.costs).unwrap();
+        let disk = scn.devices[scn.fs_device].clone();
+        apply_cost_profile(&mut scn, &p);
+        assert_eq!(scn.costs, p.costs);
+        let z = &scn.devices[scn.swap[0].device];
+        assert_eq!(
+            (z.cpu_ns_per_page, z.read_cpu_ns_per_page),
+            (30_000, Some(3_000))
+        );
+        assert_eq!(scn.devices[scn.fs_device], disk);
+    }
+
+    /// Runs saved before the probe (no `cpu_costs` in their JSON) give no profile, so they
+    /// replay with the scenario's costs as before; `--scenario-costs` gives none either.
+    #[test]
+    fn runs_without_the_probe_keep_the_scenario_costs() {
+        let scn = scenario_for_costs();
+        let old: GuestRun = serde_json::from_str(
+            r#"{"kernel": "6.1.0", "vmstat": {}, "zoneinfo_before": "", "zoneinfo_after": "",
+            "buddyinfo_before": "", "buddyinfo_after": "", "lru_gen": "",
+            "task_seconds": [], "memcg_stat": {}, "cpu_probe_ns": 19000}"#,
+        )
+        .unwrap();
+        assert_eq!(old.cpu_costs, None);
+        assert_eq!(
+            guest_cost_profile(&scn, std::slice::from_ref(&old), true),
+            None
+        );
+        let (a, _) = two_probes();
+        let new = GuestRun {
+            cpu_costs: Some(a),
+            ..old.clone()
+        };
+        assert!(guest_cost_profile(&scn, &[old.clone(), new.clone()], true).is_some());
+        assert_eq!(guest_cost_profile(&scn, &[new], false), None);
+    }
+
+    fn scenario_for_costs() -> Scenario {
+        refault_scenario::parse(
+            "[machine]\nmemory = \"256M\"\n[[device]]\nname = \"disk\"\npreset = \"nvme\"\n\
+             [[device]]\nname = \"zram0\"\npreset = \"zram\"\n[fs]\ndevice = \"disk\"\n\
+             [[swap.area]]\ndevice = \"zram0\"\nsize = \"64M\"\n[[object]]\nname = \"a\"\n\
+             kind = \"anon\"\nsize = \"1M\"\n[[task]]\nname = \"t\"\n[[task.phase]]\n\
+             access = \"touch-write\"\nobject = \"a\"\npattern = \"sequential\"\n",
+            "costs.toml",
+            &[],
+            None,
+        )
+        .unwrap()
     }
 }

@@ -60,6 +60,10 @@ pub struct TwinArgs {
     /// Wall-clock limit of one boot of the VM, seconds.
     #[arg(long, default_value_t = 600.0, requires = "vm")]
     pub boot_timeout: f64,
+    /// Simulate with the scenario's model.cost instead of the guest's CPU costs as its probe
+    /// measured them before each run (runs recorded without the probe always do).
+    #[arg(long, requires = "vm")]
+    pub scenario_costs: bool,
 }
 
 /// `refault twin-guest`: the VM twin's executor inside the guest (not for direct use).
@@ -131,6 +135,10 @@ pub struct FidelityArgs {
     /// kernel runs, the same guest machine), to measure a model change.
     #[arg(long, requires = "vm")]
     pub replay: Option<PathBuf>,
+    /// Simulate with the scenario's model.cost instead of the guest's CPU costs as its probe
+    /// measured them before each run (runs recorded without the probe always do).
+    #[arg(long, requires = "vm")]
+    pub scenario_costs: bool,
 }
 
 /// The entry a `fidelity --vm --out` file saved for `scenario`, if any.
@@ -334,6 +342,7 @@ pub fn twin(a: TwinArgs) -> Result<()> {
                 .unwrap_or_else(refault_twin::vm::default_cache),
             accel: a.accel,
             boot_timeout: a.boot_timeout,
+            measured_costs: !a.scenario_costs,
         };
         refault_twin::vm::twin_vm_observed(&scn, plan, swap, &opts, &a.workdir, &mut |e| {
             bar.observe(e)
@@ -388,6 +397,7 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
             .unwrap_or_else(refault_twin::vm::default_cache),
         accel: a.accel,
         boot_timeout: 600.0,
+        measured_costs: !a.scenario_costs,
     });
     files.sort();
     let replay = match &a.replay {
@@ -455,9 +465,15 @@ pub fn fidelity(a: FidelityArgs) -> Result<()> {
         let r = match (&vm, &replay) {
             (Some(_), Some((p, doc))) => {
                 let (runs, accel, reason) = saved_guest_runs(doc, p, &scn.name)?;
-                refault_twin::vm::compare_vm_observed(&scn, &runs, swap, accel, reason, &mut |e| {
-                    bar.observe(e)
-                })
+                refault_twin::vm::compare_vm_observed(
+                    &scn,
+                    &runs,
+                    swap,
+                    accel,
+                    reason,
+                    !a.scenario_costs,
+                    &mut |e| bar.observe(e),
+                )
                 .map_err(|e| anyhow!("replay of {}: {e}", scn.name))?
             }
             (Some(o), None) => {

@@ -427,6 +427,15 @@ fn vm_twin_boots_the_smallest_kernel_and_counters_come_back() {
     let p = &j["vm"]["disk_probe"];
     assert!(p["latency_ns"].as_u64().unwrap() > 0, "{p}");
     assert!(p["read_bytes_per_sec"].as_u64().unwrap() > 0, "{p}");
+    // ... and its CPU costs (no swap here: no anon reclaim, swap-in or zram stage), which
+    // the simulation used.
+    let c = &j["vm"]["guest_runs"][0]["cpu_costs"];
+    assert_eq!(c["faults"], 4096, "{c}");
+    assert!(c["fault_ns"].as_u64().unwrap() > 0, "{c}");
+    assert!(c["file_reclaimed"].as_u64().unwrap() > 0, "{c}");
+    assert_eq!(c["anon_reclaimed"], 0, "{c}");
+    let costs = &j["vm"]["cost_profile"]["costs"];
+    assert!(costs["minor_fault_ns"].as_u64().unwrap() > 0, "{costs}");
     assert!(
         work_left(&d).is_empty(),
         "work files left behind: {:?}",
@@ -559,5 +568,103 @@ fn fidelity_vm_replay_resimulates_saved_guest_runs() {
     assert!(
         err.contains("saved.json") && err.contains("no saved runs of tiny"),
         "{err}"
+    );
+}
+
+/// `fidelity --vm --replay` of runs that recorded the guest's CPU cost probe simulates with
+/// the measured costs (printed, and saved as `vm.cost_profile`); `--scenario-costs` and runs
+/// saved without the probe simulate with the scenario's `model.cost`, the same counters.
+#[test]
+fn fidelity_vm_replay_applies_the_guest_cpu_costs() {
+    let d = scratch("fidelity-costs");
+    let suite = d.join("suite");
+    std::fs::create_dir_all(&suite).unwrap();
+    std::fs::write(
+        suite.join("tiny.toml"),
+        format!("name = \"tiny\"\n{VM_TINY}"),
+    )
+    .unwrap();
+    let zoneinfo = "Node 0, zone    DMA32\n  per-node stats\n      nr_inactive_file 300\n      nr_active_file 20\n  pages free     40000\n        min      400\n        low      500\n        high     600\n        spanned  50000\n        present  50000\n        managed  50000\n        protection: (0, 0, 0, 0, 0)\n";
+    let run = serde_json::json!({
+        "kernel": "6.1.0-50-cloud-amd64",
+        "vmstat": {"pgscan_file": 9000, "pgsteal_file": 9000, "pgpgin": 32768},
+        "zoneinfo_before": zoneinfo, "zoneinfo_after": zoneinfo,
+        "buddyinfo_before": "", "buddyinfo_after": "", "lru_gen": "",
+        "task_seconds": [["reader", 0.5]], "memcg_stat": {}
+    });
+    // 20 us per fault (kf = 20000 / 650), 19 us per file page reclaimed (kr = 100), 30 us
+    // per cached read.
+    let mut probed = run.clone();
+    probed["cpu_costs"] = serde_json::json!({
+        "fault_ns": 20_480_000, "faults": 1024, "touch_ns": 204_800, "touches": 1024,
+        "read_ns": 30_720_000, "reads": 1024, "file_reclaim_ns": 19_456_000,
+        "file_scanned": 1024, "file_reclaimed": 1024, "anon_reclaim_ns": 0,
+        "anon_scanned": 0, "anon_reclaimed": 0, "anon_refill": 0, "pswpout": 0,
+        "swapin_ns": 0, "pswpin": 0
+    });
+    let replay = |runs: serde_json::Value, name: &str, extra: &[&str]| {
+        let saved = d.join(format!("{name}.json"));
+        let doc = serde_json::json!({"scenarios": [{"scenario": "tiny",
+            "vm": {"accel": "tcg", "accel_reason": "asked for", "guest_runs": runs}}]});
+        std::fs::write(&saved, doc.to_string()).unwrap();
+        let out = d.join(format!("{name}-out.json"));
+        let o = Command::new(bin())
+            .args(["fidelity", "--vm", "--replay"])
+            .arg(&saved)
+            .arg("--suite")
+            .arg(&suite)
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert!(o.status.success(), "fidelity --replay failed: {err}");
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        (j["scenarios"][0].clone(), err)
+    };
+    let (old, err) = replay(serde_json::json!([run.clone(), run.clone()]), "old", &[]);
+    assert!(old["vm"]["cost_profile"].is_null());
+    assert!(!err.contains("the guest's CPU costs"), "{err}");
+    let (measured, err) = replay(
+        serde_json::json!([probed.clone(), probed.clone()]),
+        "probed",
+        &[],
+    );
+    assert!(
+        err.contains("the guest's CPU costs (2 probe(s), us): anon fault 20.0"),
+        "{err}"
+    );
+    let p = &measured["vm"]["cost_profile"];
+    assert_eq!(p["costs"]["pagecache_hit_ns"], 30_000);
+    assert_eq!(p["costs"]["scan_per_page_ns"], 4_000);
+    assert_eq!(p["costs"]["reclaim_per_page_ns"], 15_000);
+    // 500 * 20000 / 650 = 15384.6
+    assert_eq!(p["costs"]["minor_fault_ns"], 15_385);
+    // The guest's CPU is the simulated machine's: the reader's 8192 cached-page reads
+    // alone take 8192 * 30 us.
+    let seconds = |s: &serde_json::Value| -> f64 {
+        s["simulated_task_seconds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t[0] == "reader")
+            .unwrap()[1]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(seconds(&measured) > 0.24, "{measured}");
+    assert!(seconds(&old) < 0.2, "{old}");
+    let (scenario_costs, _) = replay(
+        serde_json::json!([probed.clone(), probed]),
+        "scenario-costs",
+        &["--scenario-costs"],
+    );
+    assert!(scenario_costs["vm"]["cost_profile"].is_null());
+    assert_eq!(scenario_costs["counters"], old["counters"]);
+    assert_eq!(
+        scenario_costs["simulated_task_seconds"],
+        old["simulated_task_seconds"]
     );
 }
