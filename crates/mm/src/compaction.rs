@@ -1702,6 +1702,38 @@ mod behaviour {
         mm
     }
 
+    /// Direct reclaim's `compaction_ready()` for order 9 on the fragmented zone of
+    /// [`unmovable_holes`] (no free order-9 block; compaction suitable), with the high
+    /// watermark set so that free = high + compact_gap(9) + 20: v4.9+ (v6.18) skips reclaim
+    /// (free > high + 1024), v4.6 reclaims (free < high + balance_gap + 1024, balance_gap =
+    /// min(low, ceil(4096 / 100) = 41) = 41). Before this rule the model reclaimed for every
+    /// costly direct reclaim: `try_to_free_pages()` of this zone (no LRU page) returned 0.
+    #[test]
+    fn compaction_ready_skips_direct_reclaim_by_version() {
+        for (kernel, ready) in [
+            (crate::workingset::KernelVersion::new(4, 6), false),
+            (crate::workingset::KernelVersion::default(), true),
+        ] {
+            let mut mm = unmovable_holes();
+            mm.cfg.kernel = kernel;
+            let free = mm.zones[0].free;
+            let high = free - 1024 - 20;
+            mm.zones[0].wmark = [high - 40, high - 20, high];
+            assert!(!order9_free(&mm));
+            assert!(mm.compaction_suitable(0, 9));
+            assert_eq!(mm.compaction_ready(0, 9), ready, "{kernel}");
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            // "Aborted reclaim to try compaction? don't OOM, then": progress 1.
+            let progress = mm.try_to_free_pages(&mut ctx, 9, Gfp::KERNEL);
+            assert_eq!(progress, u64::from(ready), "{kernel}");
+            // 50 more free pages: above v4.6's high + 41 + 1024 as well.
+            mm.zones[0].wmark = [high - 90, high - 70, high - 50];
+            assert!(mm.compaction_ready(0, 9), "{kernel}");
+            mm.check_invariants().unwrap();
+        }
+    }
+
     #[test]
     fn compaction_cannot_help_a_zone_of_unmovable_pages() {
         let mut mm = unmovable_holes();
