@@ -596,7 +596,7 @@ impl Mm {
     /// allocation would succeed at the low watermark (COMPACT_PARTIAL), or compaction may
     /// run ([`Mm::compaction_suitable`]: low watermark plus `2UL << order` order-0 free
     /// pages, fragmentation index; COMPACT_CONTINUE).
-    fn compaction_suitable_v4_6(&self, zi: usize, order: u32) -> bool {
+    pub(crate) fn compaction_suitable_v4_6(&self, zi: usize, order: u32) -> bool {
         let z = &self.zones[zi];
         let low = z.wmark_pages(crate::mmzone::Wmark::Low);
         z.watermark_ok(order, low + (1 << order) - 1) || self.compaction_suitable(zi, order)
