@@ -559,9 +559,12 @@ impl Mm {
     /// Kernel: `compaction_ready()` (direct reclaim, `shrink_zones()`, orders above
     /// PAGE_ALLOC_COSTLY_ORDER): true = skip reclaiming this zone, compaction should run
     /// instead. By version ([`KernelVersion::compaction_ready_by_suitability`](crate::workingset::KernelVersion::compaction_ready_by_suitability)):
-    /// - v4.9+ (v6.18): the allocation would already succeed at the min watermark → true;
+    /// - v4.9+: the allocation would already succeed at the min watermark → true;
     ///   compaction not suitable ([`Mm::compaction_suitable`]) → false; else free pages
-    ///   above `high + compact_gap(order)`.
+    ///   above `high + compact_gap(order)`. v6.15+ (v6.18): after the first test, one
+    ///   `compaction_suitable()` at the high watermark: free pages above `high +
+    ///   compact_gap(order) + (low - min)` and the fragmentation index
+    ///   ([`KernelVersion::compaction_ready_costly_boost`](crate::workingset::KernelVersion::compaction_ready_costly_boost)).
     /// - v4.6: free pages above `high + balance_gap + compact_gap(order)` (balance_gap =
     ///   min(low, managed / KSWAPD_ZONE_BALANCE_GAP_RATIO (100)), rounded up), asked after
     ///   `compaction_deferred()` (which counts the consideration, and when deferred decides
@@ -575,6 +578,10 @@ impl Mm {
             let min = z.wmark_pages(Wmark::Min);
             if z.watermark_ok(order, min + (1 << order) - 1) {
                 return true;
+            }
+            if self.cfg.kernel.compaction_ready_costly_boost() {
+                // v6.15+: compaction_suitable(zone, order, high): high + gap + (low - min).
+                return self.compaction_suitable_at(zi, order, high);
             }
             if !self.compaction_suitable(zi, order) {
                 return false;

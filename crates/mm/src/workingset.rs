@@ -97,6 +97,7 @@ impl Shadow {
 /// | 4.10 | "mm: vmscan: reduce size of inactive file list" (and the v4.7 reclaim rules listed there) | [`Self::lru_balance_v4_7`] |
 /// | 5.1 | "mm, page_alloc: always use a captured page regardless of compaction result" | [`Self::deferred_direct_compaction_stalls`] |
 /// | 4.9 | "mm, vmscan: make compaction_ready() more accurate and readable" | [`Self::compaction_ready_by_suitability`] |
+/// | 6.15 | "mm: compaction: push watermark into compaction_suitable() callers" | [`Self::compaction_ready_costly_boost`] |
 /// | 5.3 | "mm, reclaim: make should_continue_reclaim perform dryrun detection" | [`Self::reclaim_compaction_stops_when_suitable`] |
 /// | 6.16 | "ext4: enable large folio for regular file" | the default of `model.max_file_folio_order` (refault-scenario's resolve: 0 before) |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -353,6 +354,15 @@ impl KernelVersion {
     /// `compaction_deferred()` is asked first, and counts the consideration.
     pub fn compaction_ready_by_suitability(self) -> bool {
         self >= KernelVersion::new(4, 9)
+    }
+
+    /// Since v6.15 ("mm: compaction: push watermark into compaction_suitable() callers",
+    /// Johannes Weiner, March 2025): `compaction_ready()` makes one `compaction_suitable()`
+    /// call at the high watermark, which adds `low - min` for costly orders: free pages
+    /// above `high + compact_gap(order) + (low - min)`. v4.9–v6.14: compaction suitable at
+    /// low + gap, then free pages above `high + compact_gap(order)`.
+    pub fn compaction_ready_costly_boost(self) -> bool {
+        self >= KernelVersion::new(6, 15)
     }
 
     /// Since v5.3 ("mm, reclaim: make should_continue_reclaim perform dryrun detection",
