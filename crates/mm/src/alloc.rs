@@ -487,6 +487,8 @@ impl Mm {
     }
 
     /// Kernel: `__alloc_pages_direct_compact()`: compact, count the stall, try the free lists.
+    /// A compaction skipped in every zone is no stall; one deferred in every zone is one
+    /// from v5.1 only ([`KernelVersion::deferred_direct_compaction_stalls`](crate::workingset::KernelVersion::deferred_direct_compaction_stalls)).
     fn direct_compact(
         &mut self,
         ctx: &mut Ctx,
@@ -495,7 +497,10 @@ impl Mm {
         prio: CompactPriority,
     ) -> (Option<Pfn>, CompactResult) {
         let r = self.try_to_compact_pages(ctx, order, gfp.mt, prio);
-        if r == CompactResult::Skipped {
+        if r == CompactResult::Skipped
+            || (r == CompactResult::Deferred
+                && !self.cfg.kernel.deferred_direct_compaction_stalls())
+        {
             return (None, r);
         }
         self.ev.add(Ev::CompactStall, 1);
@@ -871,6 +876,42 @@ mod reserve_tests {
             assert_eq!(mm.zones[0].nr_reserved_highatomic, left, "{kernel}");
             // Nothing left to release: OOM.
             assert!(!mm.should_reclaim_retry(mt::UNMOVABLE, MAX_RECLAIM_RETRIES + 1));
+        }
+    }
+
+    /// A direct compaction that finds its only zone deferred (`defer_shift` 6, nothing
+    /// considered yet: `compaction_deferred()` says skip) is a `compact_stall` followed by a
+    /// free-list attempt from v5.1, and nothing at all in v4.6 (seed S4's kernel), where
+    /// `__alloc_pages_direct_compact()` returns at COMPACT_DEFERRED before counting.
+    #[test]
+    fn deferred_direct_compaction_is_a_stall_from_v5_1() {
+        use crate::testutil::*;
+        use crate::{BalanceKind, InstantIo};
+        for (kernel, stalls) in [
+            (KernelVersion::new(4, 6), 0),
+            (KernelVersion::new(5, 0), 0),
+            (KernelVersion::new(5, 1), 1),
+            (KernelVersion::default(), 1),
+        ] {
+            let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
+            cfg.kernel = kernel;
+            let mut mm = Mm::new(cfg);
+            let c = &mut mm.zones[0].compact;
+            c.order_failed = 0;
+            c.defer_shift = 6;
+            c.considered = 0;
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            let (p, r) = mm.direct_compact(&mut ctx, 9, Gfp::KERNEL, CompactPriority::Async);
+            assert_eq!(r, CompactResult::Deferred, "{kernel}");
+            // The zone is all free: where the stall is counted, the free-list attempt after
+            // it succeeds (compact_success); v4.6 never gets there.
+            assert_eq!(p.is_some(), stalls == 1, "{kernel}");
+            assert_eq!(mm.ev.get(Ev::CompactStall), stalls, "{kernel}");
+            assert_eq!(mm.ev.get(Ev::CompactSuccess), stalls, "{kernel}");
+            // compaction_deferred() counted the consideration (a success resets it).
+            let considered = if stalls == 1 { 0 } else { 1 };
+            assert_eq!(mm.zones[0].compact.considered, considered, "{kernel}");
         }
     }
 }

@@ -370,11 +370,19 @@ impl Mm {
     }
 
     /// Kernel (v6.18): `compaction_suitable(zone, order, watermark, ...)` with the caller's
-    /// watermark: order-0 free pages above `watermark + compact_gap(order)`, and for costly
-    /// orders a fragmentation index above `vm.extfrag_threshold`.
+    /// watermark: order-0 free pages above `watermark + compact_gap(order)`, plus `low - min`
+    /// for costly orders ("the costly order-boost", v6.15's "mm: compaction: push watermark
+    /// into compaction_suitable() callers"; before it the callers' min became low for costly
+    /// orders, the same value), and for costly orders a fragmentation index above
+    /// `vm.extfrag_threshold`.
     pub fn compaction_suitable_at(&self, zi: usize, order: u32, watermark: u64) -> bool {
         let z = &self.zones[zi];
-        if !z.watermark_ok(0, watermark + compact_gap(order)) {
+        let boost = if order > PAGE_ALLOC_COSTLY_ORDER {
+            z.wmark_pages(Wmark::Low) - z.wmark_pages(Wmark::Min)
+        } else {
+            0
+        };
+        if !z.watermark_ok(0, watermark + compact_gap(order) + boost) {
             return false;
         }
         if order > PAGE_ALLOC_COSTLY_ORDER {
@@ -1700,6 +1708,42 @@ mod behaviour {
             mm.free_kernel_pages(*p);
         }
         mm
+    }
+
+    /// Direct reclaim's `compaction_ready()` for order 9 on the fragmented zone of
+    /// [`unmovable_holes`] (no free order-9 block; compaction suitable), with watermarks
+    /// min/low/high = h-60/h-20/h set so that free = h + compact_gap(9) + 20 = h + 1044.
+    /// v4.9–v6.14 skip reclaim: free above h + 1024. v6.15+ (v6.18) reclaim: free below
+    /// h + 1024 plus low - min (40). v4.6 reclaims: free below h + balance_gap + 1024, with
+    /// balance_gap = min(low, ceil(4096 / 100) = 41) = 41. Before this rule the model
+    /// reclaimed for every costly direct reclaim: `try_to_free_pages()` of this zone (no LRU
+    /// page) returned 0.
+    #[test]
+    fn compaction_ready_skips_direct_reclaim_by_version() {
+        use crate::workingset::KernelVersion;
+        for (kernel, ready) in [
+            (KernelVersion::new(4, 6), false),
+            (KernelVersion::new(6, 14), true),
+            (KernelVersion::default(), false),
+        ] {
+            let mut mm = unmovable_holes();
+            mm.cfg.kernel = kernel;
+            let free = mm.zones[0].free;
+            let high = free - 1024 - 20;
+            mm.zones[0].wmark = [high - 60, high - 20, high];
+            assert!(!order9_free(&mm));
+            assert!(mm.compaction_suitable(0, 9));
+            assert_eq!(mm.compaction_ready(0, 9), ready, "{kernel}");
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            // "Aborted reclaim to try compaction? don't OOM, then": progress 1.
+            let progress = mm.try_to_free_pages(&mut ctx, 9, Gfp::KERNEL);
+            assert_eq!(progress, u64::from(ready), "{kernel}");
+            // 50 more free pages above each mark: above h' + 1064 and h' + 41 + 1024 too.
+            mm.zones[0].wmark = [high - 110, high - 70, high - 50];
+            assert!(mm.compaction_ready(0, 9), "{kernel}");
+            mm.check_invariants().unwrap();
+        }
     }
 
     #[test]

@@ -24,9 +24,11 @@
 //! - When kswapd goes to sleep (`kswapd_try_to_sleep()`) it clears the skip bits a direct
 //!   compactor asked to flush and wakes kcompactd with the order it was woken for. Under
 //!   `policy.kswapd_compaction = "kswapd"` it instead follows v4.4's balance_pgdat(): a zone
-//!   where compaction is suitable is reclaimed only to its order-0 high watermark
-//!   (`testorder`), and kswapd calls `compact_pgdat()` after a pass only when
-//!   `sc.nr_reclaimed > nr_attempted` (the condition seed S4 shows rarely holds); v4.4 had
+//!   where compaction is suitable is reclaimed only to its order-0 high watermark plus the
+//!   balance gap (`testorder`), and kswapd calls `compact_pgdat()` after a pass only when
+//!   that pass reclaimed more than it attempted and less than `2UL << order`
+//!   ([`kswapd_v4_4_after_pass`]: never when the zone's high watermark is at least that, as
+//!   in seed S4's test, where kswapd never compacted); v4.4 had
 //!   no `kswapd_failures`, so passes that attempted no reclaim do not count as failures.
 //! - `kswapd_failures` (kswapd giving up after MAX_RECLAIM_RETRIES runs without progress) is
 //!   v4.12+ ("mm: vmscan: allow kswapd to give up"); under `model.kernel` before 4.12 no run
@@ -126,6 +128,34 @@ pub enum KswapdNext {
     Done,
 }
 
+/// v4.4/v4.5 balance_pgdat() after one pass of its loop that reclaimed `reclaimed` pages
+/// and attempted `attempted` (the `sc->nr_to_reclaim` of each zone it did not skip):
+/// "Fragmentation may mean that the system cannot be rebalanced for high-order
+/// allocations": with `2UL << order` reclaimed kswapd goes on at order 0; then "Compact if
+/// necessary and kswapd is reclaiming at least the high watermark number of pages as
+/// requested" (`pgdat_needs_compaction && sc.nr_reclaimed > nr_attempted`), and
+/// `compact_pgdat()` returns for order 0. Returns (the order kswapd goes on with, whether
+/// it compacts). Since `nr_attempted` is at least the zone's high watermark, a zone whose
+/// high watermark is at least `2UL << order` pages never gets kswapd compaction: the pass
+/// that reclaims more than it attempted has dropped the order first (seed S4: "There was
+/// no compaction attempt from kswapd during the whole test").
+pub fn kswapd_v4_4_after_pass(
+    order: u32,
+    reclaimed: u64,
+    attempted: u64,
+    needs_compaction: bool,
+) -> (u32, bool) {
+    let order = if order > 0 && reclaimed >= 2u64 << order {
+        0
+    } else {
+        order
+    };
+    (
+        order,
+        needs_compaction && reclaimed > attempted && order > 0,
+    )
+}
+
 impl Mm {
     /// One iteration of `balance_pgdat()`'s loop.
     pub fn kswapd_step(&mut self, ctx: &mut Ctx) -> KswapdNext {
@@ -210,19 +240,29 @@ impl Mm {
                 sc.may_writepage = !self.cfg.laptop_mode;
             }
         }
-        // v4.4 kswapd_shrink_zone(): reclaim a zone where compaction could then work only to
-        // its order-0 high watermark; skip it when that is met.
+        // v4.4/v4.5 kswapd_shrink_zone(): a zone where compaction_suitable() is not
+        // COMPACT_SKIPPED is tested at order 0 (`testorder`), and skipped while
+        // `zone_balanced(zone, testorder, balance_gap, ...)`: free pages above `high +
+        // balance_gap` (balance_gap = min(low, 1% of the zone)). At the true order
+        // zone_balanced() also requires compaction not to be SKIPPED, which it is there, so
+        // such a zone is always reclaimed.
         let skip_reclaim = old_kswapd
             && sc.order > 0
             && boost == 0
             && (0..self.zones.len()).all(|zi| {
                 let z = &self.zones[zi];
-                let testorder = if self.compaction_suitable(zi, sc.order) {
-                    0
-                } else {
-                    sc.order
-                };
-                z.watermark_ok(testorder, z.wmark_pages(Wmark::High))
+                let gap = z
+                    .wmark_pages(Wmark::Low)
+                    .min(z.managed.div_ceil(KSWAPD_ZONE_BALANCE_GAP_RATIO));
+                self.compaction_suitable_v4_6(zi, sc.order)
+                    && z.watermark_ok(0, z.wmark_pages(Wmark::High) + gap)
+            });
+        // v4.4 balance_pgdat(): `pgdat_needs_compaction` starts true for order > 0 and is
+        // cleared when a zone already meets the order's low watermark.
+        let needs_compaction = old_kswapd
+            && sc.order > 0
+            && !self.zones.iter().any(|z| {
+                z.watermark_ok(sc.order, z.wmark_pages(Wmark::Low) + (1u64 << sc.order) - 1)
             });
         // v4.6–v4.7 kswapd_shrink_zone(): a zone is not reclaimed while it is balanced with
         // the gap, `zone_balanced(zone, sc->order, false, balance_gap, ...)`: order-0 free
@@ -257,8 +297,10 @@ impl Mm {
             .map(|z| z.wmark_pages(Wmark::High).max(SWAP_CLUSTER_MAX))
             .sum();
         let before = sc.nr_reclaimed;
+        let mut attempted = 0;
         if !skip_reclaim {
             if old_kswapd {
+                attempted = sc.nr_to_reclaim;
                 self.kswapd.nr_attempted += sc.nr_to_reclaim;
             }
             let slabs = self.ev.get(Ev::SlabsScanned);
@@ -285,19 +327,24 @@ impl Mm {
                 raise = false;
             }
         }
-        // kswapd_shrink_node() (v4.8+) / v4.4 balance_pgdat(): after compact_gap(order)
-        // pages, recheck at order 0. Not in v4.6–v4.7 with kcompactd.
-        if sc.order > 0
-            && sc.nr_reclaimed >= 2 << sc.order
-            && (old_kswapd || self.cfg.kernel.kswapd_drops_order_after_compact_gap())
-        {
-            sc.order = 0;
-        }
         let progress = sc.nr_reclaimed - before;
-        if old_kswapd && sc.order > 0 && sc.nr_reclaimed > self.kswapd.nr_attempted {
-            // v4.4: "Compact if necessary and kswapd is reclaiming at least the high
-            // watermark number of pages as requested".
-            self.compact_pgdat(ctx, sc.order);
+        if old_kswapd {
+            // v4.4 balance_pgdat(), per pass of its loop (sc.nr_reclaimed and nr_attempted
+            // are reset at each pass): drop to order 0 after compact_gap(order), then
+            // compact_pgdat() (which returns at once for order 0).
+            let (order, compact) =
+                kswapd_v4_4_after_pass(sc.order, progress, attempted, needs_compaction);
+            sc.order = order;
+            if compact {
+                self.compact_pgdat(ctx, sc.order);
+            }
+        } else if sc.order > 0
+            && sc.nr_reclaimed >= 2 << sc.order
+            && self.cfg.kernel.kswapd_drops_order_after_compact_gap()
+        {
+            // kswapd_shrink_node() (v4.8+): after compact_gap(order) pages, recheck at
+            // order 0. Not in v4.6–v4.7 with kcompactd.
+            sc.order = 0;
         }
         self.kswapd.nr_boost_reclaim -= self.kswapd.nr_boost_reclaim.min(progress);
         if self.kswapd.nr_boost_reclaim > 0 && progress == 0 {
@@ -404,5 +451,30 @@ impl Mm {
             .unwrap_or(self.top_zone_idx());
         self.node.kswapd_failures >= MAX_RECLAIM_RETRIES
             || self.kswapd_balanced_idx(self.kswapd.order, idx)
+    }
+}
+
+#[cfg(test)]
+mod v4_4_tests {
+    use super::kswapd_v4_4_after_pass;
+
+    /// v4.4 balance_pgdat()'s order drop and compaction test, by hand, for order 9
+    /// (compact_gap 1024) and seed S4's zone (high watermark 8,448 pages, so a pass that
+    /// reclaims attempts 8,448).
+    #[test]
+    fn kswapd_v4_4_compacts_only_between_attempted_and_compact_gap() {
+        // Reclaimed more than attempted, but >= 1024: order 0 first, no compaction.
+        assert_eq!(kswapd_v4_4_after_pass(9, 9000, 8448, true), (0, false));
+        // Reclaimed 1023 of 8448 attempted: order kept, 1023 > 8448 false.
+        assert_eq!(kswapd_v4_4_after_pass(9, 1023, 8448, true), (9, false));
+        // A small zone (high 500): 600 > 500 and < 1024: compact at order 9.
+        assert_eq!(kswapd_v4_4_after_pass(9, 600, 500, true), (9, true));
+        // ... unless a zone already meets the order's low watermark.
+        assert_eq!(kswapd_v4_4_after_pass(9, 600, 500, false), (9, false));
+        // Skipped pass (nothing attempted, nothing reclaimed): 0 > 0 is false (the seed's
+        // instrumentation: ">= as the comment suggests").
+        assert_eq!(kswapd_v4_4_after_pass(9, 0, 0, true), (9, false));
+        // Order 0 never compacts.
+        assert_eq!(kswapd_v4_4_after_pass(0, 600, 500, true), (0, false));
     }
 }

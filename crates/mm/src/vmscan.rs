@@ -530,6 +530,19 @@ impl Mm {
         if nr_reclaimed == 0 {
             return false;
         }
+        let mut inactive = self.node_lru(LruList::InactiveFile);
+        if self.nr_swap_free() > 0 {
+            inactive += self.node_lru(LruList::InactiveAnon);
+        }
+        let gap = crate::compaction::compact_gap(order);
+        if !self.cfg.kernel.reclaim_compaction_stops_when_suitable() {
+            // v4.6: reclaim compact_gap(order) pages first, then stop once compaction would
+            // go ahead or the allocation would succeed (COMPACT_PARTIAL / COMPACT_CONTINUE).
+            if sc.nr_reclaimed < gap && inactive > gap {
+                return true;
+            }
+            return !(0..self.zones.len()).any(|zi| self.compaction_suitable_v4_6(zi, order));
+        }
         for zi in 0..self.zones.len() {
             let z = &self.zones[zi];
             let min = z.wmark_pages(crate::mmzone::Wmark::Min);
@@ -540,11 +553,60 @@ impl Mm {
                 return false;
             }
         }
-        let mut inactive = self.node_lru(LruList::InactiveFile);
-        if self.nr_swap_free() > 0 {
-            inactive += self.node_lru(LruList::InactiveAnon);
+        inactive > gap
+    }
+
+    /// Kernel: `compaction_ready()` (direct reclaim, `shrink_zones()`, orders above
+    /// PAGE_ALLOC_COSTLY_ORDER): true = skip reclaiming this zone, compaction should run
+    /// instead. By version ([`KernelVersion::compaction_ready_by_suitability`](crate::workingset::KernelVersion::compaction_ready_by_suitability)):
+    /// - v4.9+: the allocation would already succeed at the min watermark → true;
+    ///   compaction not suitable ([`Mm::compaction_suitable`]) → false; else free pages
+    ///   above `high + compact_gap(order)`. v6.15+ (v6.18): after the first test, one
+    ///   `compaction_suitable()` at the high watermark: free pages above `high +
+    ///   compact_gap(order) + (low - min)` and the fragmentation index
+    ///   ([`KernelVersion::compaction_ready_costly_boost`](crate::workingset::KernelVersion::compaction_ready_costly_boost)).
+    /// - v4.6: free pages above `high + balance_gap + compact_gap(order)` (balance_gap =
+    ///   min(low, managed / KSWAPD_ZONE_BALANCE_GAP_RATIO (100)), rounded up), asked after
+    ///   `compaction_deferred()` (which counts the consideration, and when deferred decides
+    ///   alone); otherwise false when compaction_suitable() would be SKIPPED.
+    pub(crate) fn compaction_ready(&mut self, zi: usize, order: u32) -> bool {
+        use crate::mmzone::Wmark;
+        let z = &self.zones[zi];
+        let high = z.wmark_pages(Wmark::High);
+        let gap = crate::compaction::compact_gap(order);
+        if self.cfg.kernel.compaction_ready_by_suitability() {
+            let min = z.wmark_pages(Wmark::Min);
+            if z.watermark_ok(order, min + (1 << order) - 1) {
+                return true;
+            }
+            if self.cfg.kernel.compaction_ready_costly_boost() {
+                // v6.15+: compaction_suitable(zone, order, high): high + gap + (low - min).
+                return self.compaction_suitable_at(zi, order, high);
+            }
+            if !self.compaction_suitable(zi, order) {
+                return false;
+            }
+            return self.zones[zi].watermark_ok(0, high + gap);
         }
-        inactive > crate::compaction::compact_gap(order)
+        let balance_gap = z.wmark_pages(Wmark::Low).min(z.managed.div_ceil(100));
+        let watermark_ok = z.watermark_ok(0, high + balance_gap + gap);
+        if self.zones[zi].compact.compaction_deferred(order) {
+            return watermark_ok;
+        }
+        if !self.compaction_suitable_v4_6(zi, order) {
+            return false;
+        }
+        watermark_ok
+    }
+
+    /// v4.6's `compaction_suitable(zone, order, 0, 0)` is not COMPACT_SKIPPED: the order-N
+    /// allocation would succeed at the low watermark (COMPACT_PARTIAL), or compaction may
+    /// run ([`Mm::compaction_suitable`]: low watermark plus `2UL << order` order-0 free
+    /// pages, fragmentation index; COMPACT_CONTINUE).
+    pub(crate) fn compaction_suitable_v4_6(&self, zi: usize, order: u32) -> bool {
+        let z = &self.zones[zi];
+        let low = z.wmark_pages(crate::mmzone::Wmark::Low);
+        z.watermark_ok(order, low + (1 << order) - 1) || self.compaction_suitable(zi, order)
     }
 
     /// One pass of `shrink_node()` over the lruvecs under the target. Returns the pages
@@ -1293,6 +1355,7 @@ impl Mm {
 
     /// Kernel: `do_try_to_free_pages()`.
     fn do_try_to_free_pages(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) -> u64 {
+        let mut compaction_ready = false;
         loop {
             if !sc.cgroup_reclaim {
                 // `__count_zid_vm_events(ALLOCSTALL, sc->reclaim_idx, 1)`: the stall is
@@ -1302,7 +1365,25 @@ impl Mm {
             }
             loop {
                 sc.nr_scanned = 0;
-                self.shrink_node(ctx, sc);
+                // shrink_zones(): for a costly order, global direct reclaim skips the zones
+                // where compaction_ready() says compaction should run instead (and then
+                // stops after this priority; with nothing reclaimed it reports progress so
+                // that the allocator compacts). The model shrinks the node once unless every
+                // zone is ready.
+                let mut all_ready = false;
+                if !sc.kswapd && !sc.cgroup_reclaim && sc.order > PAGE_ALLOC_COSTLY_ORDER {
+                    all_ready = true;
+                    for zi in 0..self.zones.len() {
+                        if self.compaction_ready(zi, sc.order) {
+                            compaction_ready = true;
+                        } else {
+                            all_ready = false;
+                        }
+                    }
+                }
+                if !all_ready {
+                    self.shrink_node(ctx, sc);
+                }
                 // consider_reclaim_throttle(): direct reclaim that reclaimed nothing by
                 // priority 1 stalls (NOPROGRESS); kswapd and limit reclaim do not.
                 if sc.nr_reclaimed <= sc.nr_scanned >> 3
@@ -1313,7 +1394,7 @@ impl Mm {
                 {
                     self.reclaim_throttle_short(ctx);
                 }
-                if sc.nr_reclaimed >= sc.nr_to_reclaim {
+                if sc.nr_reclaimed >= sc.nr_to_reclaim || compaction_ready {
                     break;
                 }
                 if sc.priority < DEF_PRIORITY - 2 {
@@ -1330,6 +1411,10 @@ impl Mm {
             }
             if sc.nr_reclaimed > 0 {
                 return sc.nr_reclaimed;
+            }
+            // "Aborted reclaim to try compaction? don't OOM, then".
+            if compaction_ready {
+                return 1;
             }
             if sc.skipped_deactivate && !sc.force_deactivate {
                 sc.priority = DEF_PRIORITY;
@@ -1478,6 +1563,40 @@ mod list_tests {
         );
         assert!(!mm.should_continue_reclaim(&sc, 32));
         mm.check_invariants().unwrap();
+    }
+
+    /// v4.6's should_continue_reclaim(): reclaim/compaction goes on until compact_gap(9) =
+    /// 1024 pages are reclaimed, even where compaction could already run (v5.3+ stops
+    /// there). 4096-page machine, 2000 pages of page cache: free > low + 1024.
+    #[test]
+    fn should_continue_reclaim_reclaims_compact_gap_first_in_v4_6() {
+        for (kernel, go_on) in [
+            (crate::workingset::KernelVersion::new(4, 6), true),
+            (crate::workingset::KernelVersion::default(), false),
+        ] {
+            let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
+            cfg.readahead_max_pages = 0;
+            cfg.kernel = kernel;
+            let mut mm = Mm::new(cfg);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            for p in 0..2000 {
+                mm.file_read(&mut ctx, 1, p, 1);
+            }
+            let low = mm.zones[0].wmark_pages(crate::mmzone::Wmark::Low);
+            assert!(mm.nr_free() > low + 1024);
+            assert!(mm.node_lru(LruList::InactiveFile) > 1024);
+            assert!(mm.compaction_suitable(0, 9));
+            let mut sc = ScanControl::new(32, 0);
+            sc.order = 9;
+            sc.nr_reclaimed = 32;
+            assert_eq!(mm.should_continue_reclaim(&sc, 32), go_on, "{kernel}");
+            // Nothing reclaimed in the last pass: stop, in both.
+            assert!(!mm.should_continue_reclaim(&sc, 0));
+            // 1024 reclaimed: v4.6 stops too, compaction being suitable.
+            sc.nr_reclaimed = 1024;
+            assert!(!mm.should_continue_reclaim(&sc, 32));
+        }
     }
 
     /// List-state walk-through of the classic LRU on a tiny machine (file pages, read()).

@@ -96,6 +96,10 @@ impl Shadow {
 /// | 5.9 | "mm: proactive compaction" | [`Self::proactive_compaction`] |
 /// | 7.1 | "mm: workingset: use lruvec_lru_size() to get the number of lru pages" | [`Self::shadow_shrinker_counts_memcg_lru_zone_size`] |
 /// | 4.10 | "mm: vmscan: reduce size of inactive file list" (and the v4.7 reclaim rules listed there) | [`Self::lru_balance_v4_7`] |
+/// | 5.1 | "mm, page_alloc: always use a captured page regardless of compaction result" | [`Self::deferred_direct_compaction_stalls`] |
+/// | 4.9 | "mm, vmscan: make compaction_ready() more accurate and readable" | [`Self::compaction_ready_by_suitability`] |
+/// | 6.15 | "mm: compaction: push watermark into compaction_suitable() callers" | [`Self::compaction_ready_costly_boost`] |
+/// | 5.3 | "mm, reclaim: make should_continue_reclaim perform dryrun detection" | [`Self::reclaim_compaction_stops_when_suitable`] |
 /// | 6.16 | "ext4: enable large folio for regular file" | the default of `model.max_file_folio_order` (refault-scenario's resolve: 0 before) |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KernelVersion {
@@ -336,6 +340,52 @@ impl KernelVersion {
     /// migrate into.
     pub fn isolate_free_page_min_watermark(self) -> bool {
         self >= KernelVersion::new(4, 9)
+    }
+
+    /// Since v5.1 ("mm, page_alloc: always use a captured page regardless of compaction
+    /// result", Mel Gorman, April 2019, a fix of 5e1f0f098b46 "mm, compaction: capture a page
+    /// under direct compaction"), and v5.12+ in the form `*compact_result == COMPACT_SKIPPED`
+    /// (Charan Teja Kalla): `__alloc_pages_direct_compact()` counts a `compact_stall` (and
+    /// then `compact_fail` or `compact_success`) when `try_to_compact_pages()` found every
+    /// zone deferred (COMPACT_DEFERRED). Before (v4.6, the kernel of seed S4: a `switch` on
+    /// COMPACT_DEFERRED / COMPACT_SKIPPED; v4.7–v5.0 `<= COMPACT_INACTIVE`): a deferred
+    /// direct compaction returns at once, no stall, no free-list attempt.
+    pub fn deferred_direct_compaction_stalls(self) -> bool {
+        self >= KernelVersion::new(5, 1)
+    }
+
+    /// Since v4.8/v4.9 ("mm, vmscan: make compaction_ready() more accurate and readable",
+    /// Vlastimil Babka, patch 17/18 of "make direct compaction more deterministic"; the model
+    /// switches with the series' [`Self::isolate_free_page_min_watermark`], v4.9): direct
+    /// reclaim's `compaction_ready()` skips a zone whose costly-order allocation would
+    /// already succeed, reclaims one where compaction is not suitable, and otherwise skips
+    /// it above `high + compact_gap(order)` (v4.9–v4.x plus the balance gap; the balance
+    /// gap went with the node-based kswapd, v6.18 has `high + compact_gap`). Before (v4.6):
+    /// the zone is skipped when free pages exceed `high + balance_gap + compact_gap(order)`
+    /// (balance_gap = min(low, 1% of the zone)) and compaction is deferred or not SKIPPED;
+    /// `compaction_deferred()` is asked first, and counts the consideration.
+    pub fn compaction_ready_by_suitability(self) -> bool {
+        self >= KernelVersion::new(4, 9)
+    }
+
+    /// Since v6.15 ("mm: compaction: push watermark into compaction_suitable() callers",
+    /// Johannes Weiner, March 2025): `compaction_ready()` makes one `compaction_suitable()`
+    /// call at the high watermark, which adds `low - min` for costly orders: free pages
+    /// above `high + compact_gap(order) + (low - min)`. v4.9–v6.14: compaction suitable at
+    /// low + gap, then free pages above `high + compact_gap(order)`.
+    pub fn compaction_ready_costly_boost(self) -> bool {
+        self >= KernelVersion::new(6, 15)
+    }
+
+    /// Since v5.3 ("mm, reclaim: make should_continue_reclaim perform dryrun detection",
+    /// Hillf Danton): `should_continue_reclaim()` stops reclaim/compaction as soon as a zone
+    /// can satisfy the allocation or is suitable for compaction, and only then looks at
+    /// `compact_gap(order)`. Before (v4.6, the kernel of seed S4): it continues while
+    /// `sc->nr_reclaimed < 2UL << sc->order` and the inactive lists hold more than that,
+    /// whatever compaction_suitable() says, and then stops only when compaction would go
+    /// ahead (COMPACT_PARTIAL or COMPACT_CONTINUE).
+    pub fn reclaim_compaction_stops_when_suitable(self) -> bool {
+        self >= KernelVersion::new(5, 3)
     }
 
     /// Since v4.10 ("mm: try to exhaust highatomic reserve before the OOM", 04c8716f7b00,
