@@ -196,18 +196,10 @@ fn probe_zram(p: &mut CpuCostProbe) -> Result<(), String> {
             .open(&dev)
             .map_err(|e| format!("{dev}: {e}"))?;
         let len = (ZRAM_PROBE_REQUEST_PAGES * 4096) as usize;
-        let layout = std::alloc::Layout::from_size_align(len, 4096).expect("layout");
-        // SAFETY: the layout is non-zero; freed below.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            return Err("zram probe buffer: out of memory".into());
-        }
-        // SAFETY: ptr is valid for `len` bytes until dealloc.
-        let buf = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
-        for i in 0..ZRAM_PROBE_REQUEST_PAGES as usize {
-            buf[i * 4096 + 8] = 1;
-        }
-        let io = (|| -> Result<(), String> {
+        with_direct_io_buffer(len, "zram probe buffer", |buf| {
+            for i in 0..ZRAM_PROBE_REQUEST_PAGES as usize {
+                buf[i * 4096 + 8] = 1;
+            }
             let t = thread_cpu_ns();
             for r in 0..pages / ZRAM_PROBE_REQUEST_PAGES {
                 f.write_all_at(buf, r * len as u64)
@@ -222,10 +214,7 @@ fn probe_zram(p: &mut CpuCostProbe) -> Result<(), String> {
             p.zram_read_ns = thread_cpu_ns() - t;
             p.zram_pages = pages;
             Ok(())
-        })();
-        // SAFETY: allocated above with this layout.
-        unsafe { std::alloc::dealloc(ptr, layout) };
-        io
+        })
     })();
     let _ = std::fs::write("/sys/class/zram-control/hot_remove", id.to_string());
     result
@@ -278,9 +267,25 @@ pub fn probe_cpu_costs(dir: &Path, has_swap: bool, zram: bool) -> Result<CpuCost
             .map_err(|e| format!("{}/cgroup.procs: {e}", cg.display()))
     };
     let leave = || std::fs::write("/sys/fs/cgroup/cgroup.procs", &pid);
-    let reclaim = |pages: u64| {
+    // `memory.reclaim` of COST_PROBE_RECLAIM_PAGES: the CPU ns of the write and the deltas
+    // of the `/proc/vmstat` counters `keys` over it.
+    let reclaim_stage = |keys: &[&str]| -> (u64, Vec<u64>) {
+        let v0 = vmstat_values(keys);
+        let t = thread_cpu_ns();
         // -EAGAIN when it could not reclaim all it was asked for: what it did is counted.
-        let _ = std::fs::write(cg.join("memory.reclaim"), (pages * 4096).to_string());
+        let _ = std::fs::write(
+            cg.join("memory.reclaim"),
+            (COST_PROBE_RECLAIM_PAGES * 4096).to_string(),
+        );
+        let ns = thread_cpu_ns() - t;
+        let v1 = vmstat_values(keys);
+        (
+            ns,
+            v1.iter()
+                .zip(&v0)
+                .map(|(b, a)| b.saturating_sub(*a))
+                .collect(),
+        )
     };
     let result = (|| -> Result<(), String> {
         let bytes = (COST_PROBE_PAGES * 4096) as usize;
@@ -306,14 +311,9 @@ pub fn probe_cpu_costs(dir: &Path, has_swap: bool, zram: bool) -> Result<CpuCost
         };
         // Read once from the disk: inactive, referenced once, clean, unmapped.
         pass(&mut f)?;
-        let keys = ["pgscan_file", "pgsteal_file"];
-        let v0 = vmstat_values(&keys);
-        let t = thread_cpu_ns();
-        reclaim(COST_PROBE_RECLAIM_PAGES);
-        p.file_reclaim_ns = thread_cpu_ns() - t;
-        let v1 = vmstat_values(&keys);
-        p.file_scanned = v1[0].saturating_sub(v0[0]);
-        p.file_reclaimed = v1[1].saturating_sub(v0[1]);
+        let (ns, d) = reclaim_stage(&["pgscan_file", "pgsteal_file"]);
+        p.file_reclaim_ns = ns;
+        (p.file_scanned, p.file_reclaimed) = (d[0], d[1]);
         // Cached reads: read back what was reclaimed, then a timed pass over the cached file.
         pass(&mut f)?;
         let t = thread_cpu_ns();
@@ -351,22 +351,11 @@ pub fn probe_cpu_costs(dir: &Path, has_swap: bool, zram: bool) -> Result<CpuCost
         p.touch_ns = thread_cpu_ns() - t;
         p.touches = COST_PROBE_PAGES;
         if has_swap {
-            let keys = [
-                "pgscan_anon",
-                "pgsteal_anon",
-                "pgrefill",
-                "pswpout",
-                "pswpin",
-            ];
-            let v0 = vmstat_values(&keys);
-            let t = thread_cpu_ns();
-            reclaim(COST_PROBE_RECLAIM_PAGES);
-            p.anon_reclaim_ns = thread_cpu_ns() - t;
-            let v1 = vmstat_values(&keys);
-            p.anon_scanned = v1[0].saturating_sub(v0[0]);
-            p.anon_reclaimed = v1[1].saturating_sub(v0[1]);
-            p.anon_refill = v1[2].saturating_sub(v0[2]);
-            p.pswpout = v1[3].saturating_sub(v0[3]);
+            let (ns, d) = reclaim_stage(&["pgscan_anon", "pgsteal_anon", "pgrefill", "pswpout"]);
+            p.anon_reclaim_ns = ns;
+            (p.anon_scanned, p.anon_reclaimed) = (d[0], d[1]);
+            (p.anon_refill, p.pswpout) = (d[2], d[3]);
+            let pswpin = vmstat_values(&["pswpin"])[0];
             let t = thread_cpu_ns();
             let mut sum = 0u64;
             for i in 0..COST_PROBE_PAGES as usize {
@@ -375,7 +364,7 @@ pub fn probe_cpu_costs(dir: &Path, has_swap: bool, zram: bool) -> Result<CpuCost
             }
             p.swapin_ns = thread_cpu_ns() - t;
             std::hint::black_box(sum);
-            p.pswpin = vmstat_values(&keys)[4].saturating_sub(v1[4]);
+            p.pswpin = vmstat_values(&["pswpin"])[0].saturating_sub(pswpin);
         }
         unsafe { libc::munmap(m, bytes) };
         if zram {
@@ -575,16 +564,7 @@ pub fn probe_disk(dev: &Path) -> Result<DiskProbe, String> {
             dev.display()
         ));
     }
-    // An aligned buffer for O_DIRECT.
-    let layout = std::alloc::Layout::from_size_align(big as usize, 4096).expect("layout");
-    // SAFETY: the layout is non-zero; freed below.
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-    if ptr.is_null() {
-        return Err("probe buffer: out of memory".into());
-    }
-    // SAFETY: ptr is valid for `big` bytes until dealloc.
-    let buf = unsafe { std::slice::from_raw_parts_mut(ptr, big as usize) };
-    let result = (|| {
+    with_direct_io_buffer(big as usize, "probe buffer", |buf| {
         let blocks = size / 4096;
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         let t = std::time::Instant::now();
@@ -611,7 +591,24 @@ pub fn probe_disk(dev: &Path) -> Result<DiskProbe, String> {
             random_reads: PROBE_RANDOM_READS,
             sequential_bytes: bytes,
         })
-    })();
+    })
+}
+
+/// `f` over a zeroed, page-aligned buffer of `len` bytes (O_DIRECT needs the alignment),
+/// freed on every path; `what` names it in the out-of-memory error.
+fn with_direct_io_buffer<T>(
+    len: usize,
+    what: &str,
+    f: impl FnOnce(&mut [u8]) -> Result<T, String>,
+) -> Result<T, String> {
+    let layout = std::alloc::Layout::from_size_align(len, 4096).expect("layout");
+    // SAFETY: the layout is non-zero; freed below.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return Err(format!("{what}: out of memory"));
+    }
+    // SAFETY: ptr is valid for `len` bytes until dealloc, and nothing else refers to it.
+    let result = f(unsafe { std::slice::from_raw_parts_mut(ptr, len) });
     // SAFETY: allocated above with this layout.
     unsafe { std::alloc::dealloc(ptr, layout) };
     result

@@ -474,13 +474,11 @@ object = "anon"
 pattern = "sequential"
 "#;
 
-/// `fidelity --vm --replay FILE` boots nothing: it simulates each scenario again on the
-/// guest machine the saved runs describe (the guest's free pages, its page cache, its
-/// kernel version) and compares with the saved counters. A file without the scenario's runs
-/// is an error that names it.
-#[test]
-fn fidelity_vm_replay_resimulates_saved_guest_runs() {
-    let d = scratch("fidelity-replay");
+/// A scratch directory `name` holding a suite of one scenario, `tiny` ([`VM_TINY`]), and a
+/// guest run of it as `fidelity --vm --out` saves one: a 6.1 guest with one DMA32 zone of
+/// 50000 pages, 40000 free, that scanned and reclaimed 9000 file pages.
+fn replay_fixture(name: &str) -> (std::path::PathBuf, std::path::PathBuf, serde_json::Value) {
+    let d = scratch(name);
     let suite = d.join("suite");
     std::fs::create_dir_all(&suite).unwrap();
     std::fs::write(
@@ -496,6 +494,16 @@ fn fidelity_vm_replay_resimulates_saved_guest_runs() {
         "buddyinfo_before": "", "buddyinfo_after": "", "lru_gen": "",
         "task_seconds": [["reader", 0.5]], "memcg_stat": {}
     });
+    (d, suite, run)
+}
+
+/// `fidelity --vm --replay FILE` boots nothing: it simulates each scenario again on the
+/// guest machine the saved runs describe (the guest's free pages, its page cache, its
+/// kernel version) and compares with the saved counters. A file without the scenario's runs
+/// is an error that names it.
+#[test]
+fn fidelity_vm_replay_resimulates_saved_guest_runs() {
+    let (d, suite, run) = replay_fixture("fidelity-replay");
     let saved = d.join("saved.json");
     let doc = serde_json::json!({"scenarios": [{"scenario": "tiny",
         "vm": {"accel": "tcg", "accel_reason": "asked for", "guest_runs": [run.clone(), run]}}]});
@@ -576,22 +584,7 @@ fn fidelity_vm_replay_resimulates_saved_guest_runs() {
 /// saved without the probe simulate with the scenario's `model.cost`, the same counters.
 #[test]
 fn fidelity_vm_replay_applies_the_guest_cpu_costs() {
-    let d = scratch("fidelity-costs");
-    let suite = d.join("suite");
-    std::fs::create_dir_all(&suite).unwrap();
-    std::fs::write(
-        suite.join("tiny.toml"),
-        format!("name = \"tiny\"\n{VM_TINY}"),
-    )
-    .unwrap();
-    let zoneinfo = "Node 0, zone    DMA32\n  per-node stats\n      nr_inactive_file 300\n      nr_active_file 20\n  pages free     40000\n        min      400\n        low      500\n        high     600\n        spanned  50000\n        present  50000\n        managed  50000\n        protection: (0, 0, 0, 0, 0)\n";
-    let run = serde_json::json!({
-        "kernel": "6.1.0-50-cloud-amd64",
-        "vmstat": {"pgscan_file": 9000, "pgsteal_file": 9000, "pgpgin": 32768},
-        "zoneinfo_before": zoneinfo, "zoneinfo_after": zoneinfo,
-        "buddyinfo_before": "", "buddyinfo_after": "", "lru_gen": "",
-        "task_seconds": [["reader", 0.5]], "memcg_stat": {}
-    });
+    let (d, suite, run) = replay_fixture("fidelity-costs");
     // 20 us per fault (kf = 20000 / 650), 19 us per file page reclaimed (kr = 100), 30 us
     // per cached read.
     let mut probed = run.clone();
