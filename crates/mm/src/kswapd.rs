@@ -251,11 +251,8 @@ impl Mm {
             && boost == 0
             && (0..self.zones.len()).all(|zi| {
                 let z = &self.zones[zi];
-                let gap = z
-                    .wmark_pages(Wmark::Low)
-                    .min(z.managed.div_ceil(KSWAPD_ZONE_BALANCE_GAP_RATIO));
                 self.compaction_suitable_v4_6(zi, sc.order)
-                    && z.watermark_ok(0, z.wmark_pages(Wmark::High) + gap)
+                    && z.watermark_ok(0, z.wmark_pages(Wmark::High) + z.balance_gap())
             });
         // v4.4 balance_pgdat(): `pgdat_needs_compaction` starts true for order > 0 and is
         // cleared when a zone already meets the order's low watermark.
@@ -274,10 +271,8 @@ impl Mm {
                 && sc.order > 0
                 && boost == 0
                 && self.zones.iter().all(|z| {
-                    let gap = z
-                        .wmark_pages(Wmark::Low)
-                        .min(z.managed.div_ceil(KSWAPD_ZONE_BALANCE_GAP_RATIO));
-                    z.watermark_ok(0, z.wmark_pages(Wmark::High) + gap + (1u64 << sc.order))
+                    let high = z.wmark_pages(Wmark::High);
+                    z.watermark_ok(0, high + z.balance_gap() + (1u64 << sc.order))
                 }));
         if skip_reclaim {
             // kswapd_shrink_zone() returned true for every zone: the priority is not raised

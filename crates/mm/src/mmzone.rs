@@ -305,6 +305,16 @@ impl Zone {
         self.wmark[w as usize] + self.watermark_boost
     }
 
+    /// v4.4–v4.7's balance gap (`kswapd_shrink_zone()`, `compaction_ready()`):
+    /// `min(low_wmark_pages(zone), DIV_ROUND_UP(managed, KSWAPD_ZONE_BALANCE_GAP_RATIO))`,
+    /// removed in v4.8 with the node-based kswapd.
+    pub fn balance_gap(&self) -> u64 {
+        self.wmark_pages(Wmark::Low).min(
+            self.managed
+                .div_ceil(crate::kswapd::KSWAPD_ZONE_BALANCE_GAP_RATIO),
+        )
+    }
+
     #[inline]
     pub fn contains(&self, pfn: Pfn) -> bool {
         pfn >= self.start_pfn && pfn < self.end_pfn

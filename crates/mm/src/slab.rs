@@ -127,7 +127,6 @@ struct Slab {
 #[derive(Clone, Debug)]
 pub struct SlabCache {
     pub spec: CacheSpec,
-    pub objs_per_slab: u32,
     slabs: Vec<Slab>,
     free_ids: Vec<u32>,
     /// Partially used slabs, allocated from at the front.
@@ -148,7 +147,6 @@ pub struct SlabCache {
 impl SlabCache {
     pub fn new(spec: CacheSpec) -> Self {
         SlabCache {
-            objs_per_slab: spec.objs_per_slab(),
             spec,
             slabs: Vec::new(),
             free_ids: Vec::new(),

@@ -588,8 +588,7 @@ impl Mm {
             }
             return self.zones[zi].watermark_ok(0, high + gap);
         }
-        let balance_gap = z.wmark_pages(Wmark::Low).min(z.managed.div_ceil(100));
-        let watermark_ok = z.watermark_ok(0, high + balance_gap + gap);
+        let watermark_ok = z.watermark_ok(0, high + z.balance_gap() + gap);
         if self.zones[zi].compact.compaction_deferred(order) {
             return watermark_ok;
         }
@@ -602,11 +601,11 @@ impl Mm {
     /// v4.6's `compaction_suitable(zone, order, 0, 0)` is not COMPACT_SKIPPED: the order-N
     /// allocation would succeed at the low watermark (COMPACT_PARTIAL), or compaction may
     /// run ([`Mm::compaction_suitable`]: low watermark plus `2UL << order` order-0 free
-    /// pages, fragmentation index; COMPACT_CONTINUE).
+    /// pages, fragmentation index; COMPACT_CONTINUE). That is
+    /// [`Mm::compaction_suit_allocation_order`] at the low watermark, not Skipped.
     pub(crate) fn compaction_suitable_v4_6(&self, zi: usize, order: u32) -> bool {
-        let z = &self.zones[zi];
-        let low = z.wmark_pages(crate::mmzone::Wmark::Low);
-        z.watermark_ok(order, low + (1 << order) - 1) || self.compaction_suitable(zi, order)
+        self.compaction_suit_allocation_order(zi, order, crate::mmzone::Wmark::Low)
+            != crate::compaction::CompactResult::Skipped
     }
 
     /// One pass of `shrink_node()` over the lruvecs under the target. Returns the pages
