@@ -89,9 +89,20 @@ impl Mm {
                                 self.dump_folio(p)
                             ));
                         }
+                        if self.pages.free_mt[p as usize] as usize != t {
+                            return bad(format!(
+                                "free block {p} order {order} on the {} list of zone {zi} \
+                                 records the {} list",
+                                mt::NAMES[t],
+                                mt::NAMES[self.pages.free_mt[p as usize] as usize]
+                            ));
+                        }
                         // Every free block is on the list of its pageblock's type, and a
-                        // block spanning pageblocks has one type.
-                        let nb = if order as u32 > PAGEBLOCK_ORDER {
+                        // block spanning pageblocks has one type; before v6.10 a fallback
+                        // moves free blocks to another type's lists without retyping.
+                        let nb = if z.steal_moves_free_pages {
+                            0
+                        } else if order as u32 > PAGEBLOCK_ORDER {
                             1u32 << (order as u32 - PAGEBLOCK_ORDER)
                         } else {
                             1

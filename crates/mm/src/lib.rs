@@ -791,6 +791,7 @@ impl Mm {
                 0
             };
             z.boost_on_steal = cfg.kernel.boost_on_every_fallback();
+            z.steal_moves_free_pages = cfg.kernel.fallback_moves_free_pages();
             z.highatomic = cfg.kernel.highatomic_rules();
             z.lowmem_reserve = cfg
                 .zone_boot

@@ -240,6 +240,11 @@ pub struct Zone {
     /// Kernels before v6.15 boost the watermark on every fallback below pageblock order,
     /// the single-block steal included ([`crate::workingset::KernelVersion::boost_on_every_fallback`]).
     pub boost_on_steal: bool,
+    /// Kernels before v6.10 fall back through v5.2's `__rmqueue_fallback()` and
+    /// `steal_suitable_fallback()`, which move free blocks to the stealing type's lists
+    /// without retyping their pageblock
+    /// ([`crate::workingset::KernelVersion::fallback_moves_free_pages`]).
+    pub steal_moves_free_pages: bool,
     /// `zone->nr_reserved_highatomic`: pages in pageblocks reserved as MIGRATE_HIGHATOMIC.
     pub nr_reserved_highatomic: u64,
     /// The kernel's highatomic rules by version ([`HighatomicRules`]).
@@ -286,6 +291,7 @@ impl Zone {
             watermark_boost: 0,
             boost_factor: 0,
             boost_on_steal: false,
+            steal_moves_free_pages: false,
             nr_reserved_highatomic: 0,
             highatomic: HighatomicRules::default(),
             boosted_flag: false,
@@ -487,7 +493,7 @@ impl Zone {
         } else {
             let start = pfn & !(PAGEBLOCK_NR_PAGES as u32 - 1);
             self.set_pageblock_mt(start, mt::HIGHATOMIC);
-            self.move_freepages_block(pages, start, t, mt::HIGHATOMIC);
+            self.move_freepages_block(pages, start, mt::HIGHATOMIC);
             self.nr_reserved_highatomic += PAGEBLOCK_NR_PAGES;
         }
         true
@@ -520,13 +526,13 @@ impl Zone {
             self.nr_reserved_highatomic -= size.min(self.nr_reserved_highatomic);
             if o as u32 >= PAGEBLOCK_ORDER {
                 // A free block of pageblock order or more: retype it whole.
-                self.del_free_block(pages, pfn, o as u32, mt::HIGHATOMIC);
+                self.del_free_block(pages, pfn, o as u32);
                 self.change_pageblock_range(pfn, o as u32, new_mt);
                 self.add_free_block(pages, pfn, o as u32, new_mt);
             } else {
                 let start = pfn & !(PAGEBLOCK_NR_PAGES as u32 - 1);
                 self.set_pageblock_mt(start, new_mt);
-                self.move_freepages_block(pages, start, mt::HIGHATOMIC, new_mt);
+                self.move_freepages_block(pages, start, new_mt);
             }
             return true;
         }
@@ -607,6 +613,7 @@ impl Zone {
         self.deferred.1 = pfn;
         pages.flags[pfn as usize] = pg::BUDDY;
         pages.order[pfn as usize] = MAX_PAGE_ORDER as u8;
+        pages.free_mt[pfn as usize] = mt::MOVABLE;
         let mut l = Links {
             prev: &mut pages.prev,
             next: &mut pages.next,
@@ -629,6 +636,7 @@ impl Zone {
     fn add_free_block(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32, t: u8) {
         pages.flags[pfn as usize] = pg::BUDDY;
         pages.order[pfn as usize] = order as u8;
+        pages.free_mt[pfn as usize] = t;
         let mut l = Links {
             prev: &mut pages.prev,
             next: &mut pages.next,
@@ -638,8 +646,10 @@ impl Zone {
         self.free += 1 << order;
     }
 
+    /// Unlink free block `pfn` of `order` from the list it is on.
     #[inline]
-    fn del_free_block(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32, t: u8) {
+    fn del_free_block(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32) {
+        let t = pages.free_mt[pfn as usize];
         let mut l = Links {
             prev: &mut pages.prev,
             next: &mut pages.next,
@@ -657,7 +667,7 @@ impl Zone {
     /// return its upper halves down to `order` to the lists of type `t`.
     #[inline]
     fn del_and_expand(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32, cur: u32, t: u8) {
-        self.del_free_block(pages, pfn, cur, t);
+        self.del_free_block(pages, pfn, cur);
         let mut c = cur;
         while c > order {
             c -= 1;
@@ -697,6 +707,15 @@ impl Zone {
         if let Some(p) = self.rmqueue_smallest(pages, order, t) {
             return Some(p);
         }
+        if self.steal_moves_free_pages {
+            // v5.2's `__rmqueue()`: a fallback moves a block to the lists of `t` and the
+            // allocation retries `__rmqueue_smallest()`, which takes from them.
+            if !self.rmqueue_fallback_v5_2(pages, order, t, flags) {
+                return None;
+            }
+            ev.add(Ev::ExtfragFallback, 1);
+            return self.rmqueue_smallest(pages, order, t);
+        }
         let boost_before = self.watermark_boost;
         let got = self.rmqueue_fallback(pages, order, t, flags);
         if self.boost_on_steal && self.watermark_boost > boost_before {
@@ -732,6 +751,108 @@ impl Zone {
             return self.rmqueue_steal(pages, order, t, flags);
         }
         None
+    }
+
+    /// Kernel: `__rmqueue_fallback()` as v5.2 has it (and every kernel before v6.10, see
+    /// [`crate::workingset::KernelVersion::fallback_moves_free_pages`]): look for a
+    /// fallback block from the largest order down; take the largest found, unless the
+    /// allocation is MOVABLE, may not claim a block at that order (`can_steal`) and the
+    /// block is larger than asked, in which case take the smallest block of any fallback
+    /// type instead (`find_smallest`). `steal_suitable_fallback()` then moves free pages to
+    /// the lists of `start_mt`; the caller retries `__rmqueue_smallest()`. Returns false
+    /// when no fallback type has a free block. `ALLOC_NOFRAGMENT` searches pageblock-sized
+    /// blocks only.
+    fn rmqueue_fallback_v5_2(
+        &mut self,
+        pages: &mut FrameTable,
+        order: u32,
+        start_mt: u8,
+        flags: u32,
+    ) -> bool {
+        let min_order = if flags & alloc_flags::NOFRAGMENT != 0 && order < PAGEBLOCK_ORDER {
+            PAGEBLOCK_ORDER
+        } else {
+            order
+        };
+        let mut found: Option<(u32, u8, bool)> = None;
+        let mut cur = MAX_PAGE_ORDER as i32;
+        while cur >= min_order as i32 {
+            let f = self.find_suitable_fallback(cur as u32, start_mt, false);
+            if f >= 0 {
+                let can_steal = should_try_claim_block(cur as u32, start_mt);
+                if !can_steal && start_mt == mt::MOVABLE && cur as u32 > order {
+                    break;
+                }
+                found = Some((cur as u32, f as u8, can_steal));
+                break;
+            }
+            cur -= 1;
+        }
+        if found.is_none() && cur >= min_order as i32 {
+            // find_smallest: from the requested order up (a fallback exists at `cur`).
+            for o in order..=MAX_PAGE_ORDER {
+                let f = self.find_suitable_fallback(o, start_mt, false);
+                if f >= 0 {
+                    found = Some((o, f as u8, should_try_claim_block(o, start_mt)));
+                    break;
+                }
+            }
+        }
+        let Some((cur, f, can_steal)) = found else {
+            return false;
+        };
+        let pfn = self.free_area[cur as usize][f as usize].head;
+        self.steal_suitable_fallback(pages, pfn, cur, start_mt, can_steal, flags);
+        true
+    }
+
+    /// Kernel: `steal_suitable_fallback()` (v5.2 to v6.9): a free block of pageblock order or
+    /// more retypes its pageblocks; a smaller one boosts the watermark and, when the
+    /// allocation may claim (`whole_block`), moves *every* free page of its pageblock to the
+    /// lists of `start_mt` and then retypes the pageblock if at least half of it is free or
+    /// of a compatible kind. Otherwise (and for a HIGHATOMIC block) only the block itself
+    /// moves to the lists of `start_mt` (`single_page`: the whole free block, whatever the
+    /// allocation's order, so its remainder serves the next allocations of that type).
+    /// Simplified: a pageblock reaching outside the zone moves the single block (v5.2 moves
+    /// from the block's own pfn when only its start is outside); v4.x's older forms are not
+    /// modelled (see [`crate::workingset::KernelVersion::fallback_moves_free_pages`]).
+    fn steal_suitable_fallback(
+        &mut self,
+        pages: &mut FrameTable,
+        pfn: Pfn,
+        cur: u32,
+        start_mt: u8,
+        whole_block: bool,
+        flags: u32,
+    ) {
+        let old = self.pageblock_mt(pfn);
+        if old != mt::HIGHATOMIC {
+            if cur >= PAGEBLOCK_ORDER {
+                self.change_pageblock_range(pfn, cur, start_mt);
+            } else {
+                self.boost_watermark(flags);
+                let start = pfn & !(PAGEBLOCK_NR_PAGES as u32 - 1);
+                let end = start + PAGEBLOCK_NR_PAGES as u32;
+                if whole_block && start >= self.start_pfn && end <= self.end_pfn {
+                    let (free_pages, movable_pages) = count_block(pages, start);
+                    self.move_freepages_block(pages, start, start_mt);
+                    let alike = if start_mt == mt::MOVABLE {
+                        movable_pages
+                    } else if old == mt::MOVABLE {
+                        PAGEBLOCK_NR_PAGES - free_pages - movable_pages
+                    } else {
+                        0
+                    };
+                    if free_pages + alike >= PAGEBLOCK_NR_PAGES / 2 {
+                        self.set_pageblock_mt(start, start_mt);
+                    }
+                    return;
+                }
+            }
+        }
+        // single_page: list_move() of the block to the lists of `start_mt`.
+        self.del_free_block(pages, pfn, cur);
+        self.add_free_block(pages, pfn, cur, start_mt);
     }
 
     /// Kernel: `find_suitable_fallback()`: -2 when a claim is not allowed at this order, -1
@@ -801,7 +922,7 @@ impl Zone {
             return None;
         }
         if cur >= PAGEBLOCK_ORDER {
-            self.del_free_block(pages, pfn, cur, block_mt);
+            self.del_free_block(pages, pfn, cur);
             self.change_pageblock_range(pfn, cur, start_mt);
             let mut c = cur;
             while c > order {
@@ -827,23 +948,23 @@ impl Zone {
             0
         };
         if free_pages + alike >= PAGEBLOCK_NR_PAGES / 2 {
-            self.move_freepages_block(pages, start, block_mt, start_mt);
+            self.move_freepages_block(pages, start, start_mt);
             self.set_pageblock_mt(start, start_mt);
             return self.rmqueue_smallest(pages, order, start_mt);
         }
         None
     }
 
-    /// Kernel: `__move_freepages_block()`: move the pageblock's free blocks from the lists of
-    /// `old` to those of `new`.
-    pub fn move_freepages_block(&mut self, pages: &mut FrameTable, start: Pfn, old: u8, new: u8) {
+    /// Kernel: `__move_freepages_block()` (v5.2: `move_freepages()`): move every free block of
+    /// the pageblock starting at `start` to the lists of `new`, whichever list it is on.
+    pub fn move_freepages_block(&mut self, pages: &mut FrameTable, start: Pfn, new: u8) {
         let end = start + PAGEBLOCK_NR_PAGES as u32;
         let mut p = start;
         while p < end {
             let i = p as usize;
             let o = pages.order[i] as u32;
             if pages.flags[i] & pg::BUDDY != 0 {
-                self.del_free_block(pages, p, o, old);
+                self.del_free_block(pages, p, o);
                 self.add_free_block(pages, p, o, new);
                 p += 1 << o;
             } else if pages.flags[i] & pg::HEAD != 0 {
@@ -903,8 +1024,7 @@ impl Zone {
     /// `__isolate_free_page()`), splitting it down to `order` with the rest returned.
     pub fn isolate_free_block(&mut self, pages: &mut FrameTable, pfn: Pfn) -> u32 {
         let o = pages.order[pfn as usize] as u32;
-        let t = self.pageblock_mt(pfn);
-        self.del_free_block(pages, pfn, o, t);
+        self.del_free_block(pages, pfn, o);
         o
     }
 
@@ -932,7 +1052,7 @@ impl Zone {
             } else {
                 t
             };
-            self.del_free_block(pages, buddy, order, bt);
+            self.del_free_block(pages, buddy, order);
             if bt != t {
                 self.change_pageblock_range(buddy, order, t);
             }
@@ -1383,6 +1503,100 @@ mod tests {
             assert_eq!(z.watermark_boost, boost, "boost_on_steal {boost_on_steal}");
             assert!(z.boosted_flag);
         }
+    }
+
+    /// v5.2's `steal_suitable_fallback()` (KernelVersion::fallback_moves_free_pages): a
+    /// RECLAIMABLE page (fs_mark's slab) from a MOVABLE pageblock of 501 LRU pages and free
+    /// blocks of orders 3 (512..520), 1 (528..530) and 0 (540). `__rmqueue_fallback()` takes
+    /// the largest (order 3), boosts once and moves all 11 free pages to the RECLAIMABLE
+    /// lists without claiming the block (11 free + 0 alike < 256); the retried
+    /// `__rmqueue_smallest()` takes the order-0 page, and the next two RECLAIMABLE pages come
+    /// from the moved blocks without a fallback. Under v6.18's rules each of them falls back.
+    #[test]
+    fn a_v5_2_fallback_moves_the_blocks_free_pages_without_claiming_it() {
+        for v5_2 in [true, false] {
+            let (mut pages, mut z) = full_zone(2048, 0..0);
+            for p in 512..1024 {
+                pages.flags[p] |= pg::LRU;
+            }
+            for p in (512..520).chain(528..530).chain(540..541) {
+                pages.flags[p as usize] = pg::HEAD;
+                z.free_block(&mut pages, p, 0);
+            }
+            z.boost_factor = 15_000;
+            z.wmark = [1000, 1500, 2000];
+            z.boost_on_steal = v5_2;
+            z.steal_moves_free_pages = v5_2;
+            let mut ev = VmEvents::default();
+            let f = alloc_flags::KSWAPD;
+            let p = z
+                .rmqueue(&mut pages, 0, mt::RECLAIMABLE, f, &mut ev)
+                .unwrap();
+            assert_eq!(p, 540);
+            assert_eq!(z.pageblock_mt(512), mt::MOVABLE);
+            let on = |z: &Zone, o: usize, t: u8| z.free_area[o][t as usize].len;
+            if v5_2 {
+                assert_eq!(z.watermark_boost, 512);
+                assert_eq!(
+                    (on(&z, 3, mt::RECLAIMABLE), on(&z, 1, mt::RECLAIMABLE)),
+                    (1, 1)
+                );
+                assert_eq!(pages.free_mt[512], mt::RECLAIMABLE);
+                assert_eq!((on(&z, 3, mt::MOVABLE), on(&z, 1, mt::MOVABLE)), (0, 0));
+            } else {
+                assert_eq!((on(&z, 3, mt::MOVABLE), on(&z, 1, mt::MOVABLE)), (1, 1));
+            }
+            // The order-1 block serves the next two (split on the RECLAIMABLE lists under
+            // v5.2; stolen smallest-first, one fallback each, under v6.18).
+            let q = z
+                .rmqueue(&mut pages, 0, mt::RECLAIMABLE, f, &mut ev)
+                .unwrap();
+            let r = z
+                .rmqueue(&mut pages, 0, mt::RECLAIMABLE, f, &mut ev)
+                .unwrap();
+            assert_eq!((q, r), (528, 529));
+            let fallbacks = if v5_2 { 1 } else { 3 };
+            assert_eq!(ev.get(Ev::ExtfragFallback), fallbacks, "v5.2 {v5_2}");
+            // Freed, the pages merge back and go to the list of their pageblock's type.
+            z.free_block(&mut pages, 528, 0);
+            z.free_block(&mut pages, 529, 0);
+            assert_eq!(on(&z, 1, mt::MOVABLE), 1);
+            assert_eq!(on(&z, 0, mt::RECLAIMABLE) + on(&z, 1, mt::RECLAIMABLE), 0);
+        }
+    }
+
+    /// v5.2's single-block steal: a MOVABLE page may not claim at order 3 (below
+    /// `pageblock_order / 2`), so `__rmqueue_fallback()` takes the smallest RECLAIMABLE block
+    /// (order 2, 520..524), boosts, and moves the whole block to the MOVABLE lists; the page
+    /// is its first, and the remainder (521, 522..524) serves the next MOVABLE allocations.
+    #[test]
+    fn a_v5_2_single_block_steal_moves_the_whole_block() {
+        let (mut pages, mut z) = full_zone(2048, 0..0);
+        z.set_pageblock_mt(512, mt::RECLAIMABLE);
+        for p in 512..524 {
+            z.free_block(&mut pages, p, 0);
+        }
+        z.boost_factor = 15_000;
+        z.wmark = [4, 12, 20];
+        z.boost_on_steal = true;
+        z.steal_moves_free_pages = true;
+        let mut ev = VmEvents::default();
+        let f = alloc_flags::KSWAPD;
+        let p = z.rmqueue(&mut pages, 0, mt::MOVABLE, f, &mut ev).unwrap();
+        assert_eq!(p, 520);
+        assert_eq!(z.watermark_boost, 512);
+        assert!(z.boosted_flag);
+        assert_eq!(z.pageblock_mt(512), mt::RECLAIMABLE);
+        assert_eq!(z.free_area[0][mt::MOVABLE as usize].head, 521);
+        assert_eq!(z.free_area[1][mt::MOVABLE as usize].head, 522);
+        assert_eq!(z.free_area[3][mt::RECLAIMABLE as usize].head, 512);
+        for want in [521, 522, 523] {
+            assert_eq!(
+                z.rmqueue(&mut pages, 0, mt::MOVABLE, f, &mut ev),
+                Some(want)
+            );
+        }
+        assert_eq!(ev.get(Ev::ExtfragFallback), 1);
     }
 
     #[test]

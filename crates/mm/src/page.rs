@@ -76,6 +76,11 @@ pub struct FrameTable {
     pub swap_area: ZeroedVec<u8>,
     /// Simulated time at which the folio's IO (read or writeback) completes; 0 = none.
     pub io_done_ns: ZeroedVec<u64>,
+    /// For a BUDDY head: the migratetype of the free list the block is on. Before v6.10 a
+    /// fallback moves free blocks to the stealing type's lists without retyping their
+    /// pageblock (`steal_suitable_fallback()`), so the list is not always the pageblock's
+    /// type; the kernel unlinks with `list_del()` and needs no record, the model's lists do.
+    pub free_mt: ZeroedVec<u8>,
 }
 
 impl FrameTable {
@@ -94,6 +99,7 @@ impl FrameTable {
             swap_slot: ZeroedVec::new(nr),
             swap_area: ZeroedVec::new(nr),
             io_done_ns: ZeroedVec::new(nr),
+            free_mt: ZeroedVec::new(nr),
         }
     }
     #[inline]

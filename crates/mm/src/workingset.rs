@@ -234,6 +234,22 @@ impl KernelVersion {
         self < KernelVersion::new(6, 15)
     }
 
+    /// Before v6.10 ("mm: page_alloc: fix freelist movement during block conversion", in
+    /// Johannes Weiner's freelist-hygiene series; the boundary is the model's reading of the
+    /// v5.2/v6.1 and v6.10 forms of the code, not bisected), `__rmqueue_fallback()` took the
+    /// largest fallback block and `steal_suitable_fallback()` moved the free pages of its
+    /// pageblock (or, for a single-block steal, the whole free block) to the allocation's
+    /// lists whether or not it claimed the pageblock, so a pageblock's free pages could sit
+    /// on another type's lists. Since: free pages move only with a claim, and a single-block
+    /// steal returns the unused remainder to the block's own type. v6.10 to v6.14 are
+    /// modelled with v6.15's search order ([`Self::boost_on_every_fallback`]). v4.x kernels
+    /// (seed S4's 4.6) are modelled with v5.2's form, though theirs took the largest block for
+    /// MOVABLE requests too and claimed a pageblock by its free pages alone (the smallest-block
+    /// rule and the count of alike pages came in a later v4.x; not dated here).
+    pub fn fallback_moves_free_pages(self) -> bool {
+        self < KernelVersion::new(6, 10)
+    }
+
     /// SLUB's `allocate_slab()` makes its first, opportunistic attempt at the cache's order
     /// (when above the minimum) without `__GFP_DIRECT_RECLAIM`; from v4.6 the mask clears
     /// `__GFP_RECLAIM`, so that attempt does not wake kswapd either (the code a 2016 linux-mm

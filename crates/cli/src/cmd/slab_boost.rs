@@ -14,7 +14,10 @@
 //! its `steal_suitable_fallback()` boosted the watermark on every fallback below pageblock
 //! order ([`refault_mm::workingset::KernelVersion::boost_on_every_fallback`]), so the
 //! page-cache pages this stream steals from RECLAIMABLE pageblocks keep the watermarks
-//! boosted, where v6.18's `__rmqueue_steal()` does not boost.
+//! boosted, where v6.18's `__rmqueue_steal()` does not boost; and it moved the free pages
+//! of the pageblock it fell back to (or the whole free block it stole) to the slab's or the
+//! page cache's lists, so the next allocations of that type found them without another
+//! fallback ([`refault_mm::workingset::KernelVersion::fallback_moves_free_pages`]).
 
 use super::reproduce::{Args, Expect};
 use anyhow::Result;
