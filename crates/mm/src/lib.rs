@@ -47,6 +47,7 @@ pub mod prefetch;
 pub mod shrinker;
 pub mod slab;
 pub mod swap;
+pub mod tlb;
 pub mod types;
 pub mod vmscan;
 pub mod vmstat;
@@ -122,7 +123,19 @@ pub struct Costs {
     pub pagecache_hit_ns: u64,
     pub page_alloc_ns: u64,
     pub scan_per_page_ns: u64,
+    /// One rmap walk's per-call part: the anon_vma (i_mmap) lock and the walk setup
+    /// ([`tlb`]).
+    pub rmap_per_call_ns: u64,
+    /// One mapping visited by `folio_referenced()` (`folio_referenced_one()`).
     pub rmap_per_mapping_ns: u64,
+    /// One mapping unmapped by `try_to_unmap()` (`try_to_unmap_one()`, no TLB flush).
+    pub unmap_per_mapping_ns: u64,
+    /// `try_to_unmap()`'s immediate local TLB flush.
+    pub tlb_flush_local_ns: u64,
+    /// One batched TLB flush that interrupts other CPUs, besides the per-CPU part.
+    pub tlb_shootdown_ns: u64,
+    /// Per CPU a batched TLB flush interrupts.
+    pub tlb_shootdown_per_cpu_ns: u64,
     /// Multi-gen LRU page-table walk: one PTE (or PMD entry) visited.
     pub pt_walk_per_pte_ns: u64,
     pub reclaim_per_page_ns: u64,
@@ -299,11 +312,13 @@ pub struct MmConfig {
 pub struct ReclaimCpu {
     /// Isolating and sorting folios on the LRU lists.
     pub scan_ns: u64,
-    /// rmap walks: `folio_referenced()` and `try_to_unmap()` per mapping.
+    /// rmap walks: `folio_referenced()` and `try_to_unmap()` ([`tlb`]).
     pub rmap_ns: u64,
+    /// TLB flushes of reclaim's unmaps: local flushes and IPI rounds ([`tlb`]).
+    pub tlb_flush_ns: u64,
     /// Page-table walks of the multi-gen LRU's aging (`walk_mm()`), per PTE visited.
     pub pt_walk_ns: u64,
-    /// Unmapping, swap-cache and page-cache removal, freeing.
+    /// Swap-cache and page-cache removal, freeing.
     pub reclaim_ns: u64,
     /// Submitting writeback / swap-out IO from reclaim.
     pub io_ns: u64,
@@ -399,6 +414,9 @@ pub struct Object {
     /// Memcgs (bit `min(id, 63)`) whose tasks faulted pages into this object: the object is
     /// on those memcgs' mm lists for the multi-gen LRU's page-table walk.
     pub mm_memcgs: u64,
+    /// Tasks that faulted into this object: the threads of the mm it stands for, whose CPUs
+    /// an unmap's TLB flush reaches ([`tlb`]).
+    pub mappers: tlb::TaskSet,
     /// Page-table pages allocated for the object's mapping (see [`memcontrol`]): one bit per
     /// PTE table (512 pages) and per PMD table (512 PTE tables).
     pub pgtables: memcontrol::PgTables,
@@ -550,6 +568,12 @@ pub struct Mm {
     pub(crate) mm_walk_active: bool,
     /// The current operation is a page fault on a VMA with recency (`lru_gen_in_fault()`).
     pub(crate) in_lru_fault: bool,
+    /// Each simulated CPU's loaded mm ([`tlb`]), set by the simulator.
+    pub tlb_cpus: Vec<tlb::CpuTlb>,
+    /// The reclaimer's deferred TLB flush (`current->tlb_ubc`).
+    pub tlb_ubc: tlb::TlbBatch,
+    /// TLB flushes of reclaim's unmaps.
+    pub tlb_stats: tlb::TlbStats,
     /// kswapd invoked the OOM killer (`lru_gen.min_ttl_ms`): the next allocating task is the
     /// victim.
     pub(crate) oom_pending: bool,
@@ -627,6 +651,7 @@ impl Mm {
                     wb_done_max: 0,
                     swap_ra: Default::default(),
                     mm_memcgs: 0,
+                    mappers: Default::default(),
                     pgtables: Default::default(),
                     thp: o.kind == ObjKind::Anon
                         && memory::thp_allowed(cfg.thp_enabled, o.hugepage),
@@ -698,6 +723,9 @@ impl Mm {
             min_free_kbytes,
             mm_walk_active: false,
             in_lru_fault: false,
+            tlb_cpus: Vec::new(),
+            tlb_ubc: Default::default(),
+            tlb_stats: Default::default(),
             oom_pending: false,
             memcg_stats_next_flush: memcontrol::first_stats_flush(
                 cfg.memcg_stats_flush_ns,

@@ -174,6 +174,8 @@ impl Mm {
         // handle_mm_fault(): the task's mm joins its memcg's mm list (lru_gen_add_mm()), and
         // folios added during the fault are "in fault" for the multi-gen LRU.
         self.objects[obj as usize].join_mm_list(ctx.memcg);
+        // The faulting task runs the mm whose TLBs an unmap flushes (crate::tlb).
+        self.objects[obj as usize].mappers.insert(ctx.task);
         // lru_gen_enter_fault(): only VMAs with recency.
         let recency = self.objects[obj as usize].has_recency();
         if pte_swap(e) {
@@ -343,6 +345,7 @@ impl Mm {
         }
         let o = &mut self.objects[obj as usize];
         o.join_mm_list(ctx.memcg);
+        o.mappers.insert(ctx.task);
         // lru_gen_enter_fault(): only VMAs with recency.
         self.in_lru_fault = o.has_recency();
         self.touch_file_fault(ctx, obj, index, write);

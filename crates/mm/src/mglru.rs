@@ -35,8 +35,10 @@
 //! - The active/inactive sizes (`nr_active_*`, `nr_inactive_*`) are kept for compatibility,
 //!   as `lru_gen_update_size()` does: the two youngest generations count as active.
 //! - CPU: the page-table walk costs `model.cost.pt_walk_per_pte` per PTE (and per PMD entry
-//!   it visits), charged to `reclaim_cpu.pt_walk_ns`; rmap walks cost `rmap_per_mapping`
-//!   as in the classic LRU; look-around PTEs are page-table work.
+//!   it visits), charged to `reclaim_cpu.pt_walk_ns`; rmap walks cost `rmap_per_call` plus
+//!   `rmap_per_mapping` per mapping as in the classic LRU, and eviction's unmaps and their
+//!   TLB flushes go through the same `shrink_folio_list()` ([`crate::tlb`]); look-around
+//!   PTEs are page-table work.
 //!
 //! # Where we differ from the kernel (v6.15–6.18)
 //! - `NR_HIST_GENS` is 1 (the kernel's default), so the controller's history is one slot.

@@ -411,7 +411,8 @@ impl Mm {
         let o = self.pages.owner(pfn);
         let nr = self.pages.nr_pages(pfn);
         let i = pfn as usize;
-        self.charge_rmap_step(ctx);
+        self.charge_rmap_walk(ctx, self.cfg.costs.unmap_per_mapping_ns, 1);
+        let mut dirty = false;
         if self.pages.test_clear(pfn, pg::PMD_MAPPED) {
             self.ev.add(Ev::ThpSplitPmd, 1);
             self.node.nr_anon_thps -= 1;
@@ -428,6 +429,7 @@ impl Mm {
                     }
                     if e & PTE_DIRTY != 0 {
                         self.pages.set(pfn, pg::DIRTY);
+                        dirty = true;
                     }
                     obj.ent[x] = make_swap_pte(area, slot + k);
                 }
@@ -436,8 +438,14 @@ impl Mm {
                 for k in o.index as u64..o.index as u64 + nr {
                     obj.mapped[k as usize] = 0;
                 }
+                // The model's shared mapping keeps no dirty bit (a store through it dirties
+                // the folio at its fault, fault_dirty_shared_page()): a dirty folio counts
+                // as a dirty PTE, also when write() dirtied it.
+                dirty = self.pages.test(pfn, pg::DIRTY);
             }
         }
+        // The PTE is gone; its TLB entries are flushed now or batched (crate::tlb).
+        self.unmap_tlb_flush(ctx, o.obj, dirty);
     }
 
     /// Kernel: `pageout()`: start writing a dirty folio (swap or file). Returns true when the

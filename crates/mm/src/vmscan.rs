@@ -1004,8 +1004,8 @@ impl Mm {
     }
 
     /// Kernel: `folio_referenced()`: test-and-clear the young bits of every mapping of the
-    /// folio; returns the number of mappings that were young. Charges one rmap step per
-    /// mapping visited.
+    /// folio; returns the number of mappings that were young. Charges the walk of a mapped
+    /// folio: `rmap_per_call` plus `rmap_per_mapping` for its one mapping ([`crate::tlb`]).
     ///
     /// `invalid_folio_referenced_vma()` skips a mapping without recency (`vma_has_recency()`:
     /// VM_RAND_READ or VM_SEQ_READ from madvise(MADV_RANDOM / MADV_SEQUENTIAL)): its young
@@ -1018,9 +1018,10 @@ impl Mm {
         let o = self.pages.owner(pfn);
         let nr = self.pages.nr_pages(pfn);
         if !self.objects[o.obj as usize].has_recency() {
-            // The mapping is skipped by the rmap walk.
+            // The walk runs, but skips the mapping (invalid_folio_referenced_vma()): the
+            // per-call part only.
             if self.folio_mapped(pfn) {
-                self.charge_rmap_step(ctx);
+                self.charge_rmap_walk(ctx, 0, 0);
             }
             return 0;
         }
@@ -1051,7 +1052,7 @@ impl Mm {
                     }
                 }
                 if mapped {
-                    self.charge_rmap_step(ctx);
+                    self.charge_referenced_walk(ctx);
                 }
                 if self.pages.test(pfn, pg::PMD_MAPPED) {
                     // pmdp_clear_flush_young_notify(): one entry, no look-around.
@@ -1080,7 +1081,7 @@ impl Mm {
             }
         };
         if mapped {
-            self.charge_rmap_step(ctx);
+            self.charge_referenced_walk(ctx);
         }
         if young && self.cfg.lru == crate::LruKind::Mglru {
             // folio_referenced_one() under the multi-gen LRU: lru_gen_look_around().
@@ -1090,12 +1091,11 @@ impl Mm {
         young as u32
     }
 
-    /// One rmap walk step (a mapping visited by `folio_referenced()` or `try_to_unmap()`),
-    /// charged to the reclaimer and to `reclaim_cpu.rmap_ns`.
-    pub(crate) fn charge_rmap_step(&mut self, ctx: &mut Ctx) {
-        let c = self.cfg.costs.rmap_per_mapping_ns;
-        ctx.cpu_ns += c;
-        self.reclaim_cpu.rmap_ns += c;
+    /// `folio_referenced()`'s walk over the folio's one mapping: `rmap_per_call +
+    /// rmap_per_mapping`, charged to the reclaimer and to `reclaim_cpu.rmap_ns`
+    /// ([`crate::tlb`]).
+    fn charge_referenced_walk(&mut self, ctx: &mut Ctx) {
+        self.charge_rmap_walk(ctx, self.cfg.costs.rmap_per_mapping_ns, 1);
     }
 
     /// Kernel: `folio_check_references()`.
@@ -1235,6 +1235,9 @@ impl Mm {
                     self.scratch2.push(pfn);
                     continue;
                 }
+                // The folio is written while a CPU could still write through a stale TLB
+                // entry of a batched dirty PTE: flush those first.
+                self.try_to_unmap_flush_dirty(ctx);
                 // pageout()
                 let done = self.pageout(ctx, pfn);
                 stat.nr_pageout += nr;
@@ -1255,6 +1258,8 @@ impl Mm {
         }
         self.scratch = list;
         self.scratch.clear();
+        // The unmaps still batched are flushed before their folios are freed.
+        self.try_to_unmap_flush(ctx);
         let activated = stat.nr_activate[0] + stat.nr_activate[1];
         self.ev.add(Ev::PgActivate, activated);
         (reclaimed, stat)

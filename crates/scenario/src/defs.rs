@@ -1047,9 +1047,75 @@ static COST: SectionDef = section(
             "Isolating and examining one folio on an LRU list."
         ),
         k!(
-            "rmap_per_mapping",
+            "rmap_per_call",
             Value("\"150ns\""),
-            "One rmap step: checking one mapping of a folio for the young bit."
+            "The part of one rmap walk (folio_referenced(), try_to_unmap()) that does not \
+             depend on how many mappings the folio has: taking the anon_vma (or i_mmap) lock \
+             for read (folio_lock_anon_vma_read()) and setting up the interval-tree walk. \
+             Measured (README.md, Seed S1, \"Session 17: measured on this host\"): \
+             folio_referenced() 387 ns per call minus folio_referenced_one() 237 ns, one \
+             thread of one mm, Linux 6.18 in a 2-vCPU VM, perf cpu-clock sampling (counts \
+             time the vCPU was preempted by the host; about +-3%). With 8 threads on 2 CPUs it \
+             was 212 ns (491 - 279): contention on the anon_vma lock's cache line, which the \
+             model does not simulate."
+        ),
+        k!(
+            "rmap_per_mapping",
+            Value("\"237ns\""),
+            "One mapping visited by folio_referenced(): folio_referenced_one(), the \
+             page_vma_mapped_walk() to the PTE and the young-bit test-and-clear. Measured \
+             (README.md, Seed S1, \"Session 17: measured on this host\"): 237 ns per call \
+             with one mapping, one thread, Linux 6.18 in a 2-vCPU VM, perf cpu-clock \
+             sampling; 279 ns with 8 threads on 2 CPUs. The page tables of that 384 MiB \
+             mapping stayed in cache: a larger mm would pay page-table cache misses on top."
+        ),
+        k!(
+            "unmap_per_mapping",
+            Value("\"560ns\""),
+            "One mapping unmapped by try_to_unmap(): try_to_unmap_one() clearing the PTE \
+             (a swap entry for anon), the rmap and mapcount updates, without any TLB flush \
+             (tlb_flush_local, tlb_shootdown). Measured (README.md, Seed S1, \"Session 17: \
+             measured on this host\"): try_to_unmap() 847 ns per call with one mapping, one \
+             thread, of which 137 ns a local flush_tlb_mm_range(); minus rmap_per_call \
+             (150 ns) for the lock and walk setup: 560 ns. Linux 6.18 in a 2-vCPU VM, perf \
+             cpu-clock sampling (about +-4%)."
+        ),
+        k!(
+            "tlb_flush_local",
+            Value("\"137ns\""),
+            "try_to_unmap() flushing the unmapped PTE from the local TLB at once \
+             (ptep_clear_flush() -> flush_tlb_mm_range()), when no other CPU has the mm in \
+             mm_cpumask() so the flush is not deferred (should_defer_flush()). Measured \
+             (README.md, Seed S1, \"Session 17: measured on this host\"): 137 ns per \
+             try_to_unmap() call, one thread, Linux 6.18 in a 2-vCPU VM, perf cpu-clock."
+        ),
+        k!(
+            "tlb_shootdown",
+            Value("\"5070ns\""),
+            "One batched TLB flush that reaches other CPUs (try_to_unmap_flush() -> \
+             arch_tlbbatch_flush() -> flush_tlb_multi()), per flush, besides \
+             tlb_shootdown_per_cpu per CPU it interrupts: the local full flush, the IPI \
+             round trip and the wait for the slowest target's acknowledgement (the targets \
+             flush in parallel). Derived from a measurement (README.md, Seed S1, \"Session \
+             17: measured on this host\"): 8 threads of one mm on 2 vCPUs spent 5.27 us in \
+             arch_tlbbatch_flush() per reclaimed folio (30.5 us per shrink_folio_list() \
+             call); every reclaimed folio's PTE was dirty (the workload wrote every page it \
+             faulted), so try_to_unmap_flush_dirty() flushed once per reclaimed folio, to the \
+             one other CPU: 5.27 us = tlb_shootdown + 1 x tlb_shootdown_per_cpu, so 5,270 - \
+             200 = 5,070 ns. A guest's cpu-clock counts the wait for a preempted target vCPU: \
+             on bare metal an IPI round trip is likely shorter."
+        ),
+        k!(
+            "tlb_shootdown_per_cpu",
+            Value("\"200ns\""),
+            "Per CPU a batched TLB flush interrupts (smp_call_function_many_cond() for \
+             flush_tlb_multi()): queueing the call on the target's call_single_queue and \
+             waiting on its csd for the acknowledgement, two core-to-core cache-line \
+             transfers at the 100 ns of lru_lock (60-100 ns within a Skylake-SP socket in \
+             published core-to-core latency measurements). The x2APIC ICR write per target \
+             is not counted (no figure). Only one target could be measured on the 2-vCPU \
+             host, so the split of the 5.27 us per flush between this and tlb_shootdown \
+             rests on this estimate."
         ),
         k!(
             "pt_walk_per_pte",
@@ -1059,7 +1125,9 @@ static COST: SectionDef = section(
         k!(
             "reclaim_per_page",
             Value("\"150ns\""),
-            "Unmapping and freeing one reclaimed page."
+            "Removing one reclaimed folio from the swap cache or page cache \
+             (__remove_mapping(), storing its shadow entry) and freeing it. The unmap is \
+             unmap_per_mapping (and the TLB flush tlb_flush_local or tlb_shootdown)."
         ),
         k!("io_submit", Value("\"2us\""), "Submitting one IO request."),
         k!(

@@ -626,11 +626,28 @@ pub struct CostTable {
     pub page_alloc_ns: u64,
     /// Isolating and examining one folio on an LRU list.
     pub scan_per_page_ns: u64,
-    /// One rmap walk step: checking one mapping of a folio (page_vma_mapped_walk + young test).
+    /// One rmap walk's per-call part: the anon_vma (i_mmap) read lock and the walk setup.
+    #[serde(default = "default_rmap_per_call")]
+    pub rmap_per_call_ns: u64,
+    /// One mapping visited by `folio_referenced()` (`folio_referenced_one()`:
+    /// page_vma_mapped_walk + young test-and-clear).
     pub rmap_per_mapping_ns: u64,
+    /// One mapping unmapped by `try_to_unmap()` (`try_to_unmap_one()` without the TLB flush).
+    #[serde(default = "default_unmap_per_mapping")]
+    pub unmap_per_mapping_ns: u64,
+    /// `try_to_unmap()`'s immediate local TLB flush (the flush was not deferred).
+    #[serde(default = "default_tlb_flush_local")]
+    pub tlb_flush_local_ns: u64,
+    /// One batched TLB flush that interrupts other CPUs, besides the per-CPU part.
+    #[serde(default = "default_tlb_shootdown")]
+    pub tlb_shootdown_ns: u64,
+    /// Per CPU a batched TLB flush interrupts.
+    #[serde(default = "default_tlb_shootdown_per_cpu")]
+    pub tlb_shootdown_per_cpu_ns: u64,
     /// Multi-gen LRU aging: visiting one PTE (or PMD entry) in a page-table walk.
     pub pt_walk_per_pte_ns: u64,
-    /// Unmapping and freeing one reclaimed page.
+    /// Removing one reclaimed folio from the swap or page cache and freeing it (the unmap
+    /// is `unmap_per_mapping_ns`).
     pub reclaim_per_page_ns: u64,
     /// Submitting one IO request.
     pub io_submit_ns: u64,
@@ -653,6 +670,26 @@ fn default_lru_lock() -> u64 {
 
 fn default_lru_move() -> u64 {
     crate::defs::default::<crate::size::Duration>("model.cost", "lru_move").0
+}
+
+fn default_rmap_per_call() -> u64 {
+    crate::defs::default::<crate::size::Duration>("model.cost", "rmap_per_call").0
+}
+
+fn default_unmap_per_mapping() -> u64 {
+    crate::defs::default::<crate::size::Duration>("model.cost", "unmap_per_mapping").0
+}
+
+fn default_tlb_flush_local() -> u64 {
+    crate::defs::default::<crate::size::Duration>("model.cost", "tlb_flush_local").0
+}
+
+fn default_tlb_shootdown() -> u64 {
+    crate::defs::default::<crate::size::Duration>("model.cost", "tlb_shootdown").0
+}
+
+fn default_tlb_shootdown_per_cpu() -> u64 {
+    crate::defs::default::<crate::size::Duration>("model.cost", "tlb_shootdown_per_cpu").0
 }
 
 /// Model-only knobs (`model.*`).

@@ -338,6 +338,10 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     let mut next_write = 0usize;
     let mut baseline_cpu = refault_mm::ReclaimCpu::default();
     let mut baseline_lock = refault_mm::lrulock::LruLockStats::default();
+    let mut baseline_tlb = refault_mm::tlb::TlbStats::default();
+    // The scheduler's CPU assignment last given to the model (refault_mm::tlb): which task's
+    // mm each CPU has loaded, for the TLB flushes of reclaim's unmaps.
+    let mut synced_sched_gen = u64::MAX;
     // Debug builds check the invariants now and then even when not asked (VM_BUG_ON style).
     let check_every = if opts.check_every > 0 {
         opts.check_every
@@ -386,6 +390,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 baseline = Some(mm.vmstat_snapshot());
                 baseline_cpu = mm.reclaim_cpu.clone();
                 baseline_lock = mm.lru_lock_stats.clone();
+                baseline_tlb = mm.tlb_stats.clone();
             }
             mm.run_completions(next_sample);
             mm.memcg_flush_stats(next_sample);
@@ -396,6 +401,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             baseline = Some(mm.vmstat_snapshot());
             baseline_cpu = mm.reclaim_cpu.clone();
             baseline_lock = mm.lru_lock_stats.clone();
+            baseline_tlb = mm.tlb_stats.clone();
         }
         while next_drop < drops.len() && drops[next_drop].at_ns <= now {
             mm.drop_caches(drops[next_drop].value);
@@ -426,6 +432,15 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 None => continue,
             },
         };
+        if sched.generation() != synced_sched_gen {
+            // A task's thread (index below `nt`) loads its mm; a kernel thread or an idle CPU
+            // keeps the last one lazily.
+            for cpu in 0..sched.nr_cpus() {
+                let t = sched.curr(cpu).filter(|&t| t < nt);
+                mm.set_cpu_task(cpu, t);
+            }
+            synced_sched_gen = sched.generation();
+        }
 
         if th >= kswapd_id {
             kthread_steps += 1;
@@ -892,6 +907,9 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         reclaim: (rc.reclaim_ns - baseline_cpu.reclaim_ns) as f64 / 1e9,
         io_submit: (rc.io_ns - baseline_cpu.io_ns) as f64 / 1e9,
         lock_wait: (rc.lock_wait_ns - baseline_cpu.lock_wait_ns) as f64 / 1e9,
+        tlb_flush: (rc.tlb_flush_ns - baseline_cpu.tlb_flush_ns) as f64 / 1e9,
+        tlb_shootdowns: mm.tlb_stats.shootdowns - baseline_tlb.shootdowns,
+        tlb_shootdown_cpus: mm.tlb_stats.shootdown_cpus - baseline_tlb.shootdown_cpus,
         kswapd_total: kswapd_cpu as f64 / 1e9,
         flusher_total: flusher_cpu as f64 / 1e9,
     };

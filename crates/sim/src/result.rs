@@ -319,6 +319,13 @@ pub struct ReclaimCpuSeconds {
     /// Spinning on a held `lruvec->lru_lock` in reclaim (isolation, putback,
     /// `lru_add_drain()`); part of the reclaimers' CPU time.
     pub lock_wait: f64,
+    /// TLB flushes of reclaim's unmaps (refault_mm::tlb): immediate local flushes and the
+    /// IPI rounds of the batched ones; part of the reclaimers' CPU time.
+    pub tlb_flush: f64,
+    /// IPI rounds of batched TLB flushes (`try_to_unmap_flush()` reaching other CPUs), and
+    /// the CPUs they interrupted, summed.
+    pub tlb_shootdowns: u64,
+    pub tlb_shootdown_cpus: u64,
     pub kswapd_total: f64,
     pub flusher_total: f64,
 }

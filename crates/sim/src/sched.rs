@@ -248,6 +248,8 @@ pub struct Sched {
     wake_preempt: Vec<u32>,
     /// `get_update_sysctl_factor()`.
     factor: u64,
+    /// Bumped whenever a CPU changes hands ([`Sched::generation`]).
+    generation: u64,
 }
 
 impl Sched {
@@ -274,6 +276,7 @@ impl Sched {
             min_vruntime: 0,
             wake_preempt: vec![NONE; nthreads],
             factor: sysctl_factor(n),
+            generation: 0,
         }
     }
 
@@ -332,6 +335,24 @@ impl Sched {
         Some((w.th, w.arrival))
     }
 
+    /// Changes whenever a CPU gets a new thread or goes idle: the model's copy of the
+    /// assignment ([`Sched::curr`]) is stale when it differs from the one it was taken at.
+    #[inline]
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    pub fn nr_cpus(&self) -> usize {
+        self.cpus.len()
+    }
+
+    /// The thread CPU `c` runs (or is reserved for), None when idle.
+    #[inline]
+    pub fn curr(&self, c: usize) -> Option<u32> {
+        let th = self.cpus[c].curr;
+        (th != NONE).then_some(th)
+    }
+
     /// The CPU `th` holds, if any.
     #[inline]
     pub fn cpu_of(&self, th: u32) -> Option<usize> {
@@ -363,6 +384,7 @@ impl Sched {
             }
         }
         self.cpus[c].curr = th;
+        self.generation += 1;
         self.cpus[c].start = at;
         self.cpus[c].v_start = self.vruntime[th as usize];
         self.on_cpu[th as usize] = c as u32;
@@ -482,6 +504,7 @@ impl Sched {
         let curr = self.cpus[c].curr;
         self.on_cpu[curr as usize] = NONE;
         self.cpus[c].curr = NONE;
+        self.generation += 1;
         let at = self.cpus[c].free_at;
         let (next, since) = self.pop_waiter()?;
         self.queued[next as usize] = false;

@@ -679,11 +679,17 @@ impl CostProfile {
     ///   `io_submit` stays the scenario's.
     /// - The zram device's CPU per page is `zram_write` for writes and `zram_read` for reads.
     /// - An anon page reclaimed to swap costs the model `s * scan_per_page' + (s - 1) *
-    ///   lru_move' + reclaim_per_page' + io_submit + zram_write + (s + 1) * rmap_per_mapping`
-    ///   (s = `anon_scans`: an activation and putback per scan but the last, a
-    ///   `folio_referenced()` step per scan and one `try_to_unmap()` step, each over the one
-    ///   mapping): `rmap_per_mapping'` is what that leaves of `anon_reclaim`, divided by
-    ///   `s + 1` (at least 0; scaled by `kr` without an anon stage).
+    ///   lru_move' + reclaim_per_page' + io_submit + zram_write + R`, with the rmap part
+    ///   `R = (s + 1) * rmap_per_call + s * rmap_per_mapping + unmap_per_mapping +
+    ///   tlb_flush_local` (s = `anon_scans`: an activation and putback per scan but the
+    ///   last, a `folio_referenced()` walk per scan and one `try_to_unmap()`, each over the
+    ///   one mapping; the probe's mm runs only on the probing thread's CPU, so the unmap
+    ///   flushes the local TLB at once). The four are scaled by one factor `ka`, what
+    ///   `anon_reclaim` leaves after the rest divided by `R` of the base table (at least 0),
+    ///   which keeps the measured split between them (refault_mm::tlb); `kr` without an
+    ///   anon stage. The batched flush's
+    ///   `tlb_shootdown` and `tlb_shootdown_per_cpu`, which no stage measures, stay the
+    ///   scenario's.
     /// - A swap-in fault costs the model `major_fault + page_alloc' + io_submit + zram_read`:
     ///   `major_fault'` is what that leaves of `swapin` (at least 0; scaled by `kf` without a
     ///   swap-in stage).
@@ -747,16 +753,23 @@ impl CostProfile {
         c.pt_walk_per_pte_ns = scale(b.pt_walk_per_pte_ns, kr);
         c.compact_scan_per_page_ns = scale(b.compact_scan_per_page_ns, kr);
         c.migrate_per_page_ns = scale(b.migrate_per_page_ns, kr);
-        c.rmap_per_mapping_ns = match (anon, scans) {
+        let ka = match (anon, scans) {
             (Some(a), Some(s)) => {
                 let rest = s * c.scan_per_page_ns as f64
                     + (s - 1.0).max(0.0) * c.lru_move_ns as f64
                     + (c.reclaim_per_page_ns + c.io_submit_ns) as f64
                     + zw.unwrap_or(0.0);
-                ns((a - rest) / (s + 1.0))
+                let rmap = (s + 1.0) * b.rmap_per_call_ns as f64
+                    + s * b.rmap_per_mapping_ns as f64
+                    + (b.unmap_per_mapping_ns + b.tlb_flush_local_ns) as f64;
+                Some(((a - rest) / rmap.max(1.0)).max(0.0))
             }
-            _ => scale(b.rmap_per_mapping_ns, kr),
+            _ => kr,
         };
+        c.rmap_per_call_ns = scale(b.rmap_per_call_ns, ka);
+        c.rmap_per_mapping_ns = scale(b.rmap_per_mapping_ns, ka);
+        c.unmap_per_mapping_ns = scale(b.unmap_per_mapping_ns, ka);
+        c.tlb_flush_local_ns = scale(b.tlb_flush_local_ns, ka);
         c.major_fault_ns = match swapin {
             Some(si) => ns(si - (c.page_alloc_ns + c.io_submit_ns) as f64 - zr.unwrap_or(0.0)),
             None => scale(b.major_fault_ns, kf),
@@ -782,7 +795,8 @@ impl CostProfile {
              file reclaim {} per page scanned, anon reclaim {} per page reclaimed ({} scans), \
              swap-in {}, zram write {} / read {} per page; simulated model.cost (ns): \
              touch {}, minor_fault {}, major_fault {}, pagecache_hit {}, page_alloc {}, \
-             scan_per_page {}, rmap_per_mapping {}, pt_walk_per_pte {}, reclaim_per_page {}, \
+             scan_per_page {}, rmap_per_call {}, rmap_per_mapping {}, unmap_per_mapping {}, \
+             tlb_flush_local {}, pt_walk_per_pte {}, reclaim_per_page {}, \
              io_submit {}, compact_scan_per_page {}, migrate_per_page {}, lru_lock {}, \
              lru_move {}; zram cpu_per_page (ns) {} write / {} read",
             self.probes,
@@ -802,7 +816,10 @@ impl CostProfile {
             c.pagecache_hit_ns,
             c.page_alloc_ns,
             c.scan_per_page_ns,
+            c.rmap_per_call_ns,
             c.rmap_per_mapping_ns,
+            c.unmap_per_mapping_ns,
+            c.tlb_flush_local_ns,
             c.pt_walk_per_pte_ns,
             c.reclaim_per_page_ns,
             c.io_submit_ns,
@@ -2416,8 +2433,31 @@ mod tests {
             (100, 100, 10_000)
         );
         assert_eq!(c.io_submit_ns, 2_000);
-        // rmap: (37800 - (2 * 400 + 1 * 500 + 1500 + 2000 + 30000)) / 3 = 1000.
-        assert_eq!(c.rmap_per_mapping_ns, 1_000);
+        // rmap: 37800 - (2 * 400 + 1 * 500 + 1500 + 2000 + 30000) = 3000 ns per reclaimed
+        // page for three walks (2 folio_referenced(), 1 try_to_unmap()) and a local flush:
+        // over the defaults 3 * 150 + 2 * 237 + 560 + 137 = 1621 ns, ka = 3000 / 1621.
+        assert_eq!(
+            (base.rmap_per_call_ns, base.rmap_per_mapping_ns),
+            (150, 237)
+        );
+        assert_eq!(
+            (base.unmap_per_mapping_ns, base.tlb_flush_local_ns),
+            (560, 137)
+        );
+        assert_eq!(
+            (
+                c.rmap_per_call_ns,
+                c.rmap_per_mapping_ns,
+                c.unmap_per_mapping_ns,
+                c.tlb_flush_local_ns
+            ),
+            (278, 439, 1_036, 254)
+        );
+        // The IPI costs are not measured: the scenario's.
+        assert_eq!(
+            (c.tlb_shootdown_ns, c.tlb_shootdown_per_cpu_ns),
+            (base.tlb_shootdown_ns, base.tlb_shootdown_per_cpu_ns)
+        );
         // major fault: 14500 - (1500 + 2000 + 3000) = 8000.
         assert_eq!(c.major_fault_ns, 8_000);
         assert_eq!(
@@ -2441,7 +2481,15 @@ mod tests {
         };
         let p = CostProfile::from_probes(&[&a], &scn.costs).unwrap();
         // kf = 10, kr = 20; touch and cached reads not measured: the scenario's.
-        assert_eq!(p.costs.rmap_per_mapping_ns, 150 * 20);
+        assert_eq!(
+            (
+                p.costs.rmap_per_call_ns,
+                p.costs.rmap_per_mapping_ns,
+                p.costs.unmap_per_mapping_ns,
+                p.costs.tlb_flush_local_ns
+            ),
+            (150 * 20, 237 * 20, 560 * 20, 137 * 20)
+        );
         assert_eq!(p.costs.major_fault_ns, 2_000 * 10);
         assert_eq!((p.costs.touch_ns, p.costs.pagecache_hit_ns), (5, 200));
         assert_eq!((p.zram_write_ns, p.zram_read_ns), (None, None));

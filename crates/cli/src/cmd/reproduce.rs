@@ -435,7 +435,13 @@ pub fn fio_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
     let moves = |r: &SimResult| vm(r, "pgactivate") + vm(r, "pgdeactivate");
     let cpu = |r: &SimResult| {
         let c = &r.reclaim_cpu;
-        c.scan + c.rmap_walk + c.page_table_walk + c.reclaim + c.io_submit + c.lock_wait
+        c.scan
+            + c.rmap_walk
+            + c.page_table_walk
+            + c.reclaim
+            + c.io_submit
+            + c.lock_wait
+            + c.tlb_flush
     };
     vec![
         row(
@@ -496,7 +502,13 @@ fn cpu_per_op(r: &SimResult, task: &str) -> f64 {
 pub fn memcached_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
     let total = |r: &SimResult| {
         let c = &r.reclaim_cpu;
-        c.scan + c.rmap_walk + c.page_table_walk + c.reclaim + c.io_submit + c.lock_wait
+        c.scan
+            + c.rmap_walk
+            + c.page_table_walk
+            + c.reclaim
+            + c.io_submit
+            + c.lock_wait
+            + c.tlb_flush
     };
     let share = |r: &SimResult| {
         let t = total(r);
@@ -560,6 +572,20 @@ pub fn memcached_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
             "reclaim CPU: lru_lock wait (s)",
             b.reclaim_cpu.lock_wait,
             c.reclaim_cpu.lock_wait,
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "reclaim CPU: TLB flush of unmaps (s)",
+            b.reclaim_cpu.tlb_flush,
+            c.reclaim_cpu.tlb_flush,
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "TLB shootdowns (IPI rounds)",
+            b.reclaim_cpu.tlb_shootdowns as f64,
+            c.reclaim_cpu.tlb_shootdowns as f64,
             None,
             f64::INFINITY,
         ),

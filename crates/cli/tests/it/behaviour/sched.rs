@@ -69,8 +69,10 @@ fn kswapd_takes_its_share_of_reclaim_on_one_cpu() {
     // HZ = 250), plus the rest of the step then running. That step can be a whole direct
     // reclaim pass: the model has no cond_resched() inside reclaim. Since kswapd woken by a
     // DMA-zone boost reclaims for that zone only (s3's wakeup_kswapd(zone, ..., zone_idx)),
-    // the task stalls more (allocstall 22 -> 95) and the longest wait is 8.85 ms.
-    assert!(ks.max_wait_ms < 10.0, "kswapd waited {} ms", ks.max_wait_ms);
+    // the task stalls more (allocstall 22 -> 95) and the longest wait is 8.85 ms; since the
+    // rmap walk costs its measured per-call part and the unmap its measured 560 ns (session
+    // 18, refault_mm::tlb), a direct reclaim pass is longer and the longest wait 11.4 ms.
+    assert!(ks.max_wait_ms < 12.0, "kswapd waited {} ms", ks.max_wait_ms);
     assert_eq!(r.sched.base_slice_ms, 0.75);
 }
 
@@ -96,8 +98,13 @@ fn two_cpus_leave_an_uncontended_run_as_it_was() {
     // (issue 14: `wakeup_kswapd(zone, 0, 0, zone_idx(zone))`, the DMA32 folios skipped) to
     // 24578 / 4688 / 97; the DMA zone booting as x86-64 leaves it (issue 20 item 3: its
     // holes, reserved and boot pages in its first pageblock, which stays UNMOVABLE; DMA32
-    // from frame 4096) to these. The anon faults' stalls are `allocstall_movable`, as the
-    // kernel counts them (`gfp_zone(GFP_HIGHUSER_MOVABLE)`), not those of the highest zone.
+    // from frame 4096) to 24894 / 4348 / 87; the TLB shootdowns (session 18,
+    // refault_mm::tlb: kswapd on the second CPU unmaps pages of the task running on the
+    // first, so every flush is deferred and an IPI round, 5.27 us, goes out before each
+    // folio with a dirty PTE is written) and the measured rmap costs slow kswapd down, and
+    // the task reclaims more itself: these. The anon faults' stalls are
+    // `allocstall_movable`, as the kernel counts them (`gfp_zone(GFP_HIGHUSER_MOVABLE)`),
+    // not those of the highest zone.
     assert_eq!(
         [
             vm(&r, "pgsteal_kswapd"),
@@ -105,7 +112,7 @@ fn two_cpus_leave_an_uncontended_run_as_it_was() {
             vm(&r, "allocstall_movable"),
             vm(&r, "allocstall_dma32") + vm(&r, "allocstall_normal"),
         ],
-        [24894, 4348, 87, 0]
+        [18023, 9647, 199, 0]
     );
     assert_eq!(r.sched.base_slice_ms, 1.5);
 }
