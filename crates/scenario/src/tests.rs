@@ -244,6 +244,7 @@ fn sata_ssd(name: &str) -> DeviceSpec {
         synchronous: false,
         cpu_ns_per_page: 0,
         read_cpu_ns_per_page: None,
+        wbt_lat_usec: None,
     }
 }
 
@@ -327,6 +328,7 @@ fn full_example_resolves_to_exact_values() {
                 synchronous: true,
                 cpu_ns_per_page: 3_000,
                 read_cpu_ns_per_page: None,
+                wbt_lat_usec: None,
             },
             DeviceSpec {
                 name: "ssd".into(),
@@ -340,6 +342,7 @@ fn full_example_resolves_to_exact_values() {
                 synchronous: false,
                 cpu_ns_per_page: 0,
                 read_cpu_ns_per_page: None,
+                wbt_lat_usec: None,
             },
             DeviceSpec {
                 name: "slow".into(),
@@ -353,6 +356,7 @@ fn full_example_resolves_to_exact_values() {
                 synchronous: false,
                 cpu_ns_per_page: 0,
                 read_cpu_ns_per_page: None,
+                wbt_lat_usec: None,
             },
         ],
         fs_device: 1,

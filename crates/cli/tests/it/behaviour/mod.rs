@@ -4,5 +4,6 @@ mod lru_balance;
 mod memcg;
 mod mglru;
 mod sched;
+mod wbt;
 mod workingset;
 mod writeback;
