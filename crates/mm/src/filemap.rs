@@ -53,6 +53,7 @@ use crate::page::pg;
 use crate::types::*;
 use crate::vmstat::Ev;
 use crate::workingset::Shadow;
+use crate::{BioOp, Submitted};
 use crate::{Ctx, Mm, NO_TASK};
 
 /// Readahead's allocation mask (`readahead_gfp_mask()`).
@@ -430,9 +431,16 @@ impl Mm {
         }
         let nr: u64 = pfns.iter().map(|&p| self.pages.nr_pages(p)).sum();
         let base = self.objects[obj as usize].dev_base;
-        let (done, cpu) = ctx
-            .io
-            .submit(dev, ctx.now, false, base + run_start, nr as u32);
+        let Submitted {
+            done, cpu_ns: cpu, ..
+        } = ctx.io.submit(
+            dev,
+            ctx.now,
+            BioOp::Read,
+            ctx.kswapd,
+            base + run_start,
+            nr as u32,
+        );
         ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
         self.ev.add(Ev::PgpgIn, nr * 4);
         for &p in pfns.iter() {
@@ -636,8 +644,9 @@ impl Mm {
     }
 
     /// Write back up to `max` dirty pages of `obj` from its writeback cursor
-    /// (`writeback_single_inode()` → `write_cache_pages()`). Returns the latest completion.
-    pub fn writeback_file(&mut self, ctx: &mut Ctx, obj: u32, max: u64) -> u64 {
+    /// (`writeback_single_inode()` → `write_cache_pages()`), as bios of kind `op` (the
+    /// writeback control's flags: [`BioOp`]). Returns the latest completion.
+    pub fn writeback_file(&mut self, ctx: &mut Ctx, obj: u32, max: u64, op: BioOp) -> u64 {
         let mut done_max = 0;
         if self.objects[obj as usize].nr_dirty == 0 {
             return 0;
@@ -672,6 +681,7 @@ impl Mm {
                     done_max = done_max.max(self.submit_write_run(
                         ctx,
                         dev,
+                        op,
                         base + run_start,
                         run_len,
                         &mut run_pfns,
@@ -688,6 +698,7 @@ impl Mm {
                     done_max = done_max.max(self.submit_write_run(
                         ctx,
                         dev,
+                        op,
                         base + run_start,
                         run_len,
                         &mut run_pfns,
@@ -710,6 +721,7 @@ impl Mm {
                 done_max = done_max.max(self.submit_write_run(
                     ctx,
                     dev,
+                    op,
                     base + run_start,
                     run_len,
                     &mut run_pfns,
@@ -722,6 +734,7 @@ impl Mm {
             done_max = done_max.max(self.submit_write_run(
                 ctx,
                 dev,
+                op,
                 base + run_start,
                 run_len,
                 &mut run_pfns,
@@ -741,11 +754,20 @@ impl Mm {
         &mut self,
         ctx: &mut Ctx,
         dev: u32,
+        op: BioOp,
         sector: u64,
         nr: u64,
         pfns: &mut Vec<u32>,
     ) -> u64 {
-        let (done, cpu) = ctx.io.submit(dev, ctx.now, true, sector, nr as u32);
+        // blk-wbt may sleep the writer (rq_qos_wait()) before the request is issued.
+        let sub = ctx
+            .io
+            .submit(dev, ctx.now, op, ctx.kswapd, sector, nr as u32);
+        if sub.issued > ctx.now {
+            ctx.wait(sub.issued);
+            ctx.now = sub.issued;
+        }
+        let (done, cpu) = (sub.done, sub.cpu_ns);
         ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
         self.ev.add(Ev::PgpgOut, nr * 4);
         for &p in pfns.iter() {
@@ -767,7 +789,7 @@ impl Mm {
     /// that covers them (jbd2 group commit, see [`Journal`]).
     pub fn fsync(&mut self, ctx: &mut Ctx, obj: u32) {
         let had_dirty = self.objects[obj as usize].nr_dirty > 0;
-        let done = self.writeback_file(ctx, obj, u64::MAX);
+        let done = self.writeback_file(ctx, obj, u64::MAX, BioOp::WriteSync);
         let mut wait = done.max(self.objects[obj as usize].wb_done_max);
         if had_dirty {
             let dev = self.cfg.fs_dev;
@@ -778,7 +800,14 @@ impl Mm {
             } else {
                 // Start a commit now, or right after the running one completes.
                 let start = j.running_done.max(ctx.now).max(done);
-                let (d, cpu) = ctx.io.submit(dev, start, true, JOURNAL_SECTOR, 1);
+                // The jbd2 commit block: REQ_SYNC.
+                let Submitted {
+                    done: d,
+                    cpu_ns: cpu,
+                    ..
+                } = ctx
+                    .io
+                    .submit(dev, start, BioOp::WriteSync, ctx.kswapd, JOURNAL_SECTOR, 1);
                 ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
                 let j = &mut self.journal;
                 if start > ctx.now {
@@ -828,7 +857,15 @@ impl Mm {
             let expired = o.dirtied_when > 0 && o.dirtied_when + expire_ns <= ctx.now;
             if vmscan || expired || self.wb_over_bg_thresh() {
                 let before = self.objects[obj as usize].nr_dirty;
-                self.writeback_file(ctx, obj, MAX_WRITEBACK_PAGES.min(budget));
+                // wb_check_background_flush() / wb_check_old_data_flush(): for_background
+                // or for_kupdate, REQ_BACKGROUND; a pass reclaim asked for
+                // (WB_REASON_VMSCAN) carries neither.
+                let op = if vmscan {
+                    BioOp::Write
+                } else {
+                    BioOp::WriteBackground
+                };
+                self.writeback_file(ctx, obj, MAX_WRITEBACK_PAGES.min(budget), op);
                 written += before.saturating_sub(self.objects[obj as usize].nr_dirty);
                 budget = budget.saturating_sub(MAX_WRITEBACK_PAGES);
             }

@@ -55,7 +55,7 @@ use crate::page::pg;
 use crate::slab::{DENTRY, INODE};
 use crate::types::*;
 use crate::vmstat::Ev;
-use crate::{Ctx, Mm};
+use crate::{BioOp, Ctx, Mm, Submitted};
 
 /// Bytes of journal per created inode (see the module doc).
 pub const INODE_LOG_BYTES: u64 = 512;
@@ -303,7 +303,7 @@ impl Mm {
         }) && lo < start + nr
             && start < hi
         {
-            done = self.writeback_file(ctx, obj, nr);
+            done = self.writeback_file(ctx, obj, nr, BioOp::WriteSync);
         }
         self.objects[obj as usize].wb_index = saved;
         let log = self.fs_log_flush(ctx, true);
@@ -353,9 +353,17 @@ impl Mm {
         self.fs.log_pending -= self.fs.log_pending.min(blocks * 4096);
         let sector = LOG_SECTOR + self.fs.log_block;
         self.fs.log_block += blocks;
-        let (done, cpu) = ctx
-            .io
-            .submit(self.cfg.fs_dev, ctx.now, true, sector, blocks as u32);
+        // Journal (log) blocks are written REQ_SYNC.
+        let Submitted {
+            done, cpu_ns: cpu, ..
+        } = ctx.io.submit(
+            self.cfg.fs_dev,
+            ctx.now,
+            BioOp::WriteSync,
+            ctx.kswapd,
+            sector,
+            blocks as u32,
+        );
         ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
         self.ev.add(Ev::PgpgOut, blocks * 4);
         done
@@ -608,7 +616,7 @@ mod tests {
         // then invalidates its (clean) page and frees it: 10 pages stolen.
         let mut io = InstantIo;
         let mut ctx = Ctx::new(0, &mut io, 0);
-        mm.writeback_file(&mut ctx, 1, u64::MAX);
+        mm.writeback_file(&mut ctx, 1, u64::MAX, BioOp::WriteSync);
         assert_eq!(mm.fs.inode_lru.count(0), 10);
         assert_eq!(mm.fs.log_pending, 10 * INODE_LOG_BYTES % 4096);
         assert_eq!(mm.prune_icache_sb(0, 100, false), (10, 10));
@@ -660,7 +668,7 @@ mod tests {
         // Write the rest back; drop everything.
         let mut io = InstantIo;
         let mut ctx = Ctx::new(0, &mut io, 0);
-        mm.writeback_file(&mut ctx, 1, u64::MAX);
+        mm.writeback_file(&mut ctx, 1, u64::MAX, BioOp::WriteSync);
         mm.drop_caches(3);
         assert_eq!((mm.fs.nr_dentry, mm.fs.nr_inodes), (0, 0));
         // Only the caches' current (CPU) slabs remain: one dentry page, one inode slab.

@@ -70,19 +70,65 @@ use std::collections::BinaryHeap;
 use types::*;
 use vmstat::VmEvents;
 
+/// A bio's operation and the flags its writeback control gives it (`wbc_to_write_flags()`),
+/// which decide how writeback throttling (block/blk-wbt.c) treats a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BioOp {
+    Read,
+    /// WB_SYNC_NONE writeback without a background reason: `pageout()` from reclaim (swap-out
+    /// and dirty file folios) and the flusher woken by reclaim (`WB_REASON_VMSCAN`). No
+    /// REQ_SYNC, no REQ_BACKGROUND: `get_limit()` gives it `wb_normal`.
+    Write,
+    /// The flusher's background and periodic writeback (`wbc.for_background`,
+    /// `wbc.for_kupdate`): REQ_BACKGROUND, limited to `wb_background`.
+    WriteBackground,
+    /// WB_SYNC_ALL writeback (fsync) and journal writes: REQ_SYNC, limited to `max_depth`.
+    WriteSync,
+}
+
+impl BioOp {
+    pub fn is_write(self) -> bool {
+        self != BioOp::Read
+    }
+}
+
+/// What [`Io::submit`] did with a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Submitted {
+    /// When the request got past the block layer's throttling and was issued: `now`, or
+    /// later if the submitter slept in `rq_qos_wait()` (writeback throttling).
+    pub issued: u64,
+    /// Completion time.
+    pub done: u64,
+    /// CPU time the submitter spends (zram compression, a ram disk's copy).
+    pub cpu_ns: u64,
+}
+
 /// Where block IO goes. Implemented by the simulator over its block-device models.
 pub trait Io {
-    /// Submit a request of `nr_pages` at device page offset `sector` at time `now`.
-    /// Returns (completion time, CPU time the submitter spends, e.g. zram compression).
-    fn submit(&mut self, dev: u32, now: u64, write: bool, sector: u64, nr_pages: u32)
-        -> (u64, u64);
+    /// Submit a request of `nr_pages` at device page offset `sector` at time `now`, from
+    /// kswapd if `kswapd` (`current_is_kswapd()`: writeback throttling gives kswapd's writes
+    /// a queue and a limit of their own).
+    fn submit(
+        &mut self,
+        dev: u32,
+        now: u64,
+        op: BioOp,
+        kswapd: bool,
+        sector: u64,
+        nr_pages: u32,
+    ) -> Submitted;
 }
 
 /// An [`Io`] whose requests complete instantly (unit tests).
 pub struct InstantIo;
 impl Io for InstantIo {
-    fn submit(&mut self, _dev: u32, now: u64, _w: bool, _s: u64, _n: u32) -> (u64, u64) {
-        (now, 0)
+    fn submit(&mut self, _d: u32, now: u64, _op: BioOp, _k: bool, _s: u64, _n: u32) -> Submitted {
+        Submitted {
+            issued: now,
+            done: now,
+            cpu_ns: 0,
+        }
     }
 }
 

@@ -43,7 +43,7 @@ use crate::page::pg;
 use crate::types::*;
 use crate::vmstat::Ev;
 use crate::workingset::Shadow;
-use crate::{Ctx, Mm, ObjKind, SwapAreaCfg};
+use crate::{BioOp, Ctx, Mm, ObjKind, Submitted, SwapAreaCfg};
 
 pub const SLOT_USED: u64 = 1 << 63;
 pub const SLOT_CACHE: u64 = 1 << 62;
@@ -473,7 +473,19 @@ impl Mm {
         self.ev.add(Ev::NrVmscanWrite, nr);
         self.ev.add(Ev::PgpgOut, nr * 4);
         self.pages.clear(pfn, pg::DIRTY);
-        let (done, cpu) = ctx.io.submit(dev, ctx.now, true, sector, nr as u32);
+        // swap_writepage() / the file system's writepage with reclaim's WB_SYNC_NONE
+        // writeback control: a write without REQ_SYNC, throttled by blk-wbt on a request-based
+        // device. rq_qos_wait() sleeps the reclaimer (kswapd or the allocating task) until an
+        // inflight write completes; its clock moves on to the issue. Completions that fall due
+        // meanwhile run at the reclaimer's next step (the folios of this batch are isolated).
+        let sub = ctx
+            .io
+            .submit(dev, ctx.now, BioOp::Write, ctx.kswapd, sector, nr as u32);
+        if sub.issued > ctx.now {
+            ctx.wait(sub.issued);
+            ctx.now = sub.issued;
+        }
+        let (done, cpu) = (sub.done, sub.cpu_ns);
         let mut c = cpu + self.cfg.costs.io_submit_ns;
         if synchronous {
             // SWP_SYNCHRONOUS_IO (zram): the write completes in the reclaimer's context, which
@@ -660,9 +672,16 @@ impl Mm {
         self.objects[obj as usize].nr_resident += 1;
         self.ev.add(Ev::PswpIn, 1);
         self.ev.add(Ev::PgpgIn, 4);
-        let (done, cpu) = ctx
-            .io
-            .submit(self.swap[a].dev, ctx.now, false, slot as u64, 1);
+        let Submitted {
+            done, cpu_ns: cpu, ..
+        } = ctx.io.submit(
+            self.swap[a].dev,
+            ctx.now,
+            BioOp::Read,
+            ctx.kswapd,
+            slot as u64,
+            1,
+        );
         ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
         self.pages.lock_for_io(pfn, done);
         if s & SLOT_SHADOW != 0 && s & SLOT_CACHE == 0 {

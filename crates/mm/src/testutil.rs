@@ -71,8 +71,12 @@ pub fn tiny_mm(balance: BalanceKind, pages: u64) -> Mm {
 /// An [`Io`] whose requests take a fixed time (exercises writeback and IO waits).
 pub struct DelayIo(pub u64);
 impl Io for DelayIo {
-    fn submit(&mut self, _dev: u32, now: u64, _w: bool, _s: u64, _n: u32) -> (u64, u64) {
-        (now + self.0, 0)
+    fn submit(&mut self, _d: u32, now: u64, _op: BioOp, _k: bool, _s: u64, _n: u32) -> Submitted {
+        Submitted {
+            issued: now,
+            done: now + self.0,
+            cpu_ns: 0,
+        }
     }
 }
 

@@ -1926,7 +1926,7 @@ mod kernel_rules {
         let mut io = DelayIo(1_000_000_000_000);
         let mut ctx = Ctx::new(0, &mut io, 0);
         mm.file_write(&mut ctx, 1, 0, 8192);
-        mm.writeback_file(&mut ctx, 1, u64::MAX);
+        mm.writeback_file(&mut ctx, 1, u64::MAX, crate::BioOp::WriteSync);
         assert_eq!(mm.node.nr_writeback, 8192);
         let mut sc = ScanControl::new(32, 0);
         sc.kswapd = true;
@@ -2037,7 +2037,7 @@ mod throttle_tests {
         let mut ctx = Ctx::new(now, &mut io, 0);
         mm.file_write(&mut ctx, 1, page, nr);
         mm.objects[1].wb_index = page as u64;
-        mm.writeback_file(&mut ctx, 1, nr as u64);
+        mm.writeback_file(&mut ctx, 1, nr as u64, crate::BioOp::WriteSync);
     }
 
     /// reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK): woken by the completion that brings the
@@ -2109,7 +2109,7 @@ mod throttle_tests {
             let mut ctx = Ctx::new(0, &mut io, 1);
             mm.file_write(&mut ctx, 1, i, 32);
             mm.objects[1].wb_index = i as u64;
-            mm.writeback_file(&mut ctx, 1, 32);
+            mm.writeback_file(&mut ctx, 1, 32, crate::BioOp::WriteSync);
         }
         assert_eq!(mm.memcgs[1].usage, 65);
         assert_eq!(mm.node.nr_writeback, 64);

@@ -476,6 +476,13 @@ static DEVICE: SectionDef =
                 "CPU time the submitting task spends per page (zram compression). Default: the \
             preset's."
             ),
+            k!(
+                "wbt_lat_usec",
+                Computed("2000"),
+                "queue/wbt_lat_usec: writeback throttling's latency target in microseconds; 0 \
+            turns it off (as BFQ does). Default: the kernel's, 2000 non-rotational, 75000 \
+            rotational. Only request-based devices are throttled: not zram or a ram disk."
+            ),
         ],
     );
 

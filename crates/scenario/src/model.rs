@@ -323,6 +323,12 @@ pub struct DeviceSpec {
     /// the VM twin sets it from the guest's measured zram costs (`refault_twin::vm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_cpu_ns_per_page: Option<u64>,
+    /// `queue/wbt_lat_usec`: the writeback-throttling latency target of a request-based
+    /// device, 0 = throttling off (as with BFQ); None = the kernel's default
+    /// (`wbt_default_latency_nsec()`: 2 ms non-rotational, 75 ms rotational). Synchronous
+    /// (bio-based) devices have no writeback throttling whatever it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wbt_lat_usec: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

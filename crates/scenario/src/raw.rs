@@ -131,6 +131,7 @@ pub(crate) struct RawDevice {
     pub rotational: Option<bool>,
     pub synchronous: Option<bool>,
     pub cpu_per_page: Option<Duration>,
+    pub wbt_lat_usec: Option<u64>,
 }
 
 /// `memory.max`: a size or "max".

@@ -609,6 +609,7 @@ fn resolve_devices(raw: Vec<RawDevice>, cx: &Ctx) -> Result<Vec<DeviceSpec>> {
             synchronous: d.synchronous.unwrap_or(preset.synchronous),
             cpu_ns_per_page: d.cpu_per_page.map_or(preset.cpu_ns_per_page, |v| v.0),
             read_cpu_ns_per_page: None,
+            wbt_lat_usec: d.wbt_lat_usec,
         });
     }
     Ok(out)
@@ -627,6 +628,7 @@ fn device_from_preset(name: &str, preset: &Preset) -> DeviceSpec {
         synchronous: preset.synchronous,
         cpu_ns_per_page: preset.cpu_ns_per_page,
         read_cpu_ns_per_page: None,
+        wbt_lat_usec: None,
     }
 }
 

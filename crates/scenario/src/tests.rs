@@ -249,6 +249,7 @@ fn sata_ssd(name: &str) -> DeviceSpec {
         synchronous: false,
         cpu_ns_per_page: 0,
         read_cpu_ns_per_page: None,
+        wbt_lat_usec: None,
     }
 }
 
@@ -332,6 +333,7 @@ fn full_example_resolves_to_exact_values() {
                 synchronous: true,
                 cpu_ns_per_page: 3_000,
                 read_cpu_ns_per_page: None,
+                wbt_lat_usec: None,
             },
             DeviceSpec {
                 name: "ssd".into(),
@@ -345,6 +347,7 @@ fn full_example_resolves_to_exact_values() {
                 synchronous: false,
                 cpu_ns_per_page: 0,
                 read_cpu_ns_per_page: None,
+                wbt_lat_usec: None,
             },
             DeviceSpec {
                 name: "slow".into(),
@@ -358,6 +361,7 @@ fn full_example_resolves_to_exact_values() {
                 synchronous: false,
                 cpu_ns_per_page: 0,
                 read_cpu_ns_per_page: None,
+                wbt_lat_usec: None,
             },
         ],
         fs_device: 1,

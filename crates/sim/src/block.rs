@@ -52,6 +52,14 @@
 //! carried for the callers' accounting, not used for timing). Each would change completion
 //! times, never the order of events for a given submission sequence.
 //!
+//! # Writeback throttling
+//! A request-based device (every non-synchronous one) carries the kernel's writeback
+//! throttling ([`crate::wbt`], block/blk-wbt.c): [`BlockDevice::submit_bio`] first asks it
+//! when a write may be issued, and the submitter sleeps until then. That bounds the writes
+//! in flight (a reclaimer can no longer hand the device a second of swap-out); the channel
+//! queueing above still orders what was issued. `DeviceSpec::wbt_lat_usec = 0` turns it off
+//! (as BFQ or the sysfs knob do); synchronous devices never have it.
+//!
 //! # Synchronous devices
 //! zram and the ram disk (brd) complete IO in the submitting task's context
 //! (`SWP_SYNCHRONOUS_IO`). Both are bio-based drivers without a request queue:
@@ -89,6 +97,8 @@
 //! `block::tests::*`: hand-computed completion times for one request, queueing at depth 1,
 //! parallel service at depth 2, HDD seek against sequential access, and zram CPU cost.
 
+use crate::wbt::{Wbt, WbtStats};
+use refault_mm::BioOp;
 use refault_scenario::{DeviceSpec, PAGE_SIZE};
 use serde::Serialize;
 
@@ -144,6 +154,10 @@ pub struct DeviceStats {
     pub queue_wait_ns: u64,
     /// Latest completion time handed out.
     pub max_completion_ns: u64,
+    /// Writeback throttling on a request-based device with `wbt_lat_usec` non-zero
+    /// ([`crate::wbt`]); absent on bio-based devices (zram, brd) and with throttling off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wbt: Option<WbtStats>,
 }
 
 /// A block device with a queueing, bandwidth and seek cost model (see the module comment).
@@ -168,6 +182,9 @@ pub struct BlockDevice {
     xfer_free_at_ns: u64,
     /// The page just past the previous submitted request; None before the first.
     head: Option<u64>,
+    /// Writeback throttling (`rq_qos` of a blk-mq queue); None for synchronous (bio-based)
+    /// devices and `wbt_lat_usec = 0`.
+    wbt: Option<Wbt>,
     stats: DeviceStats,
 }
 
@@ -176,6 +193,12 @@ impl BlockDevice {
     /// `queue_depth = 0` is treated as 1; a transfer rate of 0 means no transfer cost.
     pub fn new(spec: &DeviceSpec) -> Self {
         let depth = spec.queue_depth.max(1) as usize;
+        // wbt_enable_default() → wbt_init(): every blk-mq queue; zram and brd are bio-based
+        // (no request queue, no rq_qos).
+        let lat_usec = spec
+            .wbt_lat_usec
+            .unwrap_or(crate::wbt::default_lat_usec(spec.rotational));
+        let wbt = (!spec.synchronous && lat_usec > 0).then(|| Wbt::new(spec.queue_depth, lat_usec));
         Self {
             latency_ns: spec.latency_ns,
             seek_ns: spec.seek_ns,
@@ -189,8 +212,47 @@ impl BlockDevice {
             next_channel: 0,
             xfer_free_at_ns: 0,
             head: None,
-            stats: DeviceStats::default(),
+            stats: DeviceStats {
+                wbt: wbt.as_ref().map(|_| WbtStats::default()),
+                ..DeviceStats::default()
+            },
+            wbt,
         }
+    }
+
+    /// Submits a bio of kind `op` (from kswapd if `kswapd`) at `now` through the queue's
+    /// rq_qos: a write on a device with writeback throttling may have to wait
+    /// ([`Wbt::wait`]). Returns (issue time, completion time); the submitter sleeps until
+    /// the issue time.
+    pub fn submit_bio(&mut self, now: u64, rq: &Request, op: BioOp, kswapd: bool) -> (u64, u64) {
+        let Some(w) = self.wbt.as_mut() else {
+            return (now, self.submit(now, rq));
+        };
+        if !op.is_write() {
+            let done = self.submit(now, rq);
+            let w = self.wbt.as_mut().expect("checked");
+            w.read(now, done);
+            return (now, done);
+        }
+        let tok = w.wait(now, op, kswapd, rq.sector, rq.nr_pages);
+        let done = self.submit(tok.issued, rq);
+        let w = self.wbt.as_mut().expect("checked");
+        w.issued(tok, done);
+        self.stats.wbt = Some(w.stats.clone());
+        (tok.issued, done)
+    }
+
+    /// The device without writeback throttling (a kernel that does not have it for this
+    /// device: [`crate::wbt::in_kernel`]).
+    pub fn without_wbt(mut self) -> Self {
+        self.wbt = None;
+        self.stats.wbt = None;
+        self
+    }
+
+    /// The writeback-throttling state, if the device has it.
+    pub fn wbt(&self) -> Option<&Wbt> {
+        self.wbt.as_ref()
     }
 
     /// Submits `rq` at `now` and returns its completion time. Deterministic: the result
@@ -321,6 +383,7 @@ mod tests {
             synchronous: false,
             cpu_ns_per_page: 0,
             read_cpu_ns_per_page: None,
+            wbt_lat_usec: None,
         }
     }
 
@@ -345,6 +408,7 @@ mod tests {
             synchronous: true,
             cpu_ns_per_page: 3_000,
             read_cpu_ns_per_page: None,
+            wbt_lat_usec: None,
         }
     }
 

@@ -9,6 +9,7 @@ pub mod machine;
 mod ready;
 pub mod result;
 pub mod sched;
+pub mod wbt;
 
 pub use machine::{run, RunOptions, SimError};
 pub use result::SimResult;

@@ -28,7 +28,7 @@ use crate::ready::Ready;
 use crate::result::*;
 use crate::sched::Sched;
 use refault_mm::kswapd::KswapdNext;
-use refault_mm::{Ctx, Io, Mm};
+use refault_mm::{BioOp, Ctx, Io, Mm, Submitted};
 use refault_scenario::Scenario;
 use refault_workload::{EventSource, Hint, Op, TaskSource};
 
@@ -42,10 +42,12 @@ impl Io for Devices {
         &mut self,
         dev: u32,
         now: u64,
-        write: bool,
+        op: BioOp,
+        kswapd: bool,
         sector: u64,
         nr_pages: u32,
-    ) -> (u64, u64) {
+    ) -> Submitted {
+        let write = op.is_write();
         let rq = Request {
             op: if write { ReqOp::Write } else { ReqOp::Read },
             sector,
@@ -54,8 +56,12 @@ impl Io for Devices {
             origin: IoOrigin::File,
         };
         let d = &mut self.devs[dev as usize];
-        let done = d.submit(now, &rq);
-        (done, d.submit_cpu_ns(&rq))
+        let (issued, done) = d.submit_bio(now, &rq, op, kswapd);
+        Submitted {
+            issued,
+            done,
+            cpu_ns: d.submit_cpu_ns(&rq),
+        }
     }
 }
 
@@ -260,8 +266,21 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         ));
     }
     let mut mm = Mm::new(crate::config::mm_config(scn));
+    let kernel =
+        refault_mm::workingset::KernelVersion::parse(&scn.model.kernel).unwrap_or_default();
     let mut io = Devices {
-        devs: scn.devices.iter().map(BlockDevice::new).collect(),
+        devs: scn
+            .devices
+            .iter()
+            .map(|d| {
+                let dev = BlockDevice::new(d);
+                if crate::wbt::in_kernel(kernel, &d.preset) {
+                    dev
+                } else {
+                    dev.without_wbt()
+                }
+            })
+            .collect(),
     };
     let mut tasks: Vec<Task> = refault_workload::try_task_sources(scn)
         .map_err(|e| SimError::Workload(e.to_string()))?
@@ -510,13 +529,16 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             let finish = now + ctx.cpu_ns.max(1);
             kswapd_cpu += ctx.cpu_ns;
             sched.ran(c, finish, ctx.cpu_ns);
+            // kswapd may have slept within its step: writeback throttling (rq_qos_wait())
+            // on a swap-out or a dirty folio's write.
+            let end = finish.max(ctx.wait_until);
             let at = match next {
-                KswapdNext::Continue => finish,
-                KswapdNext::Throttle(u) => u.max(finish),
+                KswapdNext::Continue => end,
+                KswapdNext::Throttle(u) => u.max(end),
                 KswapdNext::Done => {
                     kstate = KState::Napping;
-                    kswapd_awake += finish - kswapd_woke_at;
-                    finish + NAP_NS
+                    kswapd_awake += end - kswapd_woke_at;
+                    end + NAP_NS
                 }
             };
             ready.set(kswapd_id as usize, at);

@@ -1596,6 +1596,11 @@ fn apply_machine_settings(scn: &Scenario) -> Result<(), String> {
             (scn.model.readahead_max_pages * 4).to_string(),
         );
         let _ = std::fs::write(q.join("rotational"), (dev.rotational as u32).to_string());
+        // Writeback throttling's target, when the scenario sets one (the default is what the
+        // guest kernel chose at the disk's registration).
+        if let Some(l) = dev.wbt_lat_usec {
+            let _ = std::fs::write(q.join("wbt_lat_usec"), l.to_string());
+        }
     }
     Ok(())
 }

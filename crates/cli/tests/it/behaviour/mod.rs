@@ -5,5 +5,6 @@ mod memcg;
 mod mglru;
 mod sched;
 mod tlb;
+mod wbt;
 mod workingset;
 mod writeback;
