@@ -333,9 +333,9 @@ impl Mm {
             }
         };
         let i = pfn as usize;
-        self.pages.flags[i] = pg::HEAD;
-        self.pages.order[i] = order as u8;
-        self.pages.memcg[i] = memcg;
+        self.pages.hot[i].flags = pg::HEAD;
+        self.pages.hot[i].order = order as u8;
+        self.pages.hot[i].memcg = memcg;
         self.pages.io_done_ns[i] = 0;
         Some(pfn)
     }
@@ -347,9 +347,9 @@ impl Mm {
         ctx.cpu_ns += self.cfg.costs.page_alloc_ns;
         let pfn = self.alloc_pages(ctx, order, gfp)?;
         let i = pfn as usize;
-        self.pages.flags[i] = pg::HEAD;
-        self.pages.order[i] = order as u8;
-        self.pages.memcg[i] = 0;
+        self.pages.hot[i].flags = pg::HEAD;
+        self.pages.hot[i].order = order as u8;
+        self.pages.hot[i].memcg = 0;
         self.pages.obj[i] = NIL;
         self.pages.io_done_ns[i] = 0;
         self.node.nr_kernel_pages += 1 << order;
@@ -359,8 +359,8 @@ impl Mm {
     /// Free kernel pages from [`Mm::alloc_kernel_pages`].
     pub fn free_kernel_pages(&mut self, pfn: Pfn) {
         let i = pfn as usize;
-        let order = self.pages.order[i] as u32;
-        self.pages.flags[i] = 0;
+        let order = self.pages.hot[i].order as u32;
+        self.pages.hot[i].flags = 0;
         self.node.nr_kernel_pages -= 1 << order;
         self.ev.add(Ev::PgFree, 1 << order);
         let zi = self.zone_of(pfn);
@@ -603,11 +603,11 @@ impl Mm {
     /// Free a folio that is off every list and unmapped: uncharge, return to the buddy.
     pub fn free_folio(&mut self, pfn: Pfn) {
         let i = pfn as usize;
-        let order = self.pages.order[i] as u32;
+        let order = self.pages.hot[i].order as u32;
         let nr = 1u64 << order;
-        let memcg = self.pages.memcg[i];
+        let memcg = self.pages.hot[i].memcg;
         self.uncharge(memcg, nr);
-        self.pages.flags[i] = 0;
+        self.pages.hot[i].flags = 0;
         self.pages.obj[i] = NIL;
         self.ev.add(Ev::PgFree, nr);
         let zi = self.zone_of(pfn);

@@ -62,6 +62,7 @@
 //! `migrate_pages_batch()`, `try_split_folio()`, `migrate_folio_move()`.
 
 use crate::filemap::cache_entry;
+use crate::list::LinkStore;
 use crate::memory::{pte_pfn, pte_present, PTE_PRESENT};
 use crate::mmzone::{mt, Wmark, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
 use crate::page::pg;
@@ -532,7 +533,7 @@ impl Mm {
         // back up to the highest of them (only up: the scanners may have met and reset it).
         let mut high_pfn: Pfn = 0;
         for pfn in std::mem::take(&mut cc.freepages) {
-            let o = self.pages.order[pfn as usize] as u32;
+            let o = self.pages.hot[pfn as usize].order as u32;
             self.zones[zi].free_block(&mut self.pages, pfn, o);
             high_pfn = high_pfn.max(pfn);
         }
@@ -646,7 +647,7 @@ impl Mm {
     #[inline]
     fn pageblock_skip_persistent(&self, block: Pfn) -> bool {
         let i = block as usize;
-        self.pages.flags[i] & pg::HEAD != 0 && self.pages.order[i] as u32 >= PAGEBLOCK_ORDER
+        self.pages.hot[i].flags & pg::HEAD != 0 && self.pages.hot[i].order as u32 >= PAGEBLOCK_ORDER
     }
 
     /// Kernel: `suitable_migration_source()`: async direct compaction only migrates from
@@ -666,7 +667,9 @@ impl Mm {
     /// `ignore_block_suitable`).
     fn suitable_migration_target(&self, cc: &CompactControl, block: Pfn) -> bool {
         let i = block as usize;
-        if self.pages.flags[i] & pg::BUDDY != 0 && self.pages.order[i] as u32 >= PAGEBLOCK_ORDER {
+        if self.pages.hot[i].flags & pg::BUDDY != 0
+            && self.pages.hot[i].order as u32 >= PAGEBLOCK_ORDER
+        {
             return false;
         }
         cc.ignore_block_suitable || self.zones[cc.zi].pageblock_mt(block) == mt::MOVABLE
@@ -711,7 +714,7 @@ impl Mm {
             let (o, t) = (order as usize, mt::MOVABLE as usize);
             let mut cur = self.zones[zi].free_area[o][t].head;
             while cur != NIL {
-                let next = self.pages.next[cur as usize];
+                let next = self.pages.hot[cur as usize].next;
                 nr_scanned += 1;
                 if nr_scanned > limit {
                     self.move_freelist_tail(zi, o, cur);
@@ -755,12 +758,9 @@ impl Mm {
 
     /// Kernel: `move_freelist_tail()`: `pfn` and the entries before it go to the tail.
     fn move_freelist_tail(&mut self, zi: usize, order: usize, pfn: Pfn) {
-        let next = self.pages.next[pfn as usize];
+        let next = self.pages.hot[pfn as usize].next;
         if next != NIL {
-            let mut l = crate::list::Links {
-                prev: &mut self.pages.prev,
-                next: &mut self.pages.next,
-            };
+            let l: &mut [crate::page::Frame] = &mut self.pages.hot;
             l.rotate_to_head(
                 &mut self.zones[zi].free_area[order][mt::MOVABLE as usize],
                 next,
@@ -771,10 +771,7 @@ impl Mm {
     /// Kernel: `move_freelist_head()`: `pfn` becomes the head, the entries before it go to
     /// the tail (a reverse scan then sees the unscanned entries first).
     fn move_freelist_head(&mut self, zi: usize, order: usize, pfn: Pfn) {
-        let mut l = crate::list::Links {
-            prev: &mut self.pages.prev,
-            next: &mut self.pages.next,
-        };
+        let l: &mut [crate::page::Frame] = &mut self.pages.hot;
         l.rotate_to_head(
             &mut self.zones[zi].free_area[order][mt::MOVABLE as usize],
             pfn,
@@ -841,7 +838,7 @@ impl Mm {
                 next_skip_pfn = chunk_end(p, cc.order);
             }
             let i = p as usize;
-            let mut f = self.pages.flags[i];
+            let mut f = self.pages.hot[i].flags;
             if f & pg::LOCKED != 0 && self.pages.io_done_ns[i] <= cc.now {
                 // PG_locked is cleared lazily in the model (`FrameTable::wait_locked()`);
                 // the kernel unlocks a folio when its read completes (`folio_end_read()`),
@@ -849,7 +846,7 @@ impl Mm {
                 self.pages.clear(p, pg::LOCKED);
                 f &= !pg::LOCKED;
             }
-            let o = self.pages.order[i] as u32;
+            let o = self.pages.hot[i].order as u32;
             if f & pg::BUDDY != 0 {
                 cc.migrate_scanned += 1 << o;
                 p += 1 << o;
@@ -924,8 +921,8 @@ impl Mm {
         while p < end {
             scanned += 1;
             let i = p as usize;
-            let f = self.pages.flags[i];
-            let o = self.pages.order[i] as u32;
+            let f = self.pages.hot[i].flags;
+            let o = self.pages.hot[i].order as u32;
             if f & pg::HEAD != 0 {
                 if o > 0 && p + (1 << o) <= end {
                     p += (1 << o) - 1;
@@ -943,7 +940,7 @@ impl Mm {
             }
             self.zones[zi].isolate_free_block(&mut self.pages, p);
             // An isolated free page: neither PageBuddy nor a folio.
-            self.pages.order[i] = o as u8;
+            self.pages.hot[i].order = o as u8;
             cc.freepages.push(p);
             cc.nr_freepages += 1 << o;
             scanned += (1 << o) - 1;
@@ -1023,7 +1020,7 @@ impl Mm {
                     if order_scanned >= limit {
                         break;
                     }
-                    cur = self.pages.prev[cur as usize];
+                    cur = self.pages.hot[cur as usize].prev;
                 }
                 if page.is_none() && high_pfn != 0 {
                     page = Some(high_pfn);
@@ -1039,7 +1036,7 @@ impl Mm {
                         self.isolate_free_page_wmark(),
                     ) {
                         self.zones[zi].isolate_free_block(&mut self.pages, p);
-                        self.pages.order[p as usize] = order as u8;
+                        self.pages.hot[p as usize].order = order as u8;
                         nr_isolated = 1 << order;
                         nr_scanned += nr_isolated - 1;
                         cc.freepages.push(p);
@@ -1179,7 +1176,7 @@ impl Mm {
     fn compaction_alloc(&mut self, cc: &mut CompactControl, order: u32) -> Option<Pfn> {
         let mut best: Option<(usize, u32)> = None;
         for (k, &p) in cc.freepages.iter().enumerate() {
-            let o = self.pages.order[p as usize] as u32;
+            let o = self.pages.hot[p as usize].order as u32;
             if o >= order && best.is_none_or(|(_, bo)| o < bo) {
                 best = Some((k, o));
                 if o == order {
@@ -1192,10 +1189,10 @@ impl Mm {
         while o > order {
             o -= 1;
             let buddy = pfn + (1 << o);
-            self.pages.order[buddy as usize] = o as u8;
+            self.pages.hot[buddy as usize].order = o as u8;
             cc.freepages.push(buddy);
         }
-        self.pages.order[pfn as usize] = order as u8;
+        self.pages.hot[pfn as usize].order = order as u8;
         cc.nr_freepages -= 1 << order;
         cc.nr_migratepages = cc.nr_migratepages.saturating_sub(1 << order);
         Some(pfn)
@@ -1229,7 +1226,7 @@ impl Mm {
                     }
                 }
             };
-            let order = self.pages.order[src as usize] as u32;
+            let order = self.pages.hot[src as usize].order as u32;
             let mut dst = self.compaction_alloc(cc, order);
             if dst.is_none() {
                 self.isolate_freepages(cc);
@@ -1278,19 +1275,19 @@ impl Mm {
         if obj == NIL || self.objects[obj as usize].kind != ObjKind::File {
             return false;
         }
-        let order = self.pages.order[i] as u32;
-        let flags = self.pages.flags[i] & !pg::READAHEAD;
-        let (index, memcg) = (self.pages.index[i], self.pages.memcg[i]);
+        let order = self.pages.hot[i].order as u32;
+        let flags = self.pages.hot[i].flags & !pg::READAHEAD;
+        let (index, memcg) = (self.pages.index[i], self.pages.hot[i].memcg);
         for k in 0..(1u32 << order) {
             let t = (pfn + k) as usize;
             if k > 0 {
-                self.pages.flags[t] = flags;
+                self.pages.hot[t].flags = flags;
                 self.pages.obj[t] = obj;
                 self.pages.index[t] = index + k;
-                self.pages.memcg[t] = memcg;
+                self.pages.hot[t].memcg = memcg;
                 self.pages.io_done_ns[t] = 0;
             }
-            self.pages.order[t] = 0;
+            self.pages.hot[t].order = 0;
             self.objects[obj as usize].ent[(index + k) as usize] = cache_entry(pfn + k, 0);
             out.push(pfn + k);
         }
@@ -1301,19 +1298,19 @@ impl Mm {
     /// reference, free the old frames and put `dst` on the LRU (`folio_add_lru()`).
     fn migrate_folio(&mut self, src: Pfn, dst: Pfn) {
         let (s, d) = (src as usize, dst as usize);
-        let order = self.pages.order[s] as u32;
+        let order = self.pages.hot[s].order as u32;
         let p = &mut self.pages;
-        p.flags[d] = (p.flags[s] & !pg::ISOLATED) | pg::HEAD;
+        p.hot[d].flags = (p.hot[s].flags & !pg::ISOLATED) | pg::HEAD;
         p.obj[d] = p.obj[s];
         p.index[d] = p.index[s];
-        p.order[d] = order as u8;
-        p.memcg[d] = p.memcg[s];
+        p.hot[d].order = order as u8;
+        p.hot[d].memcg = p.hot[s].memcg;
         p.swap_slot[d] = p.swap_slot[s];
-        p.swap_area[d] = p.swap_area[s];
+        p.hot[d].swap_area = p.hot[s].swap_area;
         p.io_done_ns[d] = p.io_done_ns[s];
         let obj = p.obj[s] as usize;
         let index = p.index[s] as usize;
-        let flags = p.flags[d];
+        let flags = p.hot[d].flags;
         match self.objects[obj].kind {
             ObjKind::File => {
                 let e = cache_entry(dst, order);
@@ -1328,7 +1325,7 @@ impl Mm {
                         (e & !(u32::MAX as u64)) | dst as u64 | PTE_PRESENT;
                 }
                 if flags & pg::SWAPCACHE != 0 {
-                    let a = self.pages.swap_area[d] as usize;
+                    let a = self.pages.hot[d].swap_area as usize;
                     let slot = self.pages.swap_slot[d] as usize;
                     let v = self.swap[a].slots[slot];
                     debug_assert!(v & SLOT_CACHE != 0 && v as u32 == src);
@@ -1337,7 +1334,7 @@ impl Mm {
             }
         }
         // Free the source frames (the new folio keeps the memcg charge).
-        self.pages.flags[s] = 0;
+        self.pages.hot[s].flags = 0;
         self.pages.obj[s] = NIL;
         self.ev.add(Ev::PgFree, 1 << order);
         let zi = self.zone_of(src);
@@ -2039,7 +2036,7 @@ mod behaviour {
             .filter(|b| {
                 let r = b * 512..(b + 1) * 512;
                 let kernel = r.clone().any(|p| {
-                    mm.pages.flags[p as usize] == pg::HEAD && mm.pages.obj[p as usize] == NIL
+                    mm.pages.hot[p as usize].flags == pg::HEAD && mm.pages.obj[p as usize] == NIL
                 });
                 let lru = r.clone().any(|p| mm.pages.test(p, pg::LRU));
                 kernel && lru
@@ -2117,11 +2114,11 @@ mod behaviour {
         let src = (0..4096u32)
             .find(|&p| {
                 mm.pages.test(p, pg::HEAD | pg::LRU)
-                    && mm.pages.order[p as usize] >= 2
+                    && mm.pages.hot[p as usize].order >= 2
                     && mm.pages.obj[p as usize] == 1
             })
             .expect("readahead made a large folio");
-        let order = mm.pages.order[src as usize] as u32;
+        let order = mm.pages.hot[src as usize].order as u32;
         let (index, nr) = (mm.pages.index[src as usize], 1u32 << order);
         // Order-0 targets only: kernel pages with every other one freed.
         let pfns: Vec<Pfn> = (0..2 * nr)
@@ -2130,7 +2127,7 @@ mod behaviour {
         let mut cc = CompactControl::new(0, 9, MigrateMode::SyncLight, Compactor::Kcompactd);
         for &p in pfns.iter().step_by(2) {
             mm.free_kernel_pages(p);
-            assert_eq!(mm.pages.order[p as usize], 0);
+            assert_eq!(mm.pages.hot[p as usize].order, 0);
             mm.zones[0].isolate_free_block(&mut mm.pages, p);
             cc.freepages.push(p);
             cc.nr_freepages += 1;

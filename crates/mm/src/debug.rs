@@ -33,7 +33,7 @@ impl Mm {
     /// `dump_folio()`: a one-line description of a folio's state.
     pub fn dump_folio(&self, pfn: Pfn) -> String {
         let i = pfn as usize;
-        let f = self.pages.flags[i];
+        let f = self.pages.hot[i].flags;
         let names = [
             (pg::LRU, "lru"),
             (pg::ACTIVE, "active"),
@@ -57,12 +57,12 @@ impl Mm {
             .collect();
         format!(
             "pfn {pfn}: order {} flags [{}] obj {} index {} memcg {} swap {}:{}",
-            self.pages.order[i],
+            self.pages.hot[i].order,
             fl.join(","),
             self.pages.obj[i] as i64,
             self.pages.index[i],
-            self.pages.memcg[i],
-            self.pages.swap_area[i],
+            self.pages.hot[i].memcg,
+            self.pages.hot[i].swap_area,
             self.pages.swap_slot[i]
         )
     }
@@ -81,7 +81,7 @@ impl Mm {
                     let mut cnt = 0;
                     while p != NIL {
                         if !self.pages.test(p, pg::BUDDY)
-                            || self.pages.order[p as usize] as usize != order
+                            || self.pages.hot[p as usize].order as usize != order
                             || !z.contains(p)
                         {
                             return bad(format!(
@@ -126,7 +126,7 @@ impl Mm {
                         }
                         free += 1 << order;
                         cnt += 1;
-                        p = self.pages.next[p as usize];
+                        p = self.pages.hot[p as usize].next;
                     }
                     if cnt != l.len {
                         return bad(format!(
@@ -188,15 +188,15 @@ impl Mm {
         };
         while p < self.pages.len() {
             let pfn = p as Pfn;
-            let f = self.pages.flags[p];
+            let f = self.pages.hot[p].flags;
             if f & pg::HEAD != 0 && f & pg::LRU != 0 && f & pg::UNEVICTABLE != 0 {
                 let nr = self.pages.nr_pages(pfn);
                 let u = LruList::Unevictable.idx();
-                lru_pages[self.pages.memcg[p] as usize][u] += nr;
+                lru_pages[self.pages.hot[p].memcg as usize][u] += nr;
                 zone_pages[self.zone_of(pfn)][u] += nr;
             }
             p += if f & pg::BUDDY != 0 {
-                1 << self.pages.order[p]
+                1 << self.pages.hot[p].order
             } else if f & pg::HEAD != 0 {
                 self.pages.nr_pages(pfn) as usize
             } else {
@@ -225,12 +225,12 @@ impl Mm {
                 let mut cnt = 0;
                 let mut prev = NIL;
                 while p != NIL {
-                    if self.pages.prev[p as usize] != prev {
+                    if self.pages.hot[p as usize].prev != prev {
                         return bad(format!("broken prev link at {}", self.dump_folio(p)));
                     }
                     if !self.pages.test(p, pg::LRU)
                         || self.folio_lru(p) != lru
-                        || self.pages.memcg[p as usize] as usize != lv
+                        || self.pages.hot[p as usize].memcg as usize != lv
                     {
                         return bad(format!(
                             "{} on lruvec {lv} list {}",
@@ -243,7 +243,7 @@ impl Mm {
                     zone_pages[self.zone_of(p)][lru.idx()] += nr;
                     cnt += 1;
                     prev = p;
-                    p = self.pages.next[p as usize];
+                    p = self.pages.hot[p as usize].next;
                 }
                 if cnt != v.lists[lru.idx()].len {
                     return bad(format!(
@@ -289,7 +289,7 @@ impl Mm {
                 ));
             }
             let nr = self.pages.nr_pages(pfn) as usize;
-            if self.pages.obj[p] == NIL && self.pages.flags[p] == pg::HEAD {
+            if self.pages.obj[p] == NIL && self.pages.hot[p].flags == pg::HEAD {
                 // Kernel memory (alloc_kernel_pages()): off every LRU, owned by no mapping.
                 for (k, o) in owner[p..p + nr].iter_mut().enumerate() {
                     if *o != 0 {
@@ -300,7 +300,7 @@ impl Mm {
                 if self.pages.index[p] == crate::memcontrol::PGTABLE_INDEX {
                     // A page-table page, charged to the faulting task's memcg.
                     pgtables += nr as u64;
-                    charged[self.pages.memcg[p] as usize] += nr as u64;
+                    charged[self.pages.hot[p].memcg as usize] += nr as u64;
                 } else {
                     kernel += nr as u64;
                 }
@@ -316,7 +316,7 @@ impl Mm {
                 }
                 *o = 2;
             }
-            charged[self.pages.memcg[p] as usize] += nr as u64;
+            charged[self.pages.hot[p].memcg as usize] += nr as u64;
             if self.pages.test(pfn, pg::PMD_MAPPED) {
                 pmd_mapped += 1;
             }
@@ -324,7 +324,7 @@ impl Mm {
             let o = self.pages.owner(pfn);
             let obj = &self.objects[o.obj as usize];
             let ok = if self.pages.test(pfn, pg::SWAPCACHE) {
-                let a = self.pages.swap_area[p] as usize;
+                let a = self.pages.hot[p].swap_area as usize;
                 let s = self.swap[a].slots[self.pages.swap_slot[p] as usize];
                 s & SLOT_CACHE != 0 && s as u32 == pfn
             } else {
@@ -334,7 +334,8 @@ impl Mm {
                         pte_present(e) && pte_pfn(e) == pfn
                     }
                     ObjKind::File => (o.index as usize..o.index as usize + nr).all(|k| {
-                        obj.ent[k] == crate::filemap::cache_entry(pfn, self.pages.order[p] as u32)
+                        obj.ent[k]
+                            == crate::filemap::cache_entry(pfn, self.pages.hot[p].order as u32)
                     }),
                 }
             };

@@ -288,7 +288,7 @@ impl Mm {
             return;
         }
         let max = self.ra_pages(obj);
-        let order = self.pages.order[pfn as usize] as u32;
+        let order = self.pages.hot[pfn as usize].order as u32;
         let folio_end = (index as u64 & !((1u64 << order) - 1)) + (1 << order);
         let ra = &mut self.open_file(ctx.task, obj).ra;
         let expected = ra.start + ra.size - ra.async_size;
@@ -481,7 +481,7 @@ impl Mm {
         let i = pfn as usize;
         self.pages.obj[i] = obj;
         self.pages.index[i] = index as u32;
-        let entry = cache_entry(pfn, self.pages.order[i] as u32);
+        let entry = cache_entry(pfn, self.pages.hot[i].order as u32);
         let o = &mut self.objects[obj as usize];
         let mut shadow = None;
         for k in index..index + nr {
@@ -1035,7 +1035,7 @@ mod tests {
         mm.ra_read(&mut ctx, 1, 0, 32, u64::MAX, 5, false, RA);
         for i in 0..32 {
             let p = mm.cache_lookup(1, i).expect("the window is read");
-            assert_eq!(mm.pages.order[p as usize], 0, "index {i}");
+            assert_eq!(mm.pages.hot[p as usize].order, 0, "index {i}");
         }
     }
 
@@ -1051,7 +1051,7 @@ mod tests {
         for p in (0..6144).step_by(32) {
             mm.file_read(&mut ctx, 1, p, 32);
         }
-        let order_at = |i: u32| mm.pages.order[mm.cache_lookup(1, i).unwrap() as usize];
+        let order_at = |i: u32| mm.pages.hot[mm.cache_lookup(1, i).unwrap() as usize].order;
         for (from, to, order) in [
             (0, 127, 0),
             (128, 383, 2),

@@ -50,7 +50,7 @@
 //! mm/truncate.c `invalidate_mapping_pages()`.
 
 use crate::filemap::CACHE_PRESENT;
-use crate::list::{Links, ListHead};
+use crate::list::{LinkStore, Links, ListHead};
 use crate::page::pg;
 use crate::slab::{DENTRY, INODE};
 use crate::types::*;
@@ -474,7 +474,8 @@ impl Mm {
             let pfn = e as u32;
             let n = self.pages.nr_pages(pfn);
             let first = self.pages.index[pfn as usize] as u64;
-            let busy = self.pages.flags[pfn as usize] & (pg::DIRTY | pg::WRITEBACK | pg::ISOLATED)
+            let busy = self.pages.hot[pfn as usize].flags
+                & (pg::DIRTY | pg::WRITEBACK | pg::ISOLATED)
                 != 0
                 || !self.pages.test(pfn, pg::LRU)
                 || self.folio_mapped(pfn)

@@ -820,9 +820,9 @@ impl Mm {
             z.init_free_range(pages, free_start, free_end);
             for p in (start..free_start).chain(free_end..end) {
                 let p = p as usize;
-                pages.flags[p] = page::pg::HEAD;
-                pages.order[p] = 0;
-                pages.memcg[p] = 0;
+                pages.hot[p].flags = page::pg::HEAD;
+                pages.hot[p].order = 0;
+                pages.hot[p].memcg = 0;
                 pages.obj[p] = NIL;
             }
             kernel += boot.kernel;

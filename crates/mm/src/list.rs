@@ -1,5 +1,5 @@
 //! Intrusive doubly linked lists of pfns (the model's `list_head`), using the frame table's
-//! `prev`/`next` arrays. Insertion at the head, scanners take from the tail, as in the kernel.
+//! `prev`/`next` links ([`LinkStore`]). Insertion at the head, scanners take from the tail, as in the kernel.
 
 use crate::types::{Pfn, NIL};
 
@@ -30,21 +30,23 @@ impl ListHead {
     }
 }
 
-/// Link storage: the two link arrays of the frame table.
-pub struct Links<'a> {
-    pub prev: &'a mut [u32],
-    pub next: &'a mut [u32],
-}
+/// Where a list's links are kept: `prev`/`next` of entry `i`. The frame table keeps them in
+/// its per-frame record ([`crate::page::Frame`], so a folio's links share a cache line with
+/// its flags); other lists (the dentry LRU) in two arrays ([`Links`]).
+pub trait LinkStore {
+    fn prev(&self, i: usize) -> u32;
+    fn next(&self, i: usize) -> u32;
+    fn set_prev(&mut self, i: usize, v: u32);
+    fn set_next(&mut self, i: usize, v: u32);
 
-impl Links<'_> {
     /// `list_add()`: insert at the head.
     #[inline]
-    pub fn add_head(&mut self, l: &mut ListHead, pfn: Pfn) {
+    fn add_head(&mut self, l: &mut ListHead, pfn: Pfn) {
         let p = pfn as usize;
-        self.prev[p] = NIL;
-        self.next[p] = l.head;
+        self.set_prev(p, NIL);
+        self.set_next(p, l.head);
         if l.head != NIL {
-            self.prev[l.head as usize] = pfn;
+            self.set_prev(l.head as usize, pfn);
         } else {
             l.tail = pfn;
         }
@@ -53,12 +55,12 @@ impl Links<'_> {
     }
     /// `list_add_tail()`.
     #[inline]
-    pub fn add_tail(&mut self, l: &mut ListHead, pfn: Pfn) {
+    fn add_tail(&mut self, l: &mut ListHead, pfn: Pfn) {
         let p = pfn as usize;
-        self.next[p] = NIL;
-        self.prev[p] = l.tail;
+        self.set_next(p, NIL);
+        self.set_prev(p, l.tail);
         if l.tail != NIL {
-            self.next[l.tail as usize] = pfn;
+            self.set_next(l.tail as usize, pfn);
         } else {
             l.head = pfn;
         }
@@ -67,38 +69,63 @@ impl Links<'_> {
     }
     /// `list_del()`.
     #[inline]
-    pub fn del(&mut self, l: &mut ListHead, pfn: Pfn) {
+    fn del(&mut self, l: &mut ListHead, pfn: Pfn) {
         let p = pfn as usize;
-        let (pr, nx) = (self.prev[p], self.next[p]);
+        let (pr, nx) = (self.prev(p), self.next(p));
         if pr != NIL {
-            self.next[pr as usize] = nx;
+            self.set_next(pr as usize, nx);
         } else {
             l.head = nx;
         }
         if nx != NIL {
-            self.prev[nx as usize] = pr;
+            self.set_prev(nx as usize, pr);
         } else {
             l.tail = pr;
         }
-        self.prev[p] = NIL;
-        self.next[p] = NIL;
+        self.set_prev(p, NIL);
+        self.set_next(p, NIL);
         l.len -= 1;
     }
     /// Rotate the list so that `pfn` (an entry) is its head; the entries that were before it
     /// follow the old tail (`list_cut_before()` + `list_splice_tail()`, as compaction's
     /// `move_freelist_head()` does; `move_freelist_tail()` is a rotation to the entry after).
     #[inline]
-    pub fn rotate_to_head(&mut self, l: &mut ListHead, pfn: Pfn) {
+    fn rotate_to_head(&mut self, l: &mut ListHead, pfn: Pfn) {
         if pfn == NIL || l.head == pfn {
             return;
         }
-        let new_tail = self.prev[pfn as usize];
-        self.next[l.tail as usize] = l.head;
-        self.prev[l.head as usize] = l.tail;
-        self.next[new_tail as usize] = NIL;
-        self.prev[pfn as usize] = NIL;
+        let new_tail = self.prev(pfn as usize);
+        self.set_next(l.tail as usize, l.head);
+        self.set_prev(l.head as usize, l.tail);
+        self.set_next(new_tail as usize, NIL);
+        self.set_prev(pfn as usize, NIL);
         l.head = pfn;
         l.tail = new_tail;
+    }
+}
+
+/// Link storage in two arrays.
+pub struct Links<'a> {
+    pub prev: &'a mut [u32],
+    pub next: &'a mut [u32],
+}
+
+impl LinkStore for Links<'_> {
+    #[inline]
+    fn prev(&self, i: usize) -> u32 {
+        self.prev[i]
+    }
+    #[inline]
+    fn next(&self, i: usize) -> u32 {
+        self.next[i]
+    }
+    #[inline]
+    fn set_prev(&mut self, i: usize, v: u32) {
+        self.prev[i] = v;
+    }
+    #[inline]
+    fn set_next(&mut self, i: usize, v: u32) {
+        self.next[i] = v;
     }
 }
 

@@ -12,7 +12,7 @@
 //!   immediately, so a new folio is on its list at once and `folio_mark_accessed()` on it
 //!   activates it through the list rather than by setting PG_active inside a pending batch.
 
-use crate::list::Links;
+use crate::list::LinkStore;
 use crate::page::pg;
 use crate::types::*;
 use crate::vmstat::Ev;
@@ -39,15 +39,12 @@ impl Mm {
             return self.lru_gen_add_folio(pfn, tail);
         }
         let lru = self.folio_lru(pfn);
-        let lv = self.pages.memcg[pfn as usize] as usize;
+        let lv = self.pages.hot[pfn as usize].memcg as usize;
         let nr = self.pages.nr_pages(pfn);
         let zone = self.zone_of(pfn);
         // Unevictable folios are only counted (no list since v5.18).
         if lru != LruList::Unevictable {
-            let mut l = Links {
-                prev: &mut self.pages.prev,
-                next: &mut self.pages.next,
-            };
+            let l: &mut [crate::page::Frame] = &mut self.pages.hot;
             let list = &mut self.lruvecs[lv].lists[lru.idx()];
             if tail {
                 l.add_tail(list, pfn);
@@ -72,14 +69,11 @@ impl Mm {
             return self.lru_gen_del_folio(pfn, false);
         }
         let lru = self.folio_lru(pfn);
-        let lv = self.pages.memcg[pfn as usize] as usize;
+        let lv = self.pages.hot[pfn as usize].memcg as usize;
         let nr = self.pages.nr_pages(pfn);
         let zone = self.zone_of(pfn);
         if lru != LruList::Unevictable {
-            let mut l = Links {
-                prev: &mut self.pages.prev,
-                next: &mut self.pages.next,
-            };
+            let l: &mut [crate::page::Frame] = &mut self.pages.hot;
             l.del(&mut self.lruvecs[lv].lists[lru.idx()], pfn);
         }
         let v = &mut self.lruvecs[lv];
@@ -117,7 +111,7 @@ impl Mm {
             self.pages.set(pfn, pg::ACTIVE);
         }
         self.lru_add(pfn, false);
-        let lv = self.pages.memcg[pfn as usize] as usize;
+        let lv = self.pages.hot[pfn as usize].memcg as usize;
         let nr = self.pages.nr_pages(pfn);
         if self.cfg.lru == crate::LruKind::Classic && !self.pages.test(pfn, pg::UNEVICTABLE) {
             let file = self.pages.is_file_lru(pfn);
@@ -134,7 +128,7 @@ impl Mm {
         if self.cfg.lru == crate::LruKind::Mglru {
             return self.lru_gen_inc_refs(pfn);
         }
-        let f = self.pages.flags[pfn as usize];
+        let f = self.pages.hot[pfn as usize].flags;
         if f & pg::REFERENCED == 0 {
             self.pages.set(pfn, pg::REFERENCED);
         } else if f & pg::UNEVICTABLE != 0 {
@@ -147,7 +141,7 @@ impl Mm {
             self.pages.clear(pfn, pg::REFERENCED);
             // workingset_activation(): the activation ages the non-resident clock.
             let nr = self.pages.nr_pages(pfn);
-            let lv = self.pages.memcg[pfn as usize] as usize;
+            let lv = self.pages.hot[pfn as usize].memcg as usize;
             self.workingset_age_nonresident(lv, nr);
         }
     }
@@ -159,7 +153,7 @@ impl Mm {
         }
         let nr = self.pages.nr_pages(pfn);
         let file = self.pages.is_file_lru(pfn);
-        let lv = self.pages.memcg[pfn as usize] as usize;
+        let lv = self.pages.hot[pfn as usize].memcg as usize;
         self.lru_del(pfn);
         self.pages.set(pfn, pg::ACTIVE);
         self.lru_add(pfn, false);
@@ -184,7 +178,7 @@ impl Mm {
             self.wb_writeback_end(nr);
         }
         if self.pages.test_clear(pfn, pg::RECLAIM) {
-            let f = self.pages.flags[pfn as usize];
+            let f = self.pages.hot[pfn as usize].flags;
             if f & pg::LRU != 0 && f & (pg::DIRTY | pg::UNEVICTABLE) == 0 {
                 self.lru_del(pfn);
                 self.pages.clear(pfn, pg::ACTIVE);

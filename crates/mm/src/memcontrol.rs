@@ -388,9 +388,9 @@ impl Mm {
             return false;
         };
         let i = pfn as usize;
-        self.pages.flags[i] = crate::page::pg::HEAD;
-        self.pages.order[i] = 0;
-        self.pages.memcg[i] = memcg;
+        self.pages.hot[i].flags = crate::page::pg::HEAD;
+        self.pages.hot[i].order = 0;
+        self.pages.hot[i].memcg = memcg;
         self.pages.obj[i] = NIL;
         self.pages.index[i] = PGTABLE_INDEX;
         self.pages.io_done_ns[i] = 0;

@@ -238,9 +238,9 @@ impl Mm {
         self.ev.add(Ev::ThpFaultAlloc, 1);
         ctx.cpu_ns += self.cfg.costs.minor_fault_ns;
         let i = pfn as usize;
-        self.pages.flags[i] = pg::HEAD | pg::SWAPBACKED | pg::PMD_MAPPED;
-        self.pages.order[i] = HPAGE_PMD_ORDER as u8;
-        self.pages.memcg[i] = memcg;
+        self.pages.hot[i].flags = pg::HEAD | pg::SWAPBACKED | pg::PMD_MAPPED;
+        self.pages.hot[i].order = HPAGE_PMD_ORDER as u8;
+        self.pages.hot[i].memcg = memcg;
         self.pages.io_done_ns[i] = 0;
         self.pages.obj[i] = obj;
         self.pages.index[i] = haddr;
@@ -304,7 +304,7 @@ impl Mm {
             return;
         };
         let i = pfn as usize;
-        self.pages.flags[i] |= pg::SWAPBACKED;
+        self.pages.hot[i].flags |= pg::SWAPBACKED;
         self.pages.obj[i] = obj;
         self.pages.index[i] = index;
         let o = &mut self.objects[obj as usize];

@@ -67,7 +67,7 @@
 //! `lru_gen_age_node()`, `lruvec_is_reclaimable()`; mm/workingset.c `lru_gen_eviction()`,
 //! `lru_gen_test_recent()`, `lru_gen_refault()`; seed 001.
 
-use crate::list::{Links, ListHead};
+use crate::list::{LinkStore, ListHead};
 use crate::memory::{pte_pfn, pte_present, PTE_DIRTY, PTE_YOUNG};
 use crate::page::pg;
 use crate::types::*;
@@ -529,7 +529,7 @@ impl Mm {
     /// Kernel: `lru_gen_update_size()`: move a folio's pages from generation `old` to `new`
     /// (either may be none), keeping the active/inactive compatibility sizes.
     fn lru_gen_update_size(&mut self, pfn: Pfn, old: Option<usize>, new: Option<usize>) {
-        let lv = self.pages.memcg[pfn as usize] as usize;
+        let lv = self.pages.hot[pfn as usize].memcg as usize;
         let ty = self.pages.is_file_lru(pfn) as usize;
         let nr = self.pages.nr_pages(pfn);
         let zone = self.zone_of(pfn);
@@ -555,9 +555,9 @@ impl Mm {
     /// Kernel: `lru_gen_add_folio()`: put a folio on the generation `lru_gen_folio_seq()`
     /// picks, at the head (at the tail when `reclaiming`: rotation after writeback).
     pub(crate) fn lru_gen_add_folio(&mut self, pfn: Pfn, reclaiming: bool) {
-        let lv = self.pages.memcg[pfn as usize] as usize;
+        let lv = self.pages.hot[pfn as usize].memcg as usize;
         let ty = self.pages.is_file_lru(pfn) as usize;
-        let f = self.pages.flags[pfn as usize];
+        let f = self.pages.hot[pfn as usize].flags;
         let seq = self.lruvecs[lv].lrugen.folio_seq(
             f,
             self.anon_not_swapcache(pfn),
@@ -566,15 +566,12 @@ impl Mm {
         );
         let gen = lru_gen_from_seq(seq);
         let f = f & !(pg::LRU_GEN_MASK | pg::LRU_LIST_MASK | pg::ACTIVE);
-        self.pages.flags[pfn as usize] = f
+        self.pages.hot[pfn as usize].flags = f
             | ((gen as u32 + 1) << pg::LRU_GEN_SHIFT)
             | ((gen as u32) << pg::LRU_LIST_SHIFT)
             | pg::LRU;
         self.lru_gen_update_size(pfn, None, Some(gen));
-        let mut l = Links {
-            prev: &mut self.pages.prev,
-            next: &mut self.pages.next,
-        };
+        let l: &mut [crate::page::Frame] = &mut self.pages.hot;
         let list = &mut self.lruvecs[lv].lrugen.folios[gen][ty];
         if reclaiming {
             l.add_tail(list, pfn);
@@ -586,14 +583,11 @@ impl Mm {
     /// Kernel: `lru_gen_del_folio()`: take a folio off its generation list. Unless reclaim
     /// is isolating it, a folio of an active generation leaves with PG_active set.
     pub(crate) fn lru_gen_del_folio(&mut self, pfn: Pfn, reclaiming: bool) {
-        let lv = self.pages.memcg[pfn as usize] as usize;
+        let lv = self.pages.hot[pfn as usize].memcg as usize;
         let ty = self.pages.is_file_lru(pfn) as usize;
-        let f = self.pages.flags[pfn as usize];
+        let f = self.pages.hot[pfn as usize].flags;
         let gen = folio_lru_gen(f).expect("lru_gen_del_folio: folio not on a generation");
-        let mut l = Links {
-            prev: &mut self.pages.prev,
-            next: &mut self.pages.next,
-        };
+        let l: &mut [crate::page::Frame] = &mut self.pages.hot;
         l.del(
             &mut self.lruvecs[lv].lrugen.folios[folio_list_gen(f)][ty],
             pfn,
@@ -604,18 +598,15 @@ impl Mm {
         if active {
             f |= pg::ACTIVE;
         }
-        self.pages.flags[pfn as usize] = f;
+        self.pages.hot[pfn as usize].flags = f;
     }
 
     /// Relink a folio onto the list of generation `gen` (`list_move()`/`list_move_tail()`).
     fn lru_gen_list_move(&mut self, pfn: Pfn, gen: usize, tail: bool) {
-        let lv = self.pages.memcg[pfn as usize] as usize;
+        let lv = self.pages.hot[pfn as usize].memcg as usize;
         let ty = self.pages.is_file_lru(pfn) as usize;
-        let f = self.pages.flags[pfn as usize];
-        let mut l = Links {
-            prev: &mut self.pages.prev,
-            next: &mut self.pages.next,
-        };
+        let f = self.pages.hot[pfn as usize].flags;
+        let l: &mut [crate::page::Frame] = &mut self.pages.hot;
         let lists = &mut self.lruvecs[lv].lrugen.folios;
         l.del(&mut lists[folio_list_gen(f)][ty], pfn);
         if tail {
@@ -623,7 +614,7 @@ impl Mm {
         } else {
             l.add_head(&mut lists[gen][ty], pfn);
         }
-        self.pages.flags[pfn as usize] =
+        self.pages.hot[pfn as usize].flags =
             (f & !pg::LRU_LIST_MASK) | ((gen as u32) << pg::LRU_LIST_SHIFT);
     }
 
@@ -631,19 +622,19 @@ impl Mm {
     /// first fd access sets PG_referenced, the next ones count up to 4, then PG_workingset.
     /// No list move: tiers are sorted at eviction.
     pub(crate) fn lru_gen_inc_refs(&mut self, pfn: Pfn) {
-        let f = self.pages.flags[pfn as usize];
+        let f = self.pages.hot[pfn as usize].flags;
         if f & pg::UNEVICTABLE != 0 {
             return;
         }
         if f & pg::REFERENCED == 0 {
-            self.pages.flags[pfn as usize] = (f & !pg::LRU_REFS_MASK) | pg::REFERENCED;
+            self.pages.hot[pfn as usize].flags = (f & !pg::LRU_REFS_MASK) | pg::REFERENCED;
             return;
         }
         if f & pg::LRU_REFS_MASK == pg::LRU_REFS_MASK {
             self.pages.set(pfn, pg::WORKINGSET);
             return;
         }
-        self.pages.flags[pfn as usize] = f + (1 << pg::LRU_REFS_SHIFT);
+        self.pages.hot[pfn as usize].flags = f + (1 << pg::LRU_REFS_SHIFT);
     }
 
     /// Kernel: `folio_update_gen()`: a young PTE seen by the page-table walk (or by
@@ -652,13 +643,13 @@ impl Mm {
     /// generation `gen` (in its flags and counts, not on the lists) and becomes workingset.
     /// Returns the previous generation when the folio was moved.
     fn folio_update_gen(&mut self, pfn: Pfn, gen: usize) -> Option<usize> {
-        let f = self.pages.flags[pfn as usize];
+        let f = self.pages.hot[pfn as usize].flags;
         if f & (pg::REFERENCED | pg::WORKINGSET) == 0 {
-            self.pages.flags[pfn as usize] = (f & !pg::LRU_REFS_MASK) | pg::REFERENCED;
+            self.pages.hot[pfn as usize].flags = (f & !pg::LRU_REFS_MASK) | pg::REFERENCED;
             return None;
         }
         let old = folio_lru_gen(f)?;
-        self.pages.flags[pfn as usize] =
+        self.pages.hot[pfn as usize].flags =
             (f & !(pg::LRU_GEN_MASK | pg::LRU_REFS_MASK | pg::REFERENCED))
                 | ((gen as u32 + 1) << pg::LRU_GEN_SHIFT)
                 | pg::WORKINGSET;
@@ -672,12 +663,12 @@ impl Mm {
     /// folio neither referenced nor workingset: mark it referenced, keep it (false);
     /// otherwise clear the refs and make it workingset: activate it (true).
     pub(crate) fn lru_gen_set_refs(&mut self, pfn: Pfn) -> bool {
-        let f = self.pages.flags[pfn as usize];
+        let f = self.pages.hot[pfn as usize].flags;
         if f & (pg::REFERENCED | pg::WORKINGSET) == 0 {
-            self.pages.flags[pfn as usize] = (f & !pg::LRU_REFS_MASK) | pg::REFERENCED;
+            self.pages.hot[pfn as usize].flags = (f & !pg::LRU_REFS_MASK) | pg::REFERENCED;
             return false;
         }
-        self.pages.flags[pfn as usize] =
+        self.pages.hot[pfn as usize].flags =
             (f & !(pg::LRU_REFS_MASK | pg::REFERENCED)) | pg::WORKINGSET;
         true
     }
@@ -686,10 +677,10 @@ impl Mm {
     /// clearing its refs (PG_workingset stays); a folio the walk already promoted keeps its
     /// generation. The caller relinks it. Returns the new generation.
     fn folio_inc_gen(&mut self, pfn: Pfn, reclaiming: bool) -> usize {
-        let lv = self.pages.memcg[pfn as usize] as usize;
+        let lv = self.pages.hot[pfn as usize].memcg as usize;
         let ty = self.pages.is_file_lru(pfn) as usize;
         let old_gen = lru_gen_from_seq(self.lruvecs[lv].lrugen.min_seq[ty]);
-        let f = self.pages.flags[pfn as usize];
+        let f = self.pages.hot[pfn as usize].flags;
         if let Some(g) = folio_lru_gen(f) {
             if g != old_gen {
                 return g;
@@ -701,7 +692,7 @@ impl Mm {
         if reclaiming {
             nf |= pg::RECLAIM;
         }
-        self.pages.flags[pfn as usize] = nf;
+        self.pages.hot[pfn as usize].flags = nf;
         self.lru_gen_update_size(pfn, Some(old_gen), Some(new_gen));
         new_gen
     }
@@ -718,7 +709,7 @@ impl Mm {
                 if pfn == NIL {
                     break;
                 }
-                let f = self.pages.flags[pfn as usize];
+                let f = self.pages.hot[pfn as usize].flags;
                 let refs = folio_lru_refs(f);
                 let ws = f & pg::WORKINGSET != 0;
                 let new_gen = self.folio_inc_gen(pfn, false);
@@ -970,8 +961,8 @@ impl Mm {
             // A THP's subpage entries lead to its head (`walk_pmd_range_locked()` for a PMD).
             (self.pages.anon_folio_of(pte_pfn(e)), e & PTE_DIRTY != 0)
         };
-        let f = self.pages.flags[pfn as usize];
-        if f & pg::LRU_GEN_MASK == 0 || self.pages.memcg[pfn as usize] as usize != lv {
+        let f = self.pages.hot[pfn as usize].flags;
+        if f & pg::LRU_GEN_MASK == 0 || self.pages.hot[pfn as usize].memcg as usize != lv {
             return None;
         }
         let o = &mut self.objects[obj as usize];
@@ -996,7 +987,7 @@ impl Mm {
         if walk {
             self.folio_update_gen(pfn, new_gen);
         } else if self.lru_gen_set_refs(pfn) {
-            if let Some(old) = folio_lru_gen(self.pages.flags[pfn as usize]) {
+            if let Some(old) = folio_lru_gen(self.pages.hot[pfn as usize].flags) {
                 if old != new_gen {
                     self.folio_activate(pfn);
                 }
@@ -1051,10 +1042,10 @@ impl Mm {
     /// Kernel: `sort_folio()`: handle a folio at the tail of the oldest generation without
     /// isolating it, if it was promoted, is in a protected tier, or waits for writeback.
     fn sort_folio(&mut self, pfn: Pfn, sc: &mut ScanControl, tier_idx: usize) -> bool {
-        let lv = self.pages.memcg[pfn as usize] as usize;
+        let lv = self.pages.hot[pfn as usize].memcg as usize;
         let ty = self.pages.is_file_lru(pfn) as usize;
         let nr = self.pages.nr_pages(pfn);
-        let f = self.pages.flags[pfn as usize];
+        let f = self.pages.hot[pfn as usize].flags;
         let gen = folio_lru_gen(f).expect("sort_folio: folio off the generations");
         let refs = folio_lru_refs(f);
         let ws = f & pg::WORKINGSET != 0;
@@ -1099,12 +1090,12 @@ impl Mm {
 
     /// Kernel: `isolate_folio()`: take a folio off the lists for `shrink_folio_list()`.
     fn lru_gen_isolate(&mut self, pfn: Pfn) {
-        let f = self.pages.flags[pfn as usize];
+        let f = self.pages.hot[pfn as usize].flags;
         let mut nf = f & !pg::RECLAIM;
         if f & pg::REFERENCED == 0 {
             nf &= !pg::LRU_REFS_MASK;
         }
-        self.pages.flags[pfn as usize] = nf;
+        self.pages.hot[pfn as usize].flags = nf;
         self.lru_gen_del_folio(pfn, true);
         self.pages.set(pfn, pg::ISOLATED);
         let nr = self.pages.nr_pages(pfn);
@@ -1235,7 +1226,7 @@ impl Mm {
             let mut retry = std::mem::take(&mut self.scratch3);
             retry.clear();
             survivors.retain(|&pfn| {
-                let f = self.pages.flags[pfn as usize];
+                let f = self.pages.hot[pfn as usize].flags;
                 if !skip_retry
                     && f & (pg::ACTIVE | pg::DIRTY | pg::WRITEBACK) == 0
                     && !self.folio_mapped(pfn)
@@ -1247,7 +1238,7 @@ impl Mm {
                 let lg = &self.lruvecs[lv].lrugen;
                 let t = self.pages.is_file_lru(pfn) as usize;
                 if lg.folio_seq(f, anon_nsc, false, self.cfg.kernel) == lg.min_seq[t] {
-                    self.pages.flags[pfn as usize] =
+                    self.pages.hot[pfn as usize].flags =
                         (f & !(pg::LRU_REFS_MASK | pg::REFERENCED)) | pg::ACTIVE;
                 }
                 true
@@ -1626,9 +1617,9 @@ impl Mm {
     /// of its type and its refs (the token), its memcg and PG_workingset; counts the folio as
     /// evicted from its tier.
     pub(crate) fn lru_gen_eviction(&mut self, pfn: Pfn) -> Shadow {
-        let lv = self.pages.memcg[pfn as usize] as usize;
+        let lv = self.pages.hot[pfn as usize].memcg as usize;
         let ty = self.pages.is_file_lru(pfn) as usize;
-        let f = self.pages.flags[pfn as usize];
+        let f = self.pages.hot[pfn as usize].flags;
         let refs = folio_lru_refs(f);
         let ws = f & pg::WORKINGSET != 0;
         let tier = lru_tier_from_refs(refs, ws);
@@ -1666,7 +1657,7 @@ impl Mm {
     /// set to the top, not restored). Simplification for those: the tiers the refs give are
     /// v6.18's (`lru_tier_from_refs()` with PG_workingset as tier 3).
     pub(crate) fn lru_gen_refault(&mut self, pfn: Pfn, shadow: Shadow) {
-        let lv = self.pages.memcg[pfn as usize] as usize;
+        let lv = self.pages.hot[pfn as usize].memcg as usize;
         if shadow.memcg() as usize != lv {
             return;
         }
@@ -1696,8 +1687,8 @@ impl Mm {
             // refs as the older kernels count them: the refs bits plus PG_workingset.
             let old_refs = (refs - 1) + ws as u32;
             if self.in_lru_fault || old_refs >= (1 << LRU_REFS_WIDTH) - 1 {
-                let f = self.pages.flags[pfn as usize];
-                self.pages.flags[pfn as usize] = f | pg::LRU_REFS_MASK | pg::WORKINGSET;
+                let f = self.pages.hot[pfn as usize].flags;
+                self.pages.hot[pfn as usize].flags = f | pg::LRU_REFS_MASK | pg::WORKINGSET;
                 self.ev.add(restore, nr);
             }
             return;
@@ -1709,8 +1700,8 @@ impl Mm {
             self.pages.set(pfn, pg::WORKINGSET);
             self.ev.add(restore, nr);
         } else {
-            let f = self.pages.flags[pfn as usize] & !pg::LRU_REFS_MASK;
-            self.pages.flags[pfn as usize] = f | ((refs - 1) << pg::LRU_REFS_SHIFT);
+            let f = self.pages.hot[pfn as usize].flags & !pg::LRU_REFS_MASK;
+            self.pages.hot[pfn as usize].flags = f | ((refs - 1) << pg::LRU_REFS_SHIFT);
         }
     }
 
@@ -1798,16 +1789,16 @@ impl Mm {
                     let mut prev = NIL;
                     let mut cnt = 0;
                     while p != NIL {
-                        let f = self.pages.flags[p as usize];
+                        let f = self.pages.hot[p as usize].flags;
                         let Some(g) = folio_lru_gen(f) else {
                             return Err(format!("no generation: {}", self.dump_folio(p)));
                         };
-                        if self.pages.prev[p as usize] != prev
+                        if self.pages.hot[p as usize].prev != prev
                             || f & pg::LRU == 0
                             || f & pg::ACTIVE != 0
                             || folio_list_gen(f) != list_gen
                             || self.pages.is_file_lru(p) as usize != ty
-                            || self.pages.memcg[p as usize] as usize != lv
+                            || self.pages.hot[p as usize].memcg as usize != lv
                             || !valid(g)
                         {
                             return Err(format!(
@@ -1823,7 +1814,7 @@ impl Mm {
                         zone_pages[zone][lru] += nr;
                         cnt += 1;
                         prev = p;
-                        p = self.pages.next[p as usize];
+                        p = self.pages.hot[p as usize].next;
                     }
                     if cnt != list.len || list.tail != prev {
                         return Err(format!(
@@ -2054,8 +2045,8 @@ mod tests {
         let f = mm.cache_lookup(1, 0).unwrap();
         let a = crate::memory::pte_pfn(mm.objects[0].ent[0]);
         // max_seq 3: the read() miss is in generation 0 (the oldest), the fault in 2.
-        assert_eq!(folio_lru_gen(mm.pages.flags[f as usize]), Some(0));
-        assert_eq!(folio_lru_gen(mm.pages.flags[a as usize]), Some(2));
+        assert_eq!(folio_lru_gen(mm.pages.hot[f as usize].flags), Some(0));
+        assert_eq!(folio_lru_gen(mm.pages.hot[a as usize].flags), Some(2));
         assert_eq!(mm.lruvecs[0].nr[LruList::InactiveFile.idx()], 1);
         assert_eq!(mm.lruvecs[0].nr[LruList::ActiveAnon.idx()], 1);
         // Three more reads of page 0, each after a read of another page (filemap_read() does
@@ -2065,7 +2056,7 @@ mod tests {
             mm.file_read(&mut ctx, 1, p, 1);
             mm.file_read(&mut ctx, 1, 0, 1);
         }
-        let fl = mm.pages.flags[f as usize];
+        let fl = mm.pages.hot[f as usize].flags;
         assert_eq!(folio_lru_refs(fl), 4);
         assert_eq!(folio_lru_gen(fl), Some(0)); // no list move on fd access
         mm.check_invariants().unwrap();
@@ -2085,7 +2076,7 @@ mod tests {
         // The refs bits are restored (3), PG_referenced is not (the refaulting read does not
         // mark the folio: the previous read ended in it).
         assert_eq!(
-            mm.pages.flags[f as usize] & pg::LRU_REFS_MASK,
+            mm.pages.hot[f as usize].flags & pg::LRU_REFS_MASK,
             3 << pg::LRU_REFS_SHIFT
         );
         mm.check_invariants().unwrap();
@@ -2202,7 +2193,7 @@ mod tests {
                 mm.in_lru_fault = fault;
                 mm.lru_gen_refault(pfn, Shadow::pack(seq << LRU_REFS_WIDTH | low, 0, ws));
                 mm.in_lru_fault = false;
-                mm.pages.flags[pfn as usize]
+                mm.pages.hot[pfn as usize].flags
             };
             refault(&mut mm, 0, 0, false, false);
             refault(&mut mm, 1, 0, false, false);
@@ -2237,7 +2228,7 @@ mod tests {
             }
             mm.file_read(&mut ctx, 1, 0, 1);
             let f = mm.cache_lookup(1, 0).unwrap();
-            assert_eq!(folio_lru_refs(mm.pages.flags[f as usize]), 2);
+            assert_eq!(folio_lru_refs(mm.pages.hot[f as usize].flags), 2);
             // Tier 1 refaults far more than tier 0: get_tier_idx() returns 0, tiers 1 and up
             // are protected.
             let lg = &mut mm.lruvecs[0].lrugen;
@@ -2413,8 +2404,8 @@ mod tests {
             mm.file_read(&mut ctx, 1, 0, 1);
             let a = crate::memory::pte_pfn(mm.objects[0].ent[0]);
             let f = mm.cache_lookup(1, 0).unwrap();
-            assert_eq!(folio_lru_gen(mm.pages.flags[a as usize]), Some(3));
-            assert_eq!(folio_lru_gen(mm.pages.flags[f as usize]), Some(1));
+            assert_eq!(folio_lru_gen(mm.pages.hot[a as usize].flags), Some(3));
+            assert_eq!(folio_lru_gen(mm.pages.hot[f as usize].flags), Some(1));
             mm.cfg.kernel = KernelVersion::new(v.0, v.1);
             assert!(mm.try_to_inc_min_seq(0, 60));
             assert_eq!(mm.lruvecs[0].lrugen.min_seq, want, "kernel {v:?}");

@@ -48,7 +48,7 @@
 //! `find_suitable_fallback()`, `boost_watermark()`; mm/vmstat.c `fill_contig_page_info()`,
 //! `__fragmentation_index()`; mm/khugepaged.c `set_recommended_min_free_kbytes()`.
 
-use crate::list::{Links, ListHead};
+use crate::list::{LinkStore, ListHead};
 use crate::page::{pg, FrameTable};
 use crate::types::*;
 use crate::vmstat::{Ev, VmEvents};
@@ -611,13 +611,10 @@ impl Zone {
     fn link_deferred_block(&mut self, pages: &mut FrameTable) {
         let pfn = self.deferred.1 - (1 << MAX_PAGE_ORDER);
         self.deferred.1 = pfn;
-        pages.flags[pfn as usize] = pg::BUDDY;
-        pages.order[pfn as usize] = MAX_PAGE_ORDER as u8;
+        pages.hot[pfn as usize].flags = pg::BUDDY;
+        pages.hot[pfn as usize].order = MAX_PAGE_ORDER as u8;
         pages.free_mt[pfn as usize] = mt::MOVABLE;
-        let mut l = Links {
-            prev: &mut pages.prev,
-            next: &mut pages.next,
-        };
+        let l: &mut [crate::page::Frame] = &mut pages.hot;
         l.add_tail(
             &mut self.free_area[MAX_PAGE_ORDER as usize][mt::MOVABLE as usize],
             pfn,
@@ -634,13 +631,10 @@ impl Zone {
 
     #[inline]
     fn add_free_block(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32, t: u8) {
-        pages.flags[pfn as usize] = pg::BUDDY;
-        pages.order[pfn as usize] = order as u8;
+        pages.hot[pfn as usize].flags = pg::BUDDY;
+        pages.hot[pfn as usize].order = order as u8;
         pages.free_mt[pfn as usize] = t;
-        let mut l = Links {
-            prev: &mut pages.prev,
-            next: &mut pages.next,
-        };
+        let l: &mut [crate::page::Frame] = &mut pages.hot;
         l.add_head(&mut self.free_area[order as usize][t as usize], pfn);
         self.nr_free[order as usize] += 1;
         self.free += 1 << order;
@@ -650,13 +644,10 @@ impl Zone {
     #[inline]
     fn del_free_block(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32) {
         let t = pages.free_mt[pfn as usize];
-        let mut l = Links {
-            prev: &mut pages.prev,
-            next: &mut pages.next,
-        };
+        let l: &mut [crate::page::Frame] = &mut pages.hot;
         l.del(&mut self.free_area[order as usize][t as usize], pfn);
         self.nr_free[order as usize] -= 1;
-        pages.flags[pfn as usize] = 0;
+        pages.hot[pfn as usize].flags = 0;
         self.free -= 1 << order;
         if order == MAX_PAGE_ORDER && t == mt::MOVABLE {
             self.grow_deferred(pages);
@@ -673,7 +664,7 @@ impl Zone {
             c -= 1;
             self.add_free_block(pages, pfn + (1 << c), c, t);
         }
-        pages.order[pfn as usize] = order as u8;
+        pages.hot[pfn as usize].order = order as u8;
     }
 
     /// Kernel: `__rmqueue_smallest()` + `expand()`: take the smallest free block of at least
@@ -929,7 +920,7 @@ impl Zone {
                 c -= 1;
                 self.add_free_block(pages, pfn + (1 << c), c, start_mt);
             }
-            pages.order[pfn as usize] = order as u8;
+            pages.hot[pfn as usize].order = order as u8;
             return Some(pfn);
         }
         self.boost_watermark(flags);
@@ -962,12 +953,12 @@ impl Zone {
         let mut p = start;
         while p < end {
             let i = p as usize;
-            let o = pages.order[i] as u32;
-            if pages.flags[i] & pg::BUDDY != 0 {
+            let o = pages.hot[i].order as u32;
+            if pages.hot[i].flags & pg::BUDDY != 0 {
                 self.del_free_block(pages, p, o);
                 self.add_free_block(pages, p, o, new);
                 p += 1 << o;
-            } else if pages.flags[i] & pg::HEAD != 0 {
+            } else if pages.hot[i].flags & pg::HEAD != 0 {
                 p += 1 << o;
             } else {
                 p += 1;
@@ -1023,7 +1014,7 @@ impl Zone {
     /// Take a specific free block off its free list (compaction's free scanner,
     /// `__isolate_free_page()`), splitting it down to `order` with the rest returned.
     pub fn isolate_free_block(&mut self, pages: &mut FrameTable, pfn: Pfn) -> u32 {
-        let o = pages.order[pfn as usize] as u32;
+        let o = pages.hot[pfn as usize].order as u32;
         self.del_free_block(pages, pfn, o);
         o
     }
@@ -1039,7 +1030,7 @@ impl Zone {
             if !self.contains(buddy)
                 || (buddy as u64 + (1u64 << order)) > self.end_pfn as u64
                 || !pages.test(buddy, pg::BUDDY)
-                || pages.order[buddy as usize] as u32 != order
+                || pages.hot[buddy as usize].order as u32 != order
             {
                 break;
             }
@@ -1071,8 +1062,8 @@ pub fn count_block(pages: &FrameTable, start: Pfn) -> (u64, u64) {
     let mut p = start;
     while p < end {
         let i = p as usize;
-        let f = pages.flags[i];
-        let o = pages.order[i] as u32;
+        let f = pages.hot[i].flags;
+        let o = pages.hot[i].order as u32;
         if f & pg::BUDDY != 0 {
             free += 1 << o;
             p += 1 << o;
@@ -1384,7 +1375,7 @@ mod tests {
         let mut z = Zone::new("Normal", 0, n);
         z.init_free(&mut pages);
         while let Some(p) = z.rmqueue_smallest(&mut pages, 0, mt::MOVABLE) {
-            pages.flags[p as usize] = pg::HEAD;
+            pages.hot[p as usize].flags = pg::HEAD;
         }
         for p in free {
             z.free_block(&mut pages, p, 0);
@@ -1485,10 +1476,10 @@ mod tests {
         for (boost_on_steal, boost) in [(false, 3 * 512), (true, 512)] {
             let (mut pages, mut z) = full_zone(2048, 0..0);
             for p in 512..1024 {
-                pages.flags[p] |= pg::LRU;
+                pages.hot[p].flags |= pg::LRU;
             }
             for p in (512..520).chain(528..530).chain(540..541) {
-                pages.flags[p as usize] = pg::HEAD;
+                pages.hot[p as usize].flags = pg::HEAD;
                 z.free_block(&mut pages, p, 0);
             }
             z.boost_factor = 15_000;
@@ -1517,10 +1508,10 @@ mod tests {
         for v5_2 in [true, false] {
             let (mut pages, mut z) = full_zone(2048, 0..0);
             for p in 512..1024 {
-                pages.flags[p] |= pg::LRU;
+                pages.hot[p].flags |= pg::LRU;
             }
             for p in (512..520).chain(528..530).chain(540..541) {
-                pages.flags[p as usize] = pg::HEAD;
+                pages.hot[p as usize].flags = pg::HEAD;
                 z.free_block(&mut pages, p, 0);
             }
             z.boost_factor = 15_000;
@@ -1606,7 +1597,7 @@ mod tests {
         let mut z = Zone::new("Normal", 0, 2048);
         z.init_free(&mut pages);
         while let Some(p) = z.rmqueue_smallest(&mut pages, 0, mt::MOVABLE) {
-            pages.flags[p as usize] = pg::HEAD;
+            pages.hot[p as usize].flags = pg::HEAD;
         }
         z.set_pageblock_mt(512, mt::UNMOVABLE);
         for p in 512..612 {

@@ -55,10 +55,9 @@ impl Mm {
             return;
         }
         let pfn = e as u32 as usize;
-        if let Some(f) = self.pages.flags.get(pfn) {
+        if let Some(f) = self.pages.hot.get(pfn) {
+            // Flags and LRU links: one record ([`crate::page::Frame`]).
             prefetch(f);
-            prefetch(&self.pages.prev[pfn]);
-            prefetch(&self.pages.next[pfn]);
         }
     }
 }

@@ -305,7 +305,7 @@ impl Mm {
                 let pfn = e as u32;
                 let nr = self.pages.nr_pages(pfn) as usize;
                 let first = self.pages.index[pfn as usize] as usize;
-                let f = self.pages.flags[pfn as usize];
+                let f = self.pages.hot[pfn as usize].flags;
                 let busy = f
                     & (crate::page::pg::DIRTY
                         | crate::page::pg::WRITEBACK

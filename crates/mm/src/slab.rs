@@ -408,7 +408,7 @@ impl Mm {
                 }
                 if !self.pages.test(pfn, crate::page::pg::HEAD)
                     || self.pages.obj[pfn as usize] != NIL
-                    || self.pages.order[pfn as usize] as u32 != order
+                    || self.pages.hot[pfn as usize].order as u32 != order
                     || (order != c.spec.order && order != c.spec.min_order())
                 {
                     return Err(format!(

@@ -309,7 +309,7 @@ impl Mm {
     pub(crate) fn add_to_swap(&mut self, pfn: Pfn) -> bool {
         let nr = self.pages.nr_pages(pfn);
         // mem_cgroup_try_charge_swap(): the memcg's memory.swap.max.
-        if !self.try_charge_swap(self.pages.memcg[pfn as usize] as usize, nr) {
+        if !self.try_charge_swap(self.pages.hot[pfn as usize].memcg as usize, nr) {
             return false;
         }
         for k in 0..self.swap_order.len() {
@@ -321,14 +321,17 @@ impl Mm {
             };
             if let Some(slot) = got {
                 let i = pfn as usize;
-                let (memcg, obj, index) =
-                    (self.pages.memcg[i], self.pages.obj[i], self.pages.index[i]);
+                let (memcg, obj, index) = (
+                    self.pages.hot[i].memcg,
+                    self.pages.obj[i],
+                    self.pages.index[i],
+                );
                 for k in 0..nr as u32 {
                     let s = (slot + k) as usize;
                     self.swap[a].slots[s] = SLOT_USED | SLOT_CACHE | pfn as u64;
                     self.swap[a].owner[s] = SlotOwner::pack(memcg, obj, index + k);
                 }
-                self.pages.swap_area[i] = a as u8;
+                self.pages.hot[i].swap_area = a as u8;
                 self.pages.swap_slot[i] = slot;
                 self.pages.set(pfn, pg::SWAPCACHE | pg::DIRTY);
                 self.node.nr_swapcached += nr;
@@ -346,13 +349,16 @@ impl Mm {
         if !self.pages.test_clear(pfn, pg::SWAPCACHE) {
             return;
         }
-        let (a, slot) = (self.pages.swap_area[i] as usize, self.pages.swap_slot[i]);
+        let (a, slot) = (
+            self.pages.hot[i].swap_area as usize,
+            self.pages.swap_slot[i],
+        );
         let nr = self.pages.nr_pages(pfn);
         for k in 0..nr as u32 {
             self.swap[a].free_slot(slot + k);
         }
         self.node.nr_swapcached -= nr;
-        let m = self.pages.memcg[i] as usize;
+        let m = self.pages.hot[i].memcg as usize;
         self.memcgs[m].swap_usage -= nr;
         // The data only lives in memory now: it must be written again if reclaimed.
         self.pages.set(pfn, pg::DIRTY);
@@ -417,7 +423,7 @@ impl Mm {
             self.ev.add(Ev::ThpSplitPmd, 1);
             self.node.nr_anon_thps -= 1;
         }
-        let (area, slot) = (self.pages.swap_area[i], self.pages.swap_slot[i]);
+        let (area, slot) = (self.pages.hot[i].swap_area, self.pages.swap_slot[i]);
         let obj = &mut self.objects[o.obj as usize];
         match obj.kind {
             ObjKind::Anon | ObjKind::Shmem => {
@@ -455,7 +461,7 @@ impl Mm {
         let nr = self.pages.nr_pages(pfn);
         let mut synchronous = false;
         let (dev, sector) = if self.pages.test(pfn, pg::SWAPCACHE) {
-            let a = self.pages.swap_area[i] as usize;
+            let a = self.pages.hot[i].swap_area as usize;
             self.ev.add(Ev::PswpOut, nr);
             // count_swpout_vm_event()
             if nr >= crate::memory::HPAGE_PMD_NR as u64 {
@@ -522,7 +528,10 @@ impl Mm {
         let o = self.pages.owner(pfn);
         let nr = self.pages.nr_pages(pfn);
         if self.pages.test(pfn, pg::SWAPCACHE) {
-            let (a, slot) = (self.pages.swap_area[i] as usize, self.pages.swap_slot[i]);
+            let (a, slot) = (
+                self.pages.hot[i].swap_area as usize,
+                self.pages.swap_slot[i],
+            );
             let entry = if self.balance.anon_shadows() {
                 let sh = self.workingset_eviction(pfn, target_lv);
                 SLOT_USED | SLOT_SHADOW | sh.0
@@ -666,7 +675,7 @@ impl Mm {
         let memcg = SlotOwner(self.swap[a].owner[slot as usize]).memcg();
         let pfn = self.alloc_folio(ctx, 0, memcg)?;
         let i = pfn as usize;
-        self.pages.flags[i] |= pg::SWAPBACKED;
+        self.pages.hot[i].flags |= pg::SWAPBACKED;
         self.pages.obj[i] = obj;
         self.pages.index[i] = index;
         self.objects[obj as usize].nr_resident += 1;
@@ -693,13 +702,13 @@ impl Mm {
             .note_swapin(&mut self.lruvecs, memcg as usize, 1);
         if cache {
             self.swap[a].slots[slot as usize] = SLOT_USED | SLOT_CACHE | pfn as u64;
-            self.pages.swap_area[i] = a as u8;
+            self.pages.hot[i].swap_area = a as u8;
             self.pages.swap_slot[i] = slot;
             self.pages.set(pfn, pg::SWAPCACHE);
             self.node.nr_swapcached += 1;
         } else {
             self.swap[a].free_slot(slot);
-            let m = self.pages.memcg[i] as usize;
+            let m = self.pages.hot[i].memcg as usize;
             self.memcgs[m].swap_usage = self.memcgs[m].swap_usage.saturating_sub(1);
             // Not in the swap cache: the only copy is in memory now.
             self.pages.set(pfn, pg::DIRTY);

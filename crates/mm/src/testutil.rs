@@ -103,7 +103,7 @@ impl Mm {
             let mut p = self.lruvecs[lv].lists[i].head;
             while p != crate::types::NIL {
                 o.push(p);
-                p = self.pages.next[p as usize];
+                p = self.pages.hot[p as usize].next;
             }
         }
         out

@@ -802,7 +802,7 @@ impl Mm {
             std::mem::take(&mut self.scratch)
         };
         if let Some(&first) = list.first() {
-            let lv = self.pages.memcg[first as usize] as usize;
+            let lv = self.pages.hot[first as usize].memcg as usize;
             let work = self.cfg.costs.lru_move_ns * list.len() as u64;
             self.lru_lock_hold(ctx, lv, work, true);
             self.reclaim_cpu.scan_ns += work;
@@ -814,7 +814,7 @@ impl Mm {
             self.node.nr_isolated[file] -= nr;
             // v5.9+ (the model from v4.10): putting back an active folio ages the clock.
             if self.pages.test(pfn, pg::ACTIVE) && !self.cfg.kernel.lru_balance_v4_7() {
-                let lv = self.pages.memcg[pfn as usize] as usize;
+                let lv = self.pages.hot[pfn as usize].memcg as usize;
                 self.workingset_age_nonresident(lv, nr);
             }
             self.lru_add(pfn, false);
@@ -1059,7 +1059,7 @@ impl Mm {
                     return young.min(1);
                 }
                 if young > 0 && self.cfg.lru == crate::LruKind::Mglru {
-                    let lv = self.pages.memcg[pfn as usize] as usize;
+                    let lv = self.pages.hot[pfn as usize].memcg as usize;
                     self.lru_gen_look_around(ctx, lv, o.obj, o.index as u64);
                 }
                 return young;
@@ -1085,7 +1085,7 @@ impl Mm {
         }
         if young && self.cfg.lru == crate::LruKind::Mglru {
             // folio_referenced_one() under the multi-gen LRU: lru_gen_look_around().
-            let lv = self.pages.memcg[pfn as usize] as usize;
+            let lv = self.pages.hot[pfn as usize].memcg as usize;
             self.lru_gen_look_around(ctx, lv, o.obj, o.index as u64);
         }
         young as u32
@@ -1147,7 +1147,7 @@ impl Mm {
             let mut nr = self.pages.nr_pages(pfn);
             let file = self.pages.is_file_lru(pfn);
             let anon = !file;
-            let f = self.pages.flags[pfn as usize];
+            let f = self.pages.hot[pfn as usize].flags;
             // folio_check_dirty_writeback(): only file-LRU folios report dirty/writeback to
             // the statistics (an anon folio under swap-out does not), while the writeback
             // test below uses the folio flag itself.
@@ -1281,16 +1281,20 @@ impl Mm {
             self.ev.add(Ev::ThpSplitPmd, 1);
             self.node.nr_anon_thps -= 1;
         }
-        let flags = self.pages.flags[i];
-        let (obj, index, memcg) = (self.pages.obj[i], self.pages.index[i], self.pages.memcg[i]);
-        self.pages.order[i] = 0;
+        let flags = self.pages.hot[i].flags;
+        let (obj, index, memcg) = (
+            self.pages.obj[i],
+            self.pages.index[i],
+            self.pages.hot[i].memcg,
+        );
+        self.pages.hot[i].order = 0;
         for k in 1..nr {
             let t = (pfn + k) as usize;
-            self.pages.flags[t] = flags;
-            self.pages.order[t] = 0;
+            self.pages.hot[t].flags = flags;
+            self.pages.hot[t].order = 0;
             self.pages.obj[t] = obj;
             self.pages.index[t] = index + k;
-            self.pages.memcg[t] = memcg;
+            self.pages.hot[t].memcg = memcg;
             self.pages.io_done_ns[t] = 0;
             list.push(pfn + k);
         }

@@ -614,7 +614,7 @@ impl Mm {
         }
         let file = self.pages.is_file_lru(pfn);
         let nr = self.pages.nr_pages(pfn);
-        let lv = self.pages.memcg[pfn as usize] as usize;
+        let lv = self.pages.hot[pfn as usize].memcg as usize;
         let (refault, activate, restore) = workingset_events(file);
         self.ev.add(refault, nr);
         if !self.workingset_test_recent(shadow, file) {

@@ -393,7 +393,14 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             now = duration;
             break;
         }
-        ready.set(th as usize, u64::MAX);
+        // The thread is not runnable while it runs a step. A task's ready time is written once,
+        // when its step ends (or on the paths below that leave it waiting): its leaf still
+        // holds the picked time meanwhile, which nothing reads (only other threads' times are
+        // set or read until then), and the tree is a function of its leaves, so this saves
+        // one update per step without changing any pick.
+        if th >= kswapd_id {
+            ready.set(th as usize, u64::MAX);
+        }
         now = t;
         while next_sample <= now {
             // [[run.drop_caches]] due by this sample: written before it is taken.
@@ -437,6 +444,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         let c = match sched.cpu_of(th) {
             Some(c) => {
                 if let Some(next) = sched.preempt_point(c, now) {
+                    ready.set(th as usize, u64::MAX);
                     ready.set(next as usize, now);
                     continue;
                 }
@@ -448,7 +456,10 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                     ready.set(th as usize, at);
                     continue;
                 }
-                None => continue,
+                None => {
+                    ready.set(th as usize, u64::MAX);
+                    continue;
+                }
             },
         };
         if sched.generation() != synced_sched_gen {
@@ -782,9 +793,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         }
         sched.ran(c, cpu_end, batch_cpu);
         sched.stats[ti].lock_wait_ns += task_lock_wait;
-        if !tasks[ti].done {
-            ready.set(ti, t_now);
-        }
+        ready.set(ti, if tasks[ti].done { u64::MAX } else { t_now });
         // Wakeups raised by this step (wakeup_kswapd(), the flusher's and kcompactd's), made
         // before the task gives its CPU up: `try_to_wake_up()` ran inside the step, so the
         // woken thread is on the run queue when the task's `schedule()` picks the next one,
