@@ -33,6 +33,8 @@ pub(crate) struct OpSeq<const N: usize> {
     run_left: u32,
     /// The run's touches are stores.
     run_write: bool,
+    /// The run's first touch is a store whatever `run_write` says.
+    run_write_first: bool,
     /// Queued ops, drained from `head` to `len`.
     buf: [Op; N],
     head: u8,
@@ -51,6 +53,7 @@ impl<const N: usize> OpSeq<N> {
             run_page: 0,
             run_left: 0,
             run_write: false,
+            run_write_first: false,
             buf: [Op::OpEnd; N],
             head: 0,
             len: 0,
@@ -67,6 +70,15 @@ impl<const N: usize> OpSeq<N> {
         self.run_page = page;
         self.run_left = nr;
         self.run_write = write;
+        self.run_write_first = false;
+    }
+
+    /// Queues `nr` touches of consecutive pages from `page` whose first is a store and the
+    /// rest loads (a memcached get: the item header's refcount, then the value).
+    #[inline]
+    pub(crate) fn touch_run_write_first(&mut self, obj: ObjId, page: u32, nr: u32) {
+        self.touch_run(obj, page, nr, false);
+        self.run_write_first = nr > 0;
     }
 
     /// Queues one op after the touch run.
@@ -95,10 +107,12 @@ impl<const N: usize> OpSeq<N> {
             let page = self.run_page;
             self.run_left -= 1;
             self.run_page = self.run_page.wrapping_add(1);
+            let write = self.run_write | self.run_write_first;
+            self.run_write_first = false;
             return Some(Op::Touch {
                 obj: self.run_obj,
                 page,
-                write: self.run_write,
+                write,
             });
         }
         if self.head < self.len {
