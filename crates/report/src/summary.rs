@@ -160,20 +160,34 @@ fn reclaim_cpu_section(result: &Value) -> Option<String> {
     if cpu.is_empty() {
         return None;
     }
-    let rows: Vec<Vec<String>> = cpu
+    // Times are seconds (JSON floats); the integer fields beside them (`tlb_shootdowns`,
+    // `tlb_shootdown_cpus`) are counts and get their own table, not a "ms" column.
+    let (counts, times): (Vec<_>, Vec<_>) = cpu.iter().partition(|(_, v)| v.is_u64());
+    let rows: Vec<Vec<String>> = times
         .iter()
         .map(|(activity, v)| {
             let ms = match v.as_f64() {
                 Some(s) => format_value(s * 1000.0),
                 None => format_json(v),
             };
-            vec![activity.clone(), ms]
+            vec![activity.to_string(), ms]
         })
         .collect();
-    Some(format!(
+    let mut out = format!(
         "reclaim cpu (ms)\n{}",
         render(None, &rows, &[Align::Left, Align::Right], 2)
-    ))
+    );
+    if !counts.is_empty() {
+        let rows: Vec<Vec<String>> = counts
+            .iter()
+            .map(|(name, v)| vec![name.to_string(), format_json(v)])
+            .collect();
+        out.push_str(&format!(
+            "\nreclaim cpu events (count)\n{}",
+            render(None, &rows, &[Align::Left, Align::Right], 2)
+        ));
+    }
+    Some(out)
 }
 
 /// Per-thread CPU time and run-queue wait (`sched.threads`), in milliseconds.
@@ -294,6 +308,19 @@ reclaim cpu (ms)
   kswapd  12.3
 ";
         assert_eq!(summary(&result()), expected);
+    }
+
+    #[test]
+    fn reclaim_cpu_counts_are_not_printed_as_milliseconds() {
+        let r = json!({
+            "reclaim_cpu": {"tlb_flush": 9.18664, "tlb_shootdowns": 1702545,
+                            "tlb_shootdown_cpus": 2772967}
+        });
+        assert_eq!(
+            reclaim_cpu_section(&r).unwrap(),
+            "reclaim cpu (ms)\n  tlb_flush  9186.64\n\nreclaim cpu events (count)\n  \
+             tlb_shootdown_cpus  2772967\n  tlb_shootdowns      1702545\n"
+        );
     }
 
     #[test]
