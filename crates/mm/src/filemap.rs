@@ -760,13 +760,7 @@ impl Mm {
         pfns: &mut Vec<u32>,
     ) -> u64 {
         // blk-wbt may sleep the writer (rq_qos_wait()) before the request is issued.
-        let sub = ctx
-            .io
-            .submit(dev, ctx.now, op, ctx.kswapd, sector, nr as u32);
-        if sub.issued > ctx.now {
-            ctx.wait(sub.issued);
-            ctx.now = sub.issued;
-        }
+        let sub = ctx.submit_write(dev, op, sector, nr as u32);
         let (done, cpu) = (sub.done, sub.cpu_ns);
         ctx.cpu_ns += cpu + self.cfg.costs.io_submit_ns;
         self.ev.add(Ev::PgpgOut, nr * 4);

@@ -421,6 +421,19 @@ impl<'a> Ctx<'a> {
     pub fn wait(&mut self, t: u64) {
         self.wait_until = self.wait_until.max(t);
     }
+
+    /// Submit a write of `nr` pages at `sector` of `dev` now, from kswapd if this is
+    /// kswapd's context. Writeback throttling may sleep the submitter (blk-wbt's
+    /// `rq_qos_wait()`) until the request is issued; the submitter's clock moves on to the
+    /// issue.
+    pub fn submit_write(&mut self, dev: u32, op: BioOp, sector: u64, nr: u32) -> Submitted {
+        let sub = self.io.submit(dev, self.now, op, self.kswapd, sector, nr);
+        if sub.issued > self.now {
+            self.wait(sub.issued);
+            self.now = sub.issued;
+        }
+        sub
+    }
 }
 
 /// A memory object: anonymous region, shmem region, or file.

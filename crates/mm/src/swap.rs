@@ -484,13 +484,7 @@ impl Mm {
         // device. rq_qos_wait() sleeps the reclaimer (kswapd or the allocating task) until an
         // inflight write completes; its clock moves on to the issue. Completions that fall due
         // meanwhile run at the reclaimer's next step (the folios of this batch are isolated).
-        let sub = ctx
-            .io
-            .submit(dev, ctx.now, BioOp::Write, ctx.kswapd, sector, nr as u32);
-        if sub.issued > ctx.now {
-            ctx.wait(sub.issued);
-            ctx.now = sub.issued;
-        }
+        let sub = ctx.submit_write(dev, BioOp::Write, sector, nr as u32);
         let (done, cpu) = (sub.done, sub.cpu_ns);
         let mut c = cpu + self.cfg.costs.io_submit_ns;
         if synchronous {
