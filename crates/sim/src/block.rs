@@ -156,6 +156,7 @@ pub struct DeviceStats {
     pub max_completion_ns: u64,
     /// Writeback throttling on a request-based device with `wbt_lat_usec` non-zero
     /// ([`crate::wbt`]); absent on bio-based devices (zram, brd) and with throttling off.
+    /// Filled in by [`BlockDevice::stats`] from the throttle's own counters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wbt: Option<WbtStats>,
 }
@@ -212,10 +213,7 @@ impl BlockDevice {
             next_channel: 0,
             xfer_free_at_ns: 0,
             head: None,
-            stats: DeviceStats {
-                wbt: wbt.as_ref().map(|_| WbtStats::default()),
-                ..DeviceStats::default()
-            },
+            stats: DeviceStats::default(),
             wbt,
         }
     }
@@ -238,7 +236,6 @@ impl BlockDevice {
         let done = self.submit(tok.issued, rq);
         let w = self.wbt.as_mut().expect("checked");
         w.issued(tok, done);
-        self.stats.wbt = Some(w.stats.clone());
         (tok.issued, done)
     }
 
@@ -246,7 +243,6 @@ impl BlockDevice {
     /// device: [`crate::wbt::in_kernel`]).
     pub fn without_wbt(mut self) -> Self {
         self.wbt = None;
-        self.stats.wbt = None;
         self
     }
 
@@ -321,8 +317,12 @@ impl BlockDevice {
         u64::from(rq.nr_pages) * per_page
     }
 
-    pub fn stats(&self) -> &DeviceStats {
-        &self.stats
+    /// What the device did so far, with its writeback throttling's statistics.
+    pub fn stats(&self) -> DeviceStats {
+        DeviceStats {
+            wbt: self.wbt.as_ref().map(|w| w.stats.clone()),
+            ..self.stats.clone()
+        }
     }
 
     /// Rotational device (swap readahead picks the cluster window on these).

@@ -1009,7 +1009,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         .zip(io.devs.iter())
         .map(|(s, d)| DeviceResult {
             name: s.name.clone(),
-            stats: d.stats().clone(),
+            stats: d.stats(),
         })
         .collect();
     let (timeseries, buddyinfo) = sampler.finish();
