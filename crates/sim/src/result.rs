@@ -330,6 +330,21 @@ pub struct ReclaimCpuSeconds {
     pub flusher_total: f64,
 }
 
+impl ReclaimCpuSeconds {
+    /// Reclaim's CPU summed over its activities (scan, rmap and page-table walks, reclaim,
+    /// IO submission, `lru_lock` wait, TLB flushes), whoever reclaimed; not the per-thread
+    /// totals `kswapd_total` and `flusher_total`.
+    pub fn activities(&self) -> f64 {
+        self.scan
+            + self.rmap_walk
+            + self.page_table_walk
+            + self.reclaim
+            + self.io_submit
+            + self.lock_wait
+            + self.tlb_flush
+    }
+}
+
 /// The `lruvec->lru_lock`s (refault_mm::lrulock) over the measured period: every taker,
 /// reclaim and workload alike.
 #[derive(Serialize, Clone, Debug, Default)]

@@ -433,16 +433,7 @@ pub fn parallelio_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
 /// The S1 fio table (seed: IOPS +47-49% under the multi-gen LRU).
 pub fn fio_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
     let moves = |r: &SimResult| vm(r, "pgactivate") + vm(r, "pgdeactivate");
-    let cpu = |r: &SimResult| {
-        let c = &r.reclaim_cpu;
-        c.scan
-            + c.rmap_walk
-            + c.page_table_walk
-            + c.reclaim
-            + c.io_submit
-            + c.lock_wait
-            + c.tlb_flush
-    };
+    let cpu = |r: &SimResult| r.reclaim_cpu.activities();
     vec![
         row(
             "IOPS (read() ops/s, all jobs)",
@@ -500,16 +491,7 @@ fn cpu_per_op(r: &SimResult, task: &str) -> f64 {
 /// 14.96%) are of its client benchmark (Chrome OS MemoryPressure on a 4 GiB Snapdragon 7c,
 /// zram), so the rmap-walk share row follows the direction of those, not a server figure.
 pub fn memcached_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
-    let total = |r: &SimResult| {
-        let c = &r.reclaim_cpu;
-        c.scan
-            + c.rmap_walk
-            + c.page_table_walk
-            + c.reclaim
-            + c.io_submit
-            + c.lock_wait
-            + c.tlb_flush
-    };
+    let total = |r: &SimResult| r.reclaim_cpu.activities();
     let share = |r: &SimResult| {
         let t = total(r);
         if t > 0.0 {
