@@ -825,16 +825,9 @@ impl Zone {
                 let start = pfn & !(PAGEBLOCK_NR_PAGES as u32 - 1);
                 let end = start + PAGEBLOCK_NR_PAGES as u32;
                 if whole_block && start >= self.start_pfn && end <= self.end_pfn {
-                    let (free_pages, movable_pages) = count_block(pages, start);
+                    let claim = block_claimable(pages, start, start_mt, old);
                     self.move_freepages_block(pages, start, start_mt);
-                    let alike = if start_mt == mt::MOVABLE {
-                        movable_pages
-                    } else if old == mt::MOVABLE {
-                        PAGEBLOCK_NR_PAGES - free_pages - movable_pages
-                    } else {
-                        0
-                    };
-                    if free_pages + alike >= PAGEBLOCK_NR_PAGES / 2 {
+                    if claim {
                         self.set_pageblock_mt(start, start_mt);
                     }
                     return;
@@ -913,14 +906,8 @@ impl Zone {
             return None;
         }
         if cur >= PAGEBLOCK_ORDER {
-            self.del_free_block(pages, pfn, cur);
             self.change_pageblock_range(pfn, cur, start_mt);
-            let mut c = cur;
-            while c > order {
-                c -= 1;
-                self.add_free_block(pages, pfn + (1 << c), c, start_mt);
-            }
-            pages.hot[pfn as usize].order = order as u8;
+            self.del_and_expand(pages, pfn, order, cur, start_mt);
             return Some(pfn);
         }
         self.boost_watermark(flags);
@@ -930,15 +917,7 @@ impl Zone {
         if start < self.start_pfn || end > self.end_pfn {
             return None;
         }
-        let (free_pages, movable_pages) = count_block(pages, start);
-        let alike = if start_mt == mt::MOVABLE {
-            movable_pages
-        } else if block_mt == mt::MOVABLE {
-            PAGEBLOCK_NR_PAGES - free_pages - movable_pages
-        } else {
-            0
-        };
-        if free_pages + alike >= PAGEBLOCK_NR_PAGES / 2 {
+        if block_claimable(pages, start, start_mt, block_mt) {
             self.move_freepages_block(pages, start, start_mt);
             self.set_pageblock_mt(start, start_mt);
             return self.rmqueue_smallest(pages, order, start_mt);
@@ -1052,6 +1031,22 @@ impl Zone {
         }
         self.add_free_block(pages, pfn, order, t);
     }
+}
+
+/// The claim test of `try_to_claim_block()` (v5.2 to v6.9: `steal_suitable_fallback()`):
+/// the pageblock at `start`, of type `block_mt`, may change to `start_mt` when at least half
+/// of it is free or in use by pages alike: movable pages for a MOVABLE claimer; for any
+/// other, the non-movable pages of a MOVABLE block.
+fn block_claimable(pages: &FrameTable, start: Pfn, start_mt: u8, block_mt: u8) -> bool {
+    let (free_pages, movable_pages) = count_block(pages, start);
+    let alike = if start_mt == mt::MOVABLE {
+        movable_pages
+    } else if block_mt == mt::MOVABLE {
+        PAGEBLOCK_NR_PAGES - free_pages - movable_pages
+    } else {
+        0
+    };
+    free_pages + alike >= PAGEBLOCK_NR_PAGES / 2
 }
 
 /// Kernel: `prep_move_freepages_block()`'s count: free pages and pages of LRU (movable)
