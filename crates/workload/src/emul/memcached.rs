@@ -273,6 +273,7 @@ mod tests {
         // Then 1000 requests of 2 touches, a think and an end, inside slots 0..3.
         let reqs = &ops[11..];
         assert_eq!(reqs.len(), 1000 * 4);
+        let mut sets = 0;
         for r in reqs.chunks(4) {
             let (
                 Op::Touch {
@@ -287,10 +288,12 @@ mod tests {
             };
             // A get stores to the item header (its first page) and reads the rest; a set
             // writes both.
-            let _ = wb;
             assert!(a % 2 == 0 && a < 6 && b == a + 1 && wa);
+            sets += u32::from(wb);
             assert_eq!(&r[2..], [Op::Think { ns: 100 }, Op::OpEnd]);
         }
+        // set_fraction 0.1 of 1000 requests: 100 ± 3 standard deviations (9.5).
+        assert!((70..=130).contains(&sets), "{sets}");
     }
 
     #[test]
