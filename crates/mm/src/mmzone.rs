@@ -216,6 +216,54 @@ impl ContigPageInfo {
     }
 }
 
+/// The `mm_page_alloc_extfrag` events of one zone by the tracepoint's fields, and the
+/// boosts they caused. Observes only (the kernel has the tracepoint, not these sums):
+/// `perf stat -e kmem:mm_page_alloc_extfrag` with a filter on `alloc_migratetype` and
+/// `fragmenting` counts the same. Arrays are indexed by the allocation's migratetype
+/// (`alloc_migratetype`: [`mt::UNMOVABLE`], [`mt::MOVABLE`], [`mt::RECLAIMABLE`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ExtfragStats {
+    /// Fallbacks to a block below pageblock order (`fragmenting`: `fallback_order <
+    /// pageblock_order`): the ones that boost the watermark before v6.15 (v6.15+ only when
+    /// they try to claim the pageblock).
+    pub fragmenting: [u64; 3],
+    /// Fallbacks to a free block of pageblock order or more, whose pageblocks change type
+    /// whole: no boost.
+    pub whole_pageblock: [u64; 3],
+    /// Fragmenting fallbacks after which the pageblock belongs to the allocation's type
+    /// (`change_ownership`: the claim test passed).
+    pub change_ownership: [u64; 3],
+    /// `boost_watermark()` calls that raised the zone's `watermark_boost` (a boost already
+    /// at its maximum is not counted).
+    pub boosts: u64,
+}
+
+impl ExtfragStats {
+    /// Count one `mm_page_alloc_extfrag` event: an allocation of `alloc_mt` fell back to a
+    /// free block of `fallback_order`; `owned` is whether the block's pageblock now has the
+    /// allocation's type.
+    #[inline]
+    pub fn note(&mut self, alloc_mt: u8, fallback_order: u32, owned: bool) {
+        let t = alloc_mt as usize;
+        if t >= 3 {
+            return;
+        }
+        if fallback_order >= PAGEBLOCK_ORDER {
+            self.whole_pageblock[t] += 1;
+        } else {
+            self.fragmenting[t] += 1;
+            if owned {
+                self.change_ownership[t] += 1;
+            }
+        }
+    }
+
+    /// All fallbacks counted (equals the zone's share of `mm_page_alloc_extfrag`).
+    pub fn total(&self) -> u64 {
+        self.fragmenting.iter().sum::<u64>() + self.whole_pageblock.iter().sum::<u64>()
+    }
+}
+
 pub struct Zone {
     pub name: &'static str,
     /// `zone_idx()`: [`ZONE_DMA`], [`ZONE_DMA32`] or [`ZONE_NORMAL`].
@@ -252,6 +300,8 @@ pub struct Zone {
     /// `ZONE_BOOSTED_WATERMARK`: a fallback boosted the watermark; wake kswapd after this
     /// allocation.
     pub boosted_flag: bool,
+    /// Fallbacks and boosts of this zone ([`ExtfragStats`]; observes only).
+    pub extfrag: ExtfragStats,
     /// `free_area[order].free_list[migratetype]`.
     pub free_area: [[ListHead; MIGRATE_TYPES]; NR_PAGE_ORDERS],
     /// `free_area[order].nr_free`.
@@ -295,6 +345,7 @@ impl Zone {
             nr_reserved_highatomic: 0,
             highatomic: HighatomicRules::default(),
             boosted_flag: false,
+            extfrag: ExtfragStats::default(),
             free_area: [[ListHead::new(); MIGRATE_TYPES]; NR_PAGE_ORDERS],
             nr_free: [0; NR_PAGE_ORDERS],
             // memmap_init_range(): every pageblock starts MIGRATE_MOVABLE.
@@ -708,8 +759,10 @@ impl Zone {
             return self.rmqueue_smallest(pages, order, t);
         }
         let boost_before = self.watermark_boost;
+        let boosts_before = self.extfrag.boosts;
         let got = self.rmqueue_fallback(pages, order, t, flags);
         if self.boost_on_steal && self.watermark_boost > boost_before {
+            self.extfrag.boosts = boosts_before + 1;
             // Before v6.15, `__rmqueue_fallback()` made one `steal_suitable_fallback()` call
             // per fallback, so an allocation boosted the watermark once (by a pageblock),
             // where v6.15's `__rmqueue_claim()` boosts at every order whose claim it tries.
@@ -794,6 +847,8 @@ impl Zone {
         };
         let pfn = self.free_area[cur as usize][f as usize].head;
         self.steal_suitable_fallback(pages, pfn, cur, start_mt, can_steal, flags);
+        let owned = self.pageblock_mt(pfn) == start_mt;
+        self.extfrag.note(start_mt, cur, owned);
         true
     }
 
@@ -908,6 +963,7 @@ impl Zone {
         if cur >= PAGEBLOCK_ORDER {
             self.change_pageblock_range(pfn, cur, start_mt);
             self.del_and_expand(pages, pfn, order, cur, start_mt);
+            self.extfrag.note(start_mt, cur, true);
             return Some(pfn);
         }
         self.boost_watermark(flags);
@@ -920,7 +976,11 @@ impl Zone {
         if block_claimable(pages, start, start_mt, block_mt) {
             self.move_freepages_block(pages, start, start_mt);
             self.set_pageblock_mt(start, start_mt);
-            return self.rmqueue_smallest(pages, order, start_mt);
+            let got = self.rmqueue_smallest(pages, order, start_mt);
+            if got.is_some() {
+                self.extfrag.note(start_mt, cur, true);
+            }
+            return got;
         }
         None
     }
@@ -954,6 +1014,9 @@ impl Zone {
             self.managed,
             self.boost_factor,
         ) {
+            if b > self.watermark_boost {
+                self.extfrag.boosts += 1;
+            }
             self.watermark_boost = b;
             if flags & alloc_flags::KSWAPD != 0 {
                 self.boosted_flag = true;
@@ -985,6 +1048,7 @@ impl Zone {
             }
             let pfn = self.free_area[cur as usize][f as usize].head;
             self.del_and_expand(pages, pfn, order, cur, f as u8);
+            self.extfrag.note(t, cur, false);
             return Some(pfn);
         }
         None
@@ -1393,6 +1457,8 @@ mod tests {
         assert_eq!(ev.get(Ev::ExtfragFallback), 1);
         // Whole-block claims do not boost.
         assert_eq!(z.watermark_boost, 0);
+        assert_eq!(z.extfrag.whole_pageblock, [1, 0, 0]);
+        assert_eq!((z.extfrag.fragmenting, z.extfrag.boosts), ([0; 3], 0));
         for o in 0..10 {
             assert_eq!(z.free_area[o][mt::UNMOVABLE as usize].len, 1, "order {o}");
         }
@@ -1421,6 +1487,12 @@ mod tests {
         assert_eq!(z.watermark_boost, 512);
         assert!(z.boosted_flag);
         assert_eq!(ev.get(Ev::ExtfragFallback), 1);
+        // A fragmenting UNMOVABLE fallback that took ownership of its pageblock, one boost.
+        assert_eq!(z.extfrag.fragmenting, [1, 0, 0]);
+        assert_eq!(
+            (z.extfrag.change_ownership, z.extfrag.boosts),
+            ([1, 0, 0], 1)
+        );
         assert_eq!(
             z.free_area
                 .iter()
@@ -1488,6 +1560,14 @@ mod tests {
             assert_eq!(ev.get(Ev::ExtfragFallback), 1);
             assert_eq!(z.watermark_boost, boost, "boost_on_steal {boost_on_steal}");
             assert!(z.boosted_flag);
+            // mm_page_alloc_extfrag: one RECLAIMABLE fallback to an order-0 block, fragmenting,
+            // the pageblock not claimed; boost_watermark() raised the boost three times
+            // (orders 3, 1, 0) under v6.15's rules, once before.
+            let x = z.extfrag;
+            assert_eq!((x.fragmenting, x.whole_pageblock), ([0, 0, 1], [0; 3]));
+            assert_eq!(x.change_ownership, [0; 3]);
+            assert_eq!(x.boosts, if boost_on_steal { 1 } else { 3 });
+            assert_eq!(x.total(), ev.get(Ev::ExtfragFallback));
         }
     }
 
@@ -1543,6 +1623,8 @@ mod tests {
             assert_eq!((q, r), (528, 529));
             let fallbacks = if v5_2 { 1 } else { 3 };
             assert_eq!(ev.get(Ev::ExtfragFallback), fallbacks, "v5.2 {v5_2}");
+            assert_eq!(z.extfrag.fragmenting, [0, 0, fallbacks], "v5.2 {v5_2}");
+            assert_eq!(z.extfrag.change_ownership, [0; 3]);
             // Freed, the pages merge back and go to the list of their pageblock's type.
             z.free_block(&mut pages, 528, 0);
             z.free_block(&mut pages, 529, 0);

@@ -1069,6 +1069,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 min: z.wmark[0],
                 low: z.wmark[1],
                 high: z.wmark[2],
+                extfrag: z.extfrag,
             })
             .collect(),
         min_free_kbytes: mm.min_free_kbytes,

@@ -407,6 +407,9 @@ pub struct ZoneResult {
     pub min: u64,
     pub low: u64,
     pub high: u64,
+    /// The zone's `mm_page_alloc_extfrag` events by allocation type, fragmenting or whole
+    /// pageblock, and its watermark boosts (whole run; `refault_mm::mmzone::ExtfragStats`).
+    pub extfrag: refault_mm::mmzone::ExtfragStats,
 }
 
 /// Series sampled over time: memory composition (pages) and cumulative counters.

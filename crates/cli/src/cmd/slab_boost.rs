@@ -21,6 +21,7 @@
 
 use super::reproduce::{Args, Expect};
 use anyhow::Result;
+use refault_mm::mmzone::ExtfragStats;
 use refault_report::{mmtests_stats, MmtestsStats, SeedRow};
 use refault_scenario::Scenario;
 use refault_sim::SimResult;
@@ -71,6 +72,15 @@ pub struct S3Figures {
     /// Share of the boosted balance_pgdat() runs that found the node imbalanced and dropped
     /// the boost (normal reclaim, slab shrunk under both rules), %.
     pub boost_dropped_pct: f64,
+    /// `mm_page_alloc_extfrag` events of slab (RECLAIMABLE and UNMOVABLE allocations) that
+    /// took a block below pageblock order (each boosts a watermark under 5.3 rules), and
+    /// that took whole free pageblocks (no boost); of page-cache (MOVABLE) allocations
+    /// below pageblock order; all zones, whole run.
+    pub slab_fragmenting: f64,
+    pub slab_whole_pageblock: f64,
+    pub movable_fragmenting: f64,
+    /// `boost_watermark()` calls that raised a zone's boost, per simulated second.
+    pub boosts_per_s: f64,
     pub files: Option<MmtestsStats>,
 }
 
@@ -132,8 +142,17 @@ pub fn figures(r: &SimResult) -> S3Figures {
             let k = &r.kswapd_boost;
             k.boost_dropped as f64 * 100.0 / (k.boosted_runs as f64).max(1.0)
         },
+        slab_fragmenting: extfrag(r, |x| x.fragmenting[0] + x.fragmenting[2]),
+        slab_whole_pageblock: extfrag(r, |x| x.whole_pageblock[0] + x.whole_pageblock[2]),
+        movable_fragmenting: extfrag(r, |x| x.fragmenting[1]),
+        boosts_per_s: extfrag(r, |x| x.boosts) / r.sim_seconds.max(1e-9),
         files: mmtests_stats(&files),
     }
+}
+
+/// A sum over the zones' fallback statistics.
+fn extfrag(r: &SimResult, f: fn(&ExtfragStats) -> u64) -> f64 {
+    r.watermarks.iter().map(|z| f(&z.extfrag)).sum::<u64>() as f64
 }
 
 fn row(figure: &str, b: f64, c: f64, up: Option<bool>, tol: f64) -> Expect {
@@ -226,6 +245,34 @@ pub fn rows(b: &S3Figures, c: &S3Figures) -> Vec<Expect> {
             "boosted kswapd runs dropping the boost %",
             b.boost_dropped_pct,
             c.boost_dropped_pct,
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "slab fallbacks below pageblock order",
+            b.slab_fragmenting,
+            c.slab_fragmenting,
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "slab fallbacks to whole pageblocks",
+            b.slab_whole_pageblock,
+            c.slab_whole_pageblock,
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "page-cache fallbacks below pageblock order",
+            b.movable_fragmenting,
+            c.movable_fragmenting,
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "watermark boosts per second",
+            b.boosts_per_s,
+            c.boosts_per_s,
             None,
             f64::INFINITY,
         ),

@@ -597,5 +597,29 @@ fn reproduce_slab_boost_quick_reports_the_seed_figures() {
         );
         assert!(n("reclaimed_boosted") + n("reclaimed_normal") >= vm("pgsteal_kswapd"));
         assert_eq!(n("slabs_scanned_boosted") == 0, *policy == "true", "{k}");
+        // Every mm_page_alloc_extfrag event falls in one zone's fragmenting or
+        // whole-pageblock count; the fragmenting ones boosted (5.3 rules).
+        let mut fallbacks = 0;
+        let mut fragmenting = 0;
+        let mut boosts = 0;
+        for z in r["watermarks"].as_array().unwrap() {
+            let x = &z["extfrag"];
+            let sum = |key: &str| {
+                x[key]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_u64().unwrap())
+                    .sum::<u64>()
+            };
+            fallbacks += sum("fragmenting") + sum("whole_pageblock");
+            fragmenting += sum("fragmenting");
+            boosts += x["boosts"].as_u64().unwrap();
+        }
+        assert_eq!(fallbacks, vm("mm_page_alloc_extfrag"));
+        assert!(
+            fragmenting > 0 && boosts > 0 && boosts <= fragmenting,
+            "{fragmenting} {boosts}"
+        );
     }
 }
