@@ -15,6 +15,7 @@
 
 pub mod exec;
 pub mod host;
+pub mod lrugen;
 pub mod state;
 pub mod vm;
 
