@@ -18,6 +18,7 @@
 //! | mm/filemap.c, mm/readahead.c             | [`filemap`]                  |
 //! | mm/page-writeback.c (dirty throttling)   | [`writeback`]                |
 //! | mm/memory.c (faults)                     | [`memory`]                   |
+//! | kernel/fork.c, kernel/exit.c, `exit_mmap()` | [`exit`]                  |
 //! | mm/memcontrol.c                          | [`memcontrol`]               |
 //! | mm/slub.c                                | [`slab`]                     |
 //! | lib/xarray.c (page-cache nodes)          | [`xarray`]                   |
@@ -30,6 +31,7 @@ pub mod alloc;
 pub mod balance;
 pub mod compaction;
 pub mod debug;
+pub mod exit;
 pub mod filemap;
 pub mod fs;
 pub mod kcompactd;

@@ -38,8 +38,9 @@
 //! anonymous region, 262144 pages, costs 512 + 1 = 513 pages (2052 KiB). Faults of every kind
 //! allocate them: a read fault that maps the zero page, an anonymous or shmem write fault, a
 //! file mapping's fault (a swap-in finds its table in place, the swap entry lives in it).
-//! Tables stay until the end of the run (the model has no munmap or exit, where the kernel
-//! frees them; the kernel does not free page tables on reclaim).
+//! Tables stay until the process whose address space the object is exits
+//! ([`crate::exit`]: `free_pgtables()`), or until the end of the run (the model has no
+//! munmap; the kernel does not free page tables on reclaim).
 //!
 //! ## Statistics are read as of the last flush
 //! The memcg statistics are per-CPU deltas that rstat folds into the readable counters only
@@ -127,11 +128,14 @@ impl MemcgStock {
 }
 
 /// The page tables of one object's mapping: which PTE tables (one per 512 pages) and PMD
-/// tables (one per 1 GiB) exist. Empty until the first fault.
+/// tables (one per 1 GiB) exist, and the frames that hold them (for `free_pgtables()` at
+/// exit, [`crate::exit`]). Empty until the first fault.
 #[derive(Clone, Debug, Default)]
 pub struct PgTables {
     pte: Vec<u64>,
     pmd: Vec<u64>,
+    /// The page-table pages, in allocation order.
+    pfns: Vec<Pfn>,
 }
 
 impl PgTables {
@@ -155,9 +159,10 @@ impl PgTables {
         pmd + pte
     }
 
-    /// Record the next missing table for `index`: the PMD table first, as the walk down
-    /// allocates it.
-    fn add_next(&mut self, size_pages: u64, index: u64) {
+    /// Record the next missing table for `index`, held in frame `pfn`: the PMD table first,
+    /// as the walk down allocates it.
+    fn add_next(&mut self, size_pages: u64, index: u64, pfn: Pfn) {
+        self.pfns.push(pfn);
         let (pmd, pte) = (index / PAGES_PER_PMD_TABLE, index / PTRS_PER_PTE);
         if !Self::has(&self.pmd, pmd) {
             Self::set(&mut self.pmd, pmd, size_pages.div_ceil(PAGES_PER_PMD_TABLE));
@@ -170,6 +175,18 @@ impl PgTables {
     pub fn pages(&self) -> u64 {
         let ones = |b: &Vec<u64>| b.iter().map(|w| w.count_ones() as u64).sum::<u64>();
         ones(&self.pte) + ones(&self.pmd)
+    }
+
+    /// The frames holding the tables, in allocation order.
+    pub fn pfns(&self) -> &[Pfn] {
+        &self.pfns
+    }
+
+    /// Forget every table (the mapping is gone) and hand back the frames that held them.
+    pub(crate) fn take(&mut self) -> Vec<Pfn> {
+        self.pte.clear();
+        self.pmd.clear();
+        std::mem::take(&mut self.pfns)
     }
 }
 
@@ -366,26 +383,26 @@ impl Mm {
     pub(crate) fn pgtable_alloc(&mut self, ctx: &mut Ctx, obj: u32, index: u32) -> bool {
         let need = self.objects[obj as usize].pgtables.missing(index as u64);
         for _ in 0..need {
-            if !self.alloc_pgtable_page(ctx) {
+            let Some(pfn) = self.alloc_pgtable_page(ctx) else {
                 return false;
-            }
+            };
             let o = &mut self.objects[obj as usize];
-            o.pgtables.add_next(o.size_pages, index as u64);
+            o.pgtables.add_next(o.size_pages, index as u64, pfn);
         }
         true
     }
 
     /// One page-table page for the task of `ctx`: charge, allocate (GFP_KERNEL), account.
-    fn alloc_pgtable_page(&mut self, ctx: &mut Ctx) -> bool {
+    pub(crate) fn alloc_pgtable_page(&mut self, ctx: &mut Ctx) -> Option<Pfn> {
         let memcg = ctx.memcg;
         if !self.try_charge(ctx, memcg, 1) {
             ctx.oom = true;
-            return false;
+            return None;
         }
         ctx.cpu_ns += self.cfg.costs.page_alloc_ns;
         let Some(pfn) = self.alloc_pages(ctx, 0, crate::alloc::Gfp::KERNEL) else {
             self.uncharge(memcg, 1);
-            return false;
+            return None;
         };
         let i = pfn as usize;
         self.pages.hot[i].flags = crate::page::pg::HEAD;
@@ -396,7 +413,23 @@ impl Mm {
         self.pages.io_done_ns[i] = 0;
         self.node.nr_page_table_pages += 1;
         self.memcgs[memcg as usize].pagetables += 1;
-        true
+        Some(pfn)
+    }
+
+    /// Kernel: `pagetable_free()` of a user page table (`pte_free()`, `pmd_free()`, and
+    /// `pgd_free()` at exit): uncharge, unaccount, back to the buddy allocator.
+    pub(crate) fn free_pgtable_page(&mut self, pfn: Pfn) {
+        let i = pfn as usize;
+        debug_assert_eq!(self.pages.index[i], PGTABLE_INDEX);
+        let memcg = self.pages.hot[i].memcg;
+        self.uncharge(memcg, 1);
+        self.node.nr_page_table_pages -= 1;
+        self.memcgs[memcg as usize].pagetables -= 1;
+        self.pages.hot[i].flags = 0;
+        self.pages.index[i] = 0;
+        self.ev.add(crate::vmstat::Ev::PgFree, 1);
+        let zi = self.zone_of(pfn);
+        self.zones[zi].free_block(&mut self.pages, pfn, 0);
     }
 
     /// Kernel: `reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK)`: a reclaimer that could not

@@ -142,7 +142,7 @@ impl SwapArea {
         None
     }
 
-    fn free_slot(&mut self, slot: u32) {
+    pub(crate) fn free_slot(&mut self, slot: u32) {
         debug_assert!(self.slots[slot as usize] & SLOT_USED != 0);
         self.slots[slot as usize] = 0;
         self.nr_free += 1;
@@ -532,9 +532,19 @@ impl Mm {
             } else {
                 SLOT_USED
             };
-            // Every entry of the folio keeps the shadow (`swap_cache_del_folio()`).
+            // Every entry of the folio keeps the shadow (`swap_cache_del_folio()`). An entry
+            // no page table holds any more (its process exited while the folio was under IO,
+            // crate::exit) has swap count 0: `put_swap_folio()` frees the slot.
+            let memcg = self.pages.hot[i].memcg as usize;
             for k in 0..nr as u32 {
-                self.swap[a].slots[(slot + k) as usize] = entry;
+                let held = self.objects[o.obj as usize].ent[(o.index + k) as usize]
+                    == make_swap_pte(a as u8, slot + k);
+                if held {
+                    self.swap[a].slots[(slot + k) as usize] = entry;
+                } else {
+                    self.swap[a].free_slot(slot + k);
+                    self.memcgs[memcg].swap_usage -= 1;
+                }
             }
             self.pages.clear(pfn, pg::SWAPCACHE);
             self.node.nr_swapcached -= nr;

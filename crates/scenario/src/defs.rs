@@ -562,7 +562,7 @@ static OBJECT: SectionDef = array(
 );
 
 static TASK: SectionDef = SectionDef {
-    children: &[&PHASE, &PGBENCH, &MEMCACHED, &COPY, &KALLOC],
+    children: &[&PHASE, &PGBENCH, &MEMCACHED, &COPY, &KALLOC, &PROCESS],
     ..array(
         "task",
         "A group of identical tasks. The workload is a list of [[task.phase]] entries, or \
@@ -588,7 +588,7 @@ static TASK: SectionDef = SectionDef {
             k!(
                 "workload",
                 Computed("\"phases\""),
-                "\"phases\", \"pgbench\", \"memcached\", \"copy\" or \"kalloc\". Default: \
+                "\"phases\", \"pgbench\", \"memcached\", \"copy\", \"kalloc\" or \"process\". Default: \
                 the emulation whose table is present, else phases."
             ),
             k!(
@@ -948,6 +948,37 @@ static KALLOC: SectionDef = SectionDef {
                 (then all are freed); N = the oldest is freed when the (N+1)-th is made."
             ),
             k!("think", Value("\"0s\""), "CPU time between allocations."),
+        ],
+    )
+};
+
+static PROCESS: SectionDef = SectionDef {
+    commented: true,
+    ..section(
+        "task.process",
+        "Short-lived processes (workload = \"process\"), one after another, as a build's \
+         compilers: each forks (copy_process(): an order-2 kernel stack and the PGD, \
+         GFP_KERNEL, unmovable), stores to random pages of its anonymous object (faulting \
+         it in: page tables, THP as transparent_hugepage allows), and exits (exit_mmap(): \
+         every page, swap slot and page table freed, then the stack). The object is the \
+         process's address space: one task with instances = 1 uses it, and no other task.",
+        &[
+            k!(
+                "object",
+                Required("\"cc1\""),
+                "The anonymous [[object]] each process faults. Required."
+            ),
+            k!(
+                "count",
+                Value("0"),
+                "Processes per instance, one after another; 0 = until the run's duration."
+            ),
+            k!(
+                "ops",
+                Value("1000"),
+                "Stores to random pages of the object per process (at least 1)."
+            ),
+            k!("think", Value("\"0s\""), "CPU time after each store."),
         ],
     )
 };

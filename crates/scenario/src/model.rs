@@ -404,6 +404,9 @@ pub enum Workload {
     Copy(CopySpec),
     /// Kernel allocations of order N (stress-highalloc, or slab/page-table churn).
     Kalloc(KallocSpec),
+    /// Short-lived processes, one after another: fork, fault and use an anonymous address
+    /// space, exit (`[task.process]`).
+    Process(ProcessSpec),
     /// Replay of a recorded trace (`[[task.phase]] source = { trace = ... }`).
     Trace(TraceSpec),
 }
@@ -432,6 +435,23 @@ pub enum KallocMigratetype {
     Unmovable,
     Reclaimable,
     Movable,
+}
+
+/// Short-lived processes (`workload = "process"`): each instance runs `count` processes one
+/// after another. A process forks (kernel stack, PGD), makes `ops` stores to random pages
+/// of its anonymous object (faulting it in: page tables, THP where allowed), with `think`
+/// CPU time after each, and exits (every page freed).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProcessSpec {
+    /// The anonymous object that is each process's address space (index into
+    /// `Scenario::objects`); no other task uses it.
+    pub object: usize,
+    /// Processes per instance, one after another; 0 = until the run's duration.
+    pub count: u64,
+    /// Stores to random pages of the object per process.
+    pub ops: u64,
+    /// CPU time after each store.
+    pub think_ns: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -192,6 +192,7 @@ pub(crate) enum WorkloadName {
     Memcached,
     Copy,
     Kalloc,
+    Process,
 }
 
 impl WorkloadName {
@@ -202,6 +203,7 @@ impl WorkloadName {
             WorkloadName::Memcached => "memcached",
             WorkloadName::Copy => "copy",
             WorkloadName::Kalloc => "kalloc",
+            WorkloadName::Process => "process",
         }
     }
 }
@@ -220,6 +222,16 @@ pub(crate) struct RawTask {
     pub memcached: Option<RawMemcached>,
     pub copy: Option<RawCopy>,
     pub kalloc: Option<RawKalloc>,
+    pub process: Option<RawProcess>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct RawProcess {
+    pub object: Option<String>,
+    pub count: Option<u64>,
+    pub ops: Option<u64>,
+    pub think: Option<Duration>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -461,6 +473,7 @@ mod tests {
         assert_eq!(fields_of::<RawPgbench>(), schema_of("task.pgbench"));
         assert_eq!(fields_of::<RawMemcached>(), schema_of("task.memcached"));
         assert_eq!(fields_of::<RawKalloc>(), schema_of("task.kalloc"));
+        assert_eq!(fields_of::<RawProcess>(), schema_of("task.process"));
         assert_eq!(fields_of::<RawCopy>(), schema_of("task.copy"));
         assert_eq!(fields_of::<RawModel>(), schema_of("model"));
         assert_eq!(fields_of::<RawCost>(), schema_of("model.cost"));

@@ -158,6 +158,7 @@ pub(crate) fn resolve(raw: RawScenario, cx: &Ctx, seed: Option<u64>) -> Result<S
     let tasks = resolve_tasks(raw.task, &cgroups, &objects, &run, &mut traces, cx)?;
     check_zero_cost_loops(&tasks, &objects, cx)?;
     check_create_dirs(&tasks, &objects, cx)?;
+    check_process_objects(&tasks, &objects, cx)?;
     let (costs, model) = resolve_model(&raw.model, policy.lru, policy.kswapd_compaction, cx)?;
 
     Ok(Scenario {
@@ -1055,6 +1056,7 @@ fn resolve_tasks(
             (t.memcached.is_some(), WorkloadName::Memcached),
             (t.copy.is_some(), WorkloadName::Copy),
             (t.kalloc.is_some(), WorkloadName::Kalloc),
+            (t.process.is_some(), WorkloadName::Process),
         ]
         .into_iter()
         .filter_map(|(present, w)| present.then_some(w))
@@ -1383,6 +1385,56 @@ fn resolve_tasks(
                     forever("count")?;
                 }
                 Workload::Kalloc(spec)
+            }
+            WorkloadName::Process => {
+                let c = t
+                    .process
+                    .ok_or_else(|| missing_table(cx, &workload_at, &who, kind))?;
+                let sec = "task.process";
+                let at = |k: &str| path!["task", i, "process", k];
+                let spec = ProcessSpec {
+                    object: object_ref(
+                        objects,
+                        c.object,
+                        &at("object"),
+                        &who,
+                        "object",
+                        &[ObjectKind::Anon],
+                        cx,
+                    )?,
+                    count: c.count.unwrap_or_else(|| defs::default(sec, "count")),
+                    ops: c.ops.unwrap_or_else(|| defs::default(sec, "ops")),
+                    think_ns: c.think.unwrap_or_else(|| defs::default(sec, "think")).0,
+                };
+                if instances > 1 {
+                    return Err(cx.err(
+                        ErrorKind::InvalidValue,
+                        &path!["task", i, "instances"],
+                        format!(
+                            "{who}: instances = {instances}, but each process needs its own \
+                             address space: declare one object and one task per concurrent \
+                             process"
+                        ),
+                    ));
+                }
+                if spec.ops == 0 {
+                    return Err(cx.err(
+                        ErrorKind::InvalidValue,
+                        &at("ops"),
+                        format!("{who}: ops must be at least 1"),
+                    ));
+                }
+                if objects[spec.object].size_pages > u32::MAX as u64 {
+                    return Err(cx.err(
+                        ErrorKind::Impossible,
+                        &at("object"),
+                        format!("{who}: object `{}` is too large", objects[spec.object].name),
+                    ));
+                }
+                if spec.count == 0 {
+                    forever("count")?;
+                }
+                Workload::Process(spec)
             }
         };
         out.push(TaskSpec {
@@ -2180,6 +2232,45 @@ fn check_create_dirs(tasks: &[TaskSpec], objects: &[ObjectSpec], cx: &Ctx) -> Re
     Ok(())
 }
 
+/// The objects a task's workload names.
+fn objects_of(w: &Workload) -> Vec<usize> {
+    match w {
+        Workload::Phases { phases, .. } => phases.iter().map(|p| p.object).collect(),
+        Workload::Pgbench(p) => vec![p.shared_buffers, p.database, p.wal],
+        Workload::Memcached(m) => vec![m.items],
+        Workload::Copy(c) => vec![c.src, c.dst],
+        Workload::Trace(t) => t.objects.clone(),
+        Workload::Process(p) => vec![p.object],
+        Workload::Kalloc(_) => vec![],
+    }
+}
+
+/// A process workload's object is its address space, emptied at every exit: no other task
+/// may use it.
+fn check_process_objects(tasks: &[TaskSpec], objects: &[ObjectSpec], cx: &Ctx) -> Result<()> {
+    for (i, t) in tasks.iter().enumerate() {
+        let Workload::Process(p) = &t.workload else {
+            continue;
+        };
+        if let Some(other) = tasks
+            .iter()
+            .enumerate()
+            .find(|&(j, u)| j != i && objects_of(&u.workload).contains(&p.object))
+        {
+            return Err(cx.err(
+                ErrorKind::InvalidValue,
+                &path!["task", i, "process", "object"],
+                format!(
+                    "task `{}`: object `{}` is its processes' address space, but task `{}` \
+                     uses it too: give each process task an object of its own",
+                    t.name, objects[p.object].name, other.1.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A task that loops forever (`repeat = 0`) over phases that only read() files which never
 /// hold data (`exists = false` and no task writes them), with no think time, would consume
 /// events at one simulated instant for ever: every read() ends at end of file at no cost.
@@ -2209,6 +2300,7 @@ fn check_zero_cost_loops(tasks: &[TaskSpec], objects: &[ObjectSpec], cx: &Ctx) -
                     written[o] = true;
                 }
             }
+            Workload::Process(p) => written[p.object] = true,
             Workload::Memcached(_) | Workload::Kalloc(_) => {}
         }
     }

@@ -1827,3 +1827,47 @@ fn memcached_item_size_resolves_and_excludes_pages_per_request() {
     assert_eq!(kind, ErrorKind::Impossible);
     assert!(msg.contains("at most 1 MiB"), "{msg}");
 }
+
+/// `workload = "process"`: the object is resolved and defaulted; each bad input names the
+/// key (not an anon object, several instances, no stores, an object another task uses).
+#[test]
+fn process_workload_resolves_and_refuses_bad_input() {
+    const HEAP: &str = "[machine]\nmemory = \"1G\"\n\
+                        [[object]]\nname = \"heap\"\nkind = \"anon\"\nsize = \"64M\"\n\
+                        [[object]]\nname = \"db\"\nkind = \"file\"\nsize = \"1G\"\n";
+    let cc1 = |extra: &str| {
+        format!("{HEAP}[[task]]\nname = \"cc1\"\nworkload = \"process\"\n{extra}[task.process]\nobject = \"heap\"\ncount = 3\n")
+    };
+    let s = ok(&cc1(""));
+    assert_eq!(
+        s.tasks[0].workload,
+        Workload::Process(ProcessSpec {
+            object: 0,
+            count: 3,
+            ops: 1000,
+            think_ns: 0,
+        })
+    );
+    let (kind, msg) = err(
+        &cc1("").replace("object = \"heap\"", "object = \"db\""),
+        &[],
+    );
+    assert_eq!(kind, ErrorKind::InvalidValue);
+    assert!(msg.contains("task `cc1`: object must be a"), "{msg}");
+    let (kind, msg) = err(&cc1("instances = 2\n"), &[]);
+    assert_eq!(kind, ErrorKind::InvalidValue);
+    assert!(
+        msg.contains("instances = 2") && msg.contains("own address space"),
+        "{msg}"
+    );
+    let (kind, msg) = err(&format!("{}ops = 0\n", cc1("")), &[]);
+    assert_eq!(kind, ErrorKind::InvalidValue);
+    assert!(msg.contains("ops must be at least 1"), "{msg}");
+    let shared = format!(
+        "{}[[task]]\nname = \"reader\"\n[[task.phase]]\naccess = \"touch\"\nobject = \"heap\"\n",
+        cc1("")
+    );
+    let (kind, msg) = err(&shared, &[]);
+    assert_eq!(kind, ErrorKind::InvalidValue);
+    assert!(msg.contains("task `reader` uses it too"), "{msg}");
+}

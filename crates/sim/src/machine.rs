@@ -138,6 +138,8 @@ struct Task {
     kslots: Vec<u32>,
     kalloc_attempts: u64,
     kalloc_success: u64,
+    /// The live process of a process workload: its address space (object) and kernel pages.
+    process: Option<(u32, refault_mm::exit::ProcessPages)>,
     memcg: u16,
     done: bool,
     oom_killed: bool,
@@ -293,6 +295,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             kslots: Vec::new(),
             kalloc_attempts: 0,
             kalloc_success: 0,
+            process: None,
             done: false,
             oom_killed: false,
             finished_at: 0,
@@ -730,6 +733,17 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                         }
                     }
                 }
+                // A failed fork (-ENOMEM) ends the task, as make stops the build when it
+                // cannot fork a compiler.
+                Op::Fork { obj } => match mm.fork(&mut ctx) {
+                    Some(p) => task.process = Some((obj, p)),
+                    None => ctx.oom = true,
+                },
+                Op::Exit { .. } => {
+                    if let Some((obj, p)) = task.process.take() {
+                        mm.exit(&mut ctx, obj, p);
+                    }
+                }
             }
             // The operation's per-CPU batch additions; a full batch drains under the lock.
             mm.lru_settle(&mut ctx);
@@ -746,6 +760,10 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             cpu_end = finish;
             let next = finish.max(ctx.wait_until);
             if ctx.oom {
+                // A killed process's memory goes back as at any exit.
+                if let Some((obj, p)) = task.process.take() {
+                    mm.exit(&mut ctx, obj, p);
+                }
                 task.done = true;
                 task.oom_killed = true;
                 task.finished_at = next;

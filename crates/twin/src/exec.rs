@@ -272,7 +272,11 @@ impl<'a> Executor<'a> {
             Op::OpEnd | Op::Phase { .. } => {}
             // Refused by setup(): user space cannot make kernel allocations, and create
             // phases (a directory modelled as one file object) have no executor yet.
-            Op::KernelAlloc { .. } | Op::KernelFree { .. } | Op::Create { .. } => {}
+            Op::KernelAlloc { .. }
+            | Op::KernelFree { .. }
+            | Op::Fork { .. }
+            | Op::Exit { .. }
+            | Op::Create { .. } => {}
         }
     }
 }

@@ -306,6 +306,17 @@ fn setup_inner(
             t.name
         ));
     }
+    if let Some(t) = scn
+        .tasks
+        .iter()
+        .find(|t| matches!(t.workload, refault_scenario::Workload::Process(_)))
+    {
+        return Err(format!(
+            "task `{}` has workload = \"process\": the twin's executor has no fork/exit of \
+             an object's address space, so it cannot run this scenario",
+            t.name
+        ));
+    }
     if let Some(t) = scn.tasks.iter().find(|t| match &t.workload {
         refault_scenario::Workload::Phases { phases, .. } => phases
             .iter()

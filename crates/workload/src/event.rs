@@ -55,6 +55,13 @@ pub enum Op {
     KernelAlloc { order: u8, gfp: u8, slot: u32 },
     /// Free the kernel memory in slot `slot` (nothing if its allocation failed).
     KernelFree { slot: u32 },
+    /// fork(): the task becomes a new process whose address space is the (empty) anonymous
+    /// object `obj`: its kernel stack and page-global directory are allocated. Simulation
+    /// only (the process workload).
+    Fork { obj: ObjId },
+    /// exit(): the process of `Fork { obj }` ends; every page of `obj`, its swap slots and
+    /// page tables, and the process's kernel pages are freed. Simulation only.
+    Exit { obj: ObjId },
 }
 
 /// Bits of `Op::KernelAlloc::gfp`.

@@ -35,6 +35,7 @@ use crate::emul::copy::CopySource;
 use crate::emul::kalloc::KallocSource;
 use crate::emul::memcached::MemcachedSource;
 use crate::emul::pgbench::PgbenchSource;
+use crate::emul::process::ProcessSource;
 use crate::error::{SourceError, SourceErrorKind};
 use crate::event::{EventSource, ObjId, Op};
 use crate::gen::PhaseSource;
@@ -65,6 +66,7 @@ pub enum Source {
     Memcached(MemcachedSource),
     Copy(CopySource),
     Kalloc(KallocSource),
+    Process(ProcessSource),
     Trace(Box<TraceSource>),
 }
 
@@ -87,6 +89,7 @@ impl EventSource for Source {
             Source::Memcached(s) => s.next_op(),
             Source::Copy(s) => s.next_op(),
             Source::Kalloc(s) => s.next_op(),
+            Source::Process(s) => s.next_op(),
             Source::Trace(s) => s.next_op(),
         }
     }
@@ -98,6 +101,7 @@ impl EventSource for Source {
             Source::Memcached(s) => s.len_hint(),
             Source::Copy(s) => s.len_hint(),
             Source::Kalloc(s) => s.len_hint(),
+            Source::Process(s) => s.len_hint(),
             Source::Trace(s) => s.len_hint(),
         }
     }
@@ -169,6 +173,9 @@ pub fn try_task_sources(scn: &Scenario) -> Result<Vec<TaskSource>, SourceError> 
                     Source::Copy(CopySource::new(spec, &scn.objects).map_err(err)?)
                 }
                 Workload::Kalloc(spec) => Source::Kalloc(KallocSource::new(spec)),
+                Workload::Process(spec) => {
+                    Source::Process(ProcessSource::new(spec, &scn.objects, seed))
+                }
                 Workload::Trace(spec) => {
                     Source::Trace(Box::new(TraceSource::new(spec, &scn.objects).map_err(err)?))
                 }

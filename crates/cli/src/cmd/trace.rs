@@ -186,7 +186,11 @@ fn map_op(op: refault_workload::Op) -> Option<refault_trace::Op> {
         W::Think { ns } => T::Think { ns },
         W::OpEnd => T::OpEnd,
         W::Phase { idx } => T::Phase { idx },
-        W::KernelAlloc { .. } | W::KernelFree { .. } | W::Create { .. } => return None,
+        W::KernelAlloc { .. }
+        | W::KernelFree { .. }
+        | W::Fork { .. }
+        | W::Exit { .. }
+        | W::Create { .. } => return None,
     })
 }
 
@@ -206,6 +210,17 @@ fn record_scenario(a: RecordScenarioArgs) -> Result<()> {
         bail!(
             "task {} makes kernel allocations (workload = \"kalloc\"), which a trace cannot \
              hold: traces record user-space events only",
+            t.name
+        );
+    }
+    if let Some(t) = scn
+        .tasks
+        .iter()
+        .find(|t| matches!(t.workload, refault_scenario::Workload::Process(_)))
+    {
+        bail!(
+            "task {} forks and exits processes (workload = \"process\"), which a trace cannot \
+             hold: traces have no fork or exit",
             t.name
         );
     }

@@ -12,8 +12,10 @@
 //! | [`memcached`] | memcachetest (parallelio) / memtier against memcached | 000, 001 |
 //! | [`copy`] | parallelio's background large-file copy | 000 |
 //! | [`kalloc`] | mmtests stress-highalloc; kernel-object churn | 004 |
+//! | [`process`] | a build's short-lived compilers (fork, fault, exit) | 004 |
 
 pub mod copy;
 pub mod kalloc;
 pub mod memcached;
 pub mod pgbench;
+pub mod process;
