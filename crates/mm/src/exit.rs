@@ -227,7 +227,12 @@ mod tests {
     /// A 4096-page machine (8 pageblocks) with three anonymous objects of `obj_pages` each
     /// beside tiny_config's two (objects 2, 3, 4: process address spaces).
     fn churn_mm(obj_pages: u64, thp: ThpEnabled, synchronous_swap: bool) -> Mm {
+        churn_mm_lru(obj_pages, thp, synchronous_swap, LruKind::Classic)
+    }
+
+    fn churn_mm_lru(obj_pages: u64, thp: ThpEnabled, synchronous_swap: bool, lru: LruKind) -> Mm {
         let mut cfg = tiny_config(BalanceKind::RefaultCost, 4096);
+        cfg.lru = lru;
         cfg.readahead_max_pages = 0;
         cfg.thp_enabled = thp;
         cfg.thp_defrag = ThpDefrag::Never;
@@ -254,9 +259,15 @@ mod tests {
     /// them out, some come back in) gives back, at exit, every page: free pages, swap slots,
     /// kernel and page-table pages and the memcg charge return to where they started. While
     /// it lives it holds an order-2 stack (4 kernel pages), the PGD and its PTE/PMD tables.
+    /// Under both LRUs (the multi-gen LRU keeps its folios on generation lists).
     #[test]
     fn exit_frees_every_page() {
-        let mut mm = churn_mm(6000, ThpEnabled::Never, true);
+        exit_frees_every_page_under(LruKind::Classic);
+        exit_frees_every_page_under(LruKind::Mglru);
+    }
+
+    fn exit_frees_every_page_under(lru: LruKind) {
+        let mut mm = churn_mm_lru(6000, ThpEnabled::Never, true, lru);
         let mut io = InstantIo;
         let mut ctx = Ctx::new(0, &mut io, 0);
         let (free0, swap0, kernel0) = (mm.nr_free(), swap_free(&mm), mm.node.nr_kernel_pages);
