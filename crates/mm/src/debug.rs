@@ -281,6 +281,19 @@ impl Mm {
                 p += 1;
                 continue;
             }
+            let zi = self.zone_of(p as Pfn);
+            if let Some(end) = self.zones[zi].boot_held_end(p as Pfn) {
+                // Kernel memory since boot whose records are not written yet.
+                for (k, o) in owner[p..end as usize].iter_mut().enumerate() {
+                    if *o != 0 {
+                        return bad(format!("pfn {} held since boot and free", p + k));
+                    }
+                    *o = 2;
+                }
+                kernel += end as u64 - p as u64;
+                p = end as usize;
+                continue;
+            }
             let pfn = p as Pfn;
             if !self.pages.test(pfn, pg::HEAD) {
                 return bad(format!(

@@ -244,6 +244,14 @@ impl ZoneBuddy {
         use refault_mm::mmzone::{mt::NAMES, MIGRATE_TYPES, PB_MT_MASK};
         let mut by_type = BTreeMap::new();
         let mut blocks = BTreeMap::new();
+        // One pass over the pageblocks for every type (a 4 TiB machine has 2 M of them, and
+        // a result sample takes this snapshot).
+        let mut nr_blocks = [0u64; MIGRATE_TYPES];
+        for &b in &z.pageblock {
+            if let Some(n) = nr_blocks.get_mut((b & PB_MT_MASK) as usize) {
+                *n += 1;
+            }
+        }
         for (t, name) in NAMES.iter().enumerate().take(MIGRATE_TYPES) {
             by_type.insert(
                 name.to_string(),
@@ -251,13 +259,7 @@ impl ZoneBuddy {
                     .map(|o| z.nr_free_list(o, t))
                     .collect(),
             );
-            blocks.insert(
-                name.to_string(),
-                z.pageblock
-                    .iter()
-                    .filter(|&&b| (b & PB_MT_MASK) as usize == t)
-                    .count() as u64,
-            );
+            blocks.insert(name.to_string(), nr_blocks[t]);
         }
         let orders = 0..z.nr_free.len() as u32;
         ZoneBuddy {
