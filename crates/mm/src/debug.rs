@@ -146,10 +146,18 @@ impl Mm {
                     ));
                 }
             }
+            let mut nr_pageblocks = [0u64; MIGRATE_TYPES];
             for (b, &f) in z.pageblock.iter().enumerate() {
                 if (f & PB_MT_MASK) as usize >= MIGRATE_TYPES {
                     return bad(format!("zone {zi} pageblock {b}: bad migratetype {f:#x}"));
                 }
+                nr_pageblocks[(f & PB_MT_MASK) as usize] += 1;
+            }
+            if nr_pageblocks != z.nr_pageblocks {
+                return bad(format!(
+                    "zone {zi}: pageblocks by type {:?} but counted {nr_pageblocks:?}",
+                    z.nr_pageblocks
+                ));
             }
             // Deferred max-order blocks (not linked yet) are free MOVABLE blocks too, and
             // while any is deferred the MOVABLE max-order list is not empty.

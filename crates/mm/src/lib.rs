@@ -1287,6 +1287,14 @@ mod zone_boot_tests {
             [blocks(mmzone::mt::UNMOVABLE), blocks(mmzone::mt::MOVABLE)],
             want_blocks
         );
+        // The zone's running counts agree with the array.
+        assert_eq!(
+            [
+                z.nr_pageblocks[mmzone::mt::UNMOVABLE as usize],
+                z.nr_pageblocks[mmzone::mt::MOVABLE as usize]
+            ],
+            want_blocks
+        );
         let before = mm.zones[0].free;
         let p = mm.zones[0]
             .rmqueue(

@@ -259,6 +259,10 @@ pub struct Zone {
     /// Pageblock flags (`pageblock_flags` bitmap): migratetype and skip bit, indexed by
     /// `(pfn >> PAGEBLOCK_ORDER) - (start_pfn >> PAGEBLOCK_ORDER)`.
     pub pageblock: Vec<u8>,
+    /// Pageblocks per migratetype (`/proc/pagetypeinfo`'s "Number of blocks type"), kept
+    /// with `pageblock` by [`Zone::set_pageblock_mt`], so that a result sample reads them
+    /// instead of counting the array (7.5 M pageblocks on a 15 TiB machine).
+    pub nr_pageblocks: [u64; MIGRATE_TYPES],
     /// Per-zone LRU sizes (`NR_ZONE_*`), indexed by `LruList`.
     pub nr_lru: [u64; NR_LRU_LISTS],
     /// Compaction state of the zone (mm/compaction.c).
@@ -310,6 +314,13 @@ impl Zone {
             nr_free: [0; NR_PAGE_ORDERS],
             // memmap_init_range(): every pageblock starts MIGRATE_MOVABLE.
             pageblock: vec![mt::MOVABLE; nr_pb],
+            nr_pageblocks: std::array::from_fn(|t| {
+                if t == mt::MOVABLE as usize {
+                    nr_pb as u64
+                } else {
+                    0
+                }
+            }),
             nr_lru: [0; NR_LRU_LISTS],
             compact: crate::compaction::ZoneCompact::new(start_pfn, end_pfn),
             deferred: (start_pfn, start_pfn),
@@ -353,6 +364,8 @@ impl Zone {
     #[inline]
     pub fn set_pageblock_mt(&mut self, pfn: Pfn, t: u8) {
         let i = self.pb_idx(pfn);
+        self.nr_pageblocks[(self.pageblock[i] & PB_MT_MASK) as usize] -= 1;
+        self.nr_pageblocks[t as usize] += 1;
         self.pageblock[i] = (self.pageblock[i] & !PB_MT_MASK) | t;
     }
 

@@ -241,17 +241,9 @@ pub struct ZoneBuddy {
 
 impl ZoneBuddy {
     pub fn of(z: &refault_mm::mmzone::Zone) -> Self {
-        use refault_mm::mmzone::{mt::NAMES, MIGRATE_TYPES, PB_MT_MASK};
+        use refault_mm::mmzone::{mt::NAMES, MIGRATE_TYPES};
         let mut by_type = BTreeMap::new();
         let mut blocks = BTreeMap::new();
-        // One pass over the pageblocks for every type (a 4 TiB machine has 2 M of them, and
-        // a result sample takes this snapshot).
-        let mut nr_blocks = [0u64; MIGRATE_TYPES];
-        for &b in &z.pageblock {
-            if let Some(n) = nr_blocks.get_mut((b & PB_MT_MASK) as usize) {
-                *n += 1;
-            }
-        }
         for (t, name) in NAMES.iter().enumerate().take(MIGRATE_TYPES) {
             by_type.insert(
                 name.to_string(),
@@ -259,7 +251,7 @@ impl ZoneBuddy {
                     .map(|o| z.nr_free_list(o, t))
                     .collect(),
             );
-            blocks.insert(name.to_string(), nr_blocks[t]);
+            blocks.insert(name.to_string(), z.nr_pageblocks[t]);
         }
         let orders = 0..z.nr_free.len() as u32;
         ZoneBuddy {
