@@ -146,10 +146,18 @@ impl Mm {
                     ));
                 }
             }
+            let mut nr_pageblocks = [0u64; MIGRATE_TYPES];
             for (b, &f) in z.pageblock.iter().enumerate() {
                 if (f & PB_MT_MASK) as usize >= MIGRATE_TYPES {
                     return bad(format!("zone {zi} pageblock {b}: bad migratetype {f:#x}"));
                 }
+                nr_pageblocks[(f & PB_MT_MASK) as usize] += 1;
+            }
+            if nr_pageblocks != z.nr_pageblocks {
+                return bad(format!(
+                    "zone {zi}: pageblocks by type {:?} but counted {nr_pageblocks:?}",
+                    z.nr_pageblocks
+                ));
             }
             // Deferred max-order blocks (not linked yet) are free MOVABLE blocks too, and
             // while any is deferred the MOVABLE max-order list is not empty.
@@ -279,6 +287,19 @@ impl Mm {
         while p < n {
             if owner[p] == 1 {
                 p += 1;
+                continue;
+            }
+            let zi = self.zone_of(p as Pfn);
+            if let Some(end) = self.zones[zi].boot_held_end(p as Pfn) {
+                // Kernel memory since boot whose records are not written yet.
+                for (k, o) in owner[p..end as usize].iter_mut().enumerate() {
+                    if *o != 0 {
+                        return bad(format!("pfn {} held since boot and free", p + k));
+                    }
+                    *o = 2;
+                }
+                kernel += end as u64 - p as u64;
+                p = end as usize;
                 continue;
             }
             let pfn = p as Pfn;

@@ -833,13 +833,11 @@ impl Mm {
                 pb += mmzone::PAGEBLOCK_NR_PAGES;
             }
             z.init_free_range(pages, free_start, free_end);
-            for p in (start..free_start).chain(free_end..end) {
-                let p = p as usize;
-                pages.hot[p].flags = page::pg::HEAD;
-                pages.hot[p].order = 0;
-                pages.hot[p].memcg = 0;
-                pages.obj[p] = NIL;
-            }
+            // Their frame records are written when first needed (`Zone::boot_held`).
+            z.boot_held = [(start, free_start), (free_end, end)]
+                .into_iter()
+                .filter(|&(s, e)| s < e)
+                .collect();
             kernel += boot.kernel;
             reserved += boot.holes + boot.reserved;
             zones.push(z);
@@ -1120,6 +1118,51 @@ mod zone_boot_tests {
         }
     }
 
+    /// Frames held since boot are not written at boot (`Zone::boot_held`): their records
+    /// stay zero, the invariant checker counts them as kernel memory, and the first
+    /// whole-zone pfn walk writes them as order-0 kernel heads; the checker passes before
+    /// and after.
+    #[test]
+    fn boot_held_frames_are_written_on_the_first_pfn_walk() {
+        let mut cfg = testutil::tiny_config(BalanceKind::RefaultCost, 0);
+        cfg.zones = vec![("DMA", 4096), ("DMA32", 8192)];
+        cfg.zone_boot = vec![
+            ZoneBoot {
+                holes: 2,
+                reserved: 100,
+                ..Default::default()
+            },
+            ZoneBoot {
+                reserved: 200,
+                kernel: 1000,
+                ..Default::default()
+            },
+        ];
+        cfg.swap_areas.clear();
+        let mut mm = Mm::new(cfg);
+        // DMA holds its bottom 102 frames, DMA32 its top 1200 (4096 + 8192 - 1200 = 11088).
+        assert_eq!(mm.zones[0].boot_held, vec![(0, 102)]);
+        assert_eq!(mm.zones[1].boot_held, vec![(11_088, 12_288)]);
+        assert_eq!(mm.zones[1].boot_held_end(11_500), Some(12_288));
+        assert_eq!(mm.zones[1].boot_held_end(11_087), None);
+        assert!([0usize, 101, 11_088, 12_287]
+            .iter()
+            .all(|&p| mm.pages.hot[p] == page::Frame::default()));
+        mm.check_invariants().unwrap();
+        for zi in 0..2 {
+            mm.zones[zi].link_all_deferred(&mut mm.pages);
+            assert!(mm.zones[zi].boot_held.is_empty());
+        }
+        for p in [0usize, 101, 11_088, 12_287] {
+            assert_eq!(
+                (mm.pages.hot[p].flags, mm.pages.obj[p]),
+                (page::pg::HEAD, NIL)
+            );
+        }
+        assert_eq!(mm.pages.hot[102].flags & page::pg::HEAD, 0);
+        mm.check_invariants().unwrap();
+    }
+
     /// A DMA + DMA32 machine with reserved and boot-time kernel pages: managed and free pages,
     /// the computed protection, and user pages that reach the DMA zone only once DMA32 is at
     /// its low watermark, leaving DMA its reserve.
@@ -1244,6 +1287,14 @@ mod zone_boot_tests {
         let blocks = |t: u8| z.pageblock.iter().filter(|&&b| b & 7 == t).count() as u64;
         assert_eq!(
             [blocks(mmzone::mt::UNMOVABLE), blocks(mmzone::mt::MOVABLE)],
+            want_blocks
+        );
+        // The zone's running counts agree with the array.
+        assert_eq!(
+            [
+                z.nr_pageblocks[mmzone::mt::UNMOVABLE as usize],
+                z.nr_pageblocks[mmzone::mt::MOVABLE as usize]
+            ],
             want_blocks
         );
         let before = mm.zones[0].free;

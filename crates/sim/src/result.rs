@@ -241,7 +241,7 @@ pub struct ZoneBuddy {
 
 impl ZoneBuddy {
     pub fn of(z: &refault_mm::mmzone::Zone) -> Self {
-        use refault_mm::mmzone::{mt::NAMES, MIGRATE_TYPES, PB_MT_MASK};
+        use refault_mm::mmzone::{mt::NAMES, MIGRATE_TYPES};
         let mut by_type = BTreeMap::new();
         let mut blocks = BTreeMap::new();
         for (t, name) in NAMES.iter().enumerate().take(MIGRATE_TYPES) {
@@ -251,13 +251,7 @@ impl ZoneBuddy {
                     .map(|o| z.nr_free_list(o, t))
                     .collect(),
             );
-            blocks.insert(
-                name.to_string(),
-                z.pageblock
-                    .iter()
-                    .filter(|&&b| (b & PB_MT_MASK) as usize == t)
-                    .count() as u64,
-            );
+            blocks.insert(name.to_string(), z.nr_pageblocks[t]);
         }
         let orders = 0..z.nr_free.len() as u32;
         ZoneBuddy {
