@@ -362,6 +362,9 @@ pub struct ReclaimCpu {
     pub scan_ns: u64,
     /// rmap walks: `folio_referenced()` and `try_to_unmap()` ([`tlb`]).
     pub rmap_ns: u64,
+    /// The part of `rmap_ns` spent in `try_to_unmap()`'s walks (the rest is
+    /// `folio_referenced()`'s).
+    pub unmap_ns: u64,
     /// TLB flushes of reclaim's unmaps: local flushes and IPI rounds ([`tlb`]).
     pub tlb_flush_ns: u64,
     /// Page-table walks of the multi-gen LRU's aging (`walk_mm()`), per PTE visited.
@@ -372,6 +375,48 @@ pub struct ReclaimCpu {
     pub io_ns: u64,
     /// Spinning on a held `lru_lock` in reclaim ([`lrulock`]).
     pub lock_wait_ns: u64,
+}
+
+impl ReclaimCpu {
+    /// What was charged since `base`, an earlier copy of the same counters: the profile of
+    /// one reclaimer's step (kswapd's, for the simulator's per-kswapd profile) or of a
+    /// measured period.
+    pub fn since(&self, base: &ReclaimCpu) -> ReclaimCpu {
+        ReclaimCpu {
+            scan_ns: self.scan_ns - base.scan_ns,
+            rmap_ns: self.rmap_ns - base.rmap_ns,
+            unmap_ns: self.unmap_ns - base.unmap_ns,
+            tlb_flush_ns: self.tlb_flush_ns - base.tlb_flush_ns,
+            pt_walk_ns: self.pt_walk_ns - base.pt_walk_ns,
+            reclaim_ns: self.reclaim_ns - base.reclaim_ns,
+            io_ns: self.io_ns - base.io_ns,
+            lock_wait_ns: self.lock_wait_ns - base.lock_wait_ns,
+        }
+    }
+
+    /// Add `other`'s counters to these.
+    pub fn add(&mut self, other: &ReclaimCpu) {
+        self.scan_ns += other.scan_ns;
+        self.rmap_ns += other.rmap_ns;
+        self.unmap_ns += other.unmap_ns;
+        self.tlb_flush_ns += other.tlb_flush_ns;
+        self.pt_walk_ns += other.pt_walk_ns;
+        self.reclaim_ns += other.reclaim_ns;
+        self.io_ns += other.io_ns;
+        self.lock_wait_ns += other.lock_wait_ns;
+    }
+
+    /// The activities summed (ns): everything reclaim charged (`unmap_ns` is part of
+    /// `rmap_ns`).
+    pub fn total_ns(&self) -> u64 {
+        self.scan_ns
+            + self.rmap_ns
+            + self.tlb_flush_ns
+            + self.pt_walk_ns
+            + self.reclaim_ns
+            + self.io_ns
+            + self.lock_wait_ns
+    }
 }
 
 /// The execution context of one model operation: the time it starts at, where IO goes, and

@@ -417,7 +417,9 @@ impl Mm {
         let o = self.pages.owner(pfn);
         let nr = self.pages.nr_pages(pfn);
         let i = pfn as usize;
+        let rmap0 = self.reclaim_cpu.rmap_ns;
         self.charge_rmap_walk(ctx, self.cfg.costs.unmap_per_mapping_ns, 1);
+        self.reclaim_cpu.unmap_ns += self.reclaim_cpu.rmap_ns - rmap0;
         let mut dirty = false;
         if self.pages.test_clear(pfn, pg::PMD_MAPPED) {
             self.ev.add(Ev::ThpSplitPmd, 1);

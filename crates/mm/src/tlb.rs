@@ -263,7 +263,7 @@ impl Mm {
 mod tests {
     use super::*;
     use crate::testutil::tiny_config;
-    use crate::{BalanceKind, InstantIo};
+    use crate::{BalanceKind, InstantIo, ReclaimCpu};
 
     #[test]
     fn a_walk_costs_its_call_once_and_each_mapping() {
@@ -280,6 +280,43 @@ mod tests {
         assert_eq!(shootdown_ns(5_070, 200, 1), 5_270);
         // 35 other CPUs of a 36-CPU machine running the mm.
         assert_eq!(shootdown_ns(5_070, 200, 35), 5_070 + 35 * 200);
+    }
+
+    #[test]
+    fn a_bare_metal_ipi_round_follows_the_haswell_measurement() {
+        // scenarios/s1-memcached.toml: 464 ns + 98 ns per target, from a bare-metal remote
+        // flush of 562 ns with one target and 758 ns with three.
+        assert_eq!(shootdown_ns(464, 98, 1), 562);
+        assert_eq!(shootdown_ns(464, 98, 3), 758);
+        // The seed's 36 CPUs, 35 of them running memcached's threads.
+        assert_eq!(shootdown_ns(464, 98, 35), 3_894);
+    }
+
+    #[test]
+    fn reclaim_cpu_keeps_the_unmap_walks_apart_and_subtracts() {
+        let mut mm = mm_mapped_by(&[0]);
+        mm.cfg.costs.rmap_per_call_ns = 150;
+        mm.cfg.costs.rmap_per_mapping_ns = 237;
+        mm.cfg.costs.unmap_per_mapping_ns = 560;
+        mm.set_cpu_task(0, Some(0));
+        let pfn = crate::memory::pte_pfn(mm.objects[0].ent[0]);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        let before = mm.reclaim_cpu.clone();
+        mm.folio_referenced(&mut ctx, pfn);
+        mm.try_to_unmap(&mut ctx, pfn);
+        let d = mm.reclaim_cpu.since(&before);
+        // folio_referenced(): 150 + 237; try_to_unmap(): 150 + 560, then the local flush.
+        assert_eq!(d.rmap_ns, 387 + 710);
+        assert_eq!(d.unmap_ns, 710);
+        assert_eq!(d.tlb_flush_ns, 137);
+        assert_eq!(d.total_ns(), 387 + 710 + 137);
+        assert_eq!(ctx.cpu_ns, d.total_ns());
+        let mut sum = ReclaimCpu::default();
+        sum.add(&d);
+        sum.add(&d);
+        assert_eq!((sum.rmap_ns, sum.unmap_ns), (2 * 1_097, 1_420));
+        assert_eq!(sum.since(&d), d);
     }
 
     /// A machine whose anon object 0 tasks `tasks` have faulted into (one page each).

@@ -336,6 +336,10 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     }
     let mut kstate = KState::Sleeping;
     let mut kswapd_cpu = 0u64;
+    // kswapd's measured CPU and its reclaim profile (result::KswapdCpuSeconds).
+    let mut kswapd_measured_ns = 0u64;
+    let mut kswapd_prof = refault_mm::ReclaimCpu::default();
+    let mut kswapd_ipis = 0u64;
     let mut flusher_cpu = 0u64;
     let mut sched = Sched::new(scn.machine.cpus, ready.len());
     sched.set_cfs(!mm.cfg.kernel.sched_eevdf());
@@ -537,11 +541,19 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             }
             let mut ctx = Ctx::new(now, &mut io, 0);
             ctx.cpu = c as u16;
+            let (rc0, ipi0) = (mm.reclaim_cpu.clone(), mm.tlb_stats.shootdowns);
             let next = mm.kswapd_step(&mut ctx);
             mm.lru_settle(&mut ctx);
             sched.stats[th as usize].lock_wait_ns += ctx.lock_wait_ns;
             let finish = now + ctx.cpu_ns.max(1);
             kswapd_cpu += ctx.cpu_ns;
+            if baseline.is_some() || warmup == 0 {
+                // Everything charged during this step is kswapd's (one thread steps at a
+                // time).
+                kswapd_prof.add(&mm.reclaim_cpu.since(&rc0));
+                kswapd_measured_ns += ctx.cpu_ns;
+                kswapd_ipis += mm.tlb_stats.shootdowns - ipi0;
+            }
             sched.ran(c, finish, ctx.cpu_ns);
             // kswapd may have slept within its step: writeback throttling (rq_qos_wait())
             // on a swap-out or a dirty folio's write.
@@ -1076,6 +1088,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         events,
         accesses,
         reclaim_cpu,
+        kswapd_cpu: KswapdCpuSeconds::from_ns(&kswapd_prof, kswapd_measured_ns, kswapd_ipis),
         cgroups,
         devices,
         watermarks: mm

@@ -27,6 +27,9 @@ pub struct SimResult {
     pub accesses: u64,
     /// Reclaim CPU time by activity (seconds), all reclaimers.
     pub reclaim_cpu: ReclaimCpuSeconds,
+    /// kswapd's CPU over the measured period and what it spent it on, the view a `perf`
+    /// profile of kswapd gives (seed S1 compares two).
+    pub kswapd_cpu: KswapdCpuSeconds,
     /// memory.stat-like figures per cgroup at the end.
     pub cgroups: Vec<CgroupResult>,
     pub devices: Vec<DeviceResult>,
@@ -339,6 +342,76 @@ impl ReclaimCpuSeconds {
     }
 }
 
+/// kswapd's CPU over the measured period by activity (seconds): what kswapd's steps charged
+/// to each reclaim activity (`refault_mm::ReclaimCpu`), with `folio_referenced()` and
+/// `try_to_unmap()` apart. `other` is kswapd's CPU outside those activities (slab
+/// shrinking, the per-CPU batch drains of its steps, compaction).
+#[derive(Serialize, Clone, Debug, Default)]
+pub struct KswapdCpuSeconds {
+    /// kswapd's CPU time over the measured period.
+    pub cpu: f64,
+    /// Isolating, sorting and putting back folios (LRU list moves, `lru_lock` hold).
+    pub scan: f64,
+    /// `folio_referenced()` walks (`page_vma_mapped_walk()`, young-bit test and clear).
+    pub folio_referenced: f64,
+    /// `try_to_unmap()` walks, without their TLB flushes.
+    pub try_to_unmap: f64,
+    /// TLB flushes of the unmaps: local flushes and IPI rounds.
+    pub tlb_flush: f64,
+    /// The multi-gen LRU's page-table walks (aging, look-around).
+    pub page_table_walk: f64,
+    /// `__remove_mapping()` and freeing.
+    pub reclaim: f64,
+    /// Swap-out and writeback submission, a synchronous device's copy included (brd's
+    /// memcpy, zram's compression).
+    pub io_submit: f64,
+    /// Spinning on a held `lru_lock`.
+    pub lock_wait: f64,
+    /// IPI rounds kswapd sent.
+    pub tlb_shootdowns: u64,
+}
+
+impl KswapdCpuSeconds {
+    /// From kswapd's charges (`rc`, ns), its CPU time (`cpu_ns`) and its IPI rounds.
+    pub fn from_ns(rc: &refault_mm::ReclaimCpu, cpu_ns: u64, tlb_shootdowns: u64) -> Self {
+        let s = |ns: u64| ns as f64 / 1e9;
+        KswapdCpuSeconds {
+            cpu: s(cpu_ns),
+            scan: s(rc.scan_ns),
+            folio_referenced: s(rc.rmap_ns - rc.unmap_ns),
+            try_to_unmap: s(rc.unmap_ns),
+            tlb_flush: s(rc.tlb_flush_ns),
+            page_table_walk: s(rc.pt_walk_ns),
+            reclaim: s(rc.reclaim_ns),
+            io_submit: s(rc.io_ns),
+            lock_wait: s(rc.lock_wait_ns),
+            tlb_shootdowns,
+        }
+    }
+
+    /// kswapd's CPU outside the reclaim activities (seconds, at least 0).
+    pub fn other(&self) -> f64 {
+        let charged = self.scan
+            + self.folio_referenced
+            + self.try_to_unmap
+            + self.tlb_flush
+            + self.page_table_walk
+            + self.reclaim
+            + self.io_submit
+            + self.lock_wait;
+        (self.cpu - charged).max(0.0)
+    }
+
+    /// `part`'s share of kswapd's CPU in percent (0 when kswapd did not run).
+    pub fn share(&self, part: f64) -> f64 {
+        if self.cpu > 0.0 {
+            part / self.cpu * 100.0
+        } else {
+            0.0
+        }
+    }
+}
+
 /// The `lruvec->lru_lock`s (refault_mm::lrulock) over the measured period: every taker,
 /// reclaim and workload alike.
 #[derive(Serialize, Clone, Debug, Default)]
@@ -616,5 +689,36 @@ impl Sampler {
 
     pub fn finish(self) -> (BTreeMap<String, Vec<f64>>, Vec<BuddySample>) {
         (self.series, self.buddy)
+    }
+}
+
+#[cfg(test)]
+mod kswapd_cpu_tests {
+    use super::KswapdCpuSeconds;
+
+    #[test]
+    fn kswapd_profile_splits_the_rmap_walk_and_leaves_the_rest_as_other() {
+        let rc = refault_mm::ReclaimCpu {
+            scan_ns: 100_000_000,
+            rmap_ns: 400_000_000,
+            unmap_ns: 150_000_000,
+            tlb_flush_ns: 200_000_000,
+            pt_walk_ns: 0,
+            reclaim_ns: 50_000_000,
+            io_ns: 1_000_000_000,
+            lock_wait_ns: 50_000_000,
+        };
+        let k = KswapdCpuSeconds::from_ns(&rc, 2_000_000_000, 7);
+        assert_eq!(k.cpu, 2.0);
+        assert_eq!(k.folio_referenced, 0.25);
+        assert_eq!(k.try_to_unmap, 0.15);
+        assert_eq!(k.tlb_shootdowns, 7);
+        // 2 s of CPU, 1.8 s charged to activities.
+        assert!((k.other() - 0.2).abs() < 1e-9, "{}", k.other());
+        assert!((k.share(k.io_submit) - 50.0).abs() < 1e-9);
+        assert!((k.share(k.folio_referenced) - 12.5).abs() < 1e-9);
+        // kswapd never ran: no shares, nothing else.
+        let idle = KswapdCpuSeconds::default();
+        assert_eq!((idle.share(0.0), idle.other()), (0.0, 0.0));
     }
 }

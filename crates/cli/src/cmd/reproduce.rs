@@ -500,7 +500,7 @@ pub fn memcached_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
             0.0
         }
     };
-    vec![
+    let mut rows = vec![
         row(
             "ops/s (all server threads)",
             sum_tasks(b, "memcached", |t| t.ops_per_sec),
@@ -585,7 +585,47 @@ pub fn memcached_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
             Some(false),
             0.0,
         ),
-    ]
+    ];
+    rows.extend(kswapd_profile_rows(b, c));
+    rows
+}
+
+/// kswapd's CPU over the measured period and each activity's share of it, as a `perf`
+/// profile of kswapd would split it (the seed's kswapd profiles: `lzo1x_1_do_compress` for
+/// the swap-out write, `page_vma_mapped_walk` and `page_referenced_one` for
+/// `folio_referenced()`, `ptep_clear_flush` for the unmap's flush).
+fn kswapd_profile_rows(b: &SimResult, c: &SimResult) -> Vec<Expect> {
+    type Part = fn(&refault_sim::result::KswapdCpuSeconds) -> f64;
+    let parts: [(&str, Part); 9] = [
+        ("swap-out write incl. ram-disk copy", |k| k.io_submit),
+        ("folio_referenced() walks", |k| k.folio_referenced),
+        ("try_to_unmap() walks", |k| k.try_to_unmap),
+        ("TLB flushes (IPI rounds, local)", |k| k.tlb_flush),
+        ("LRU isolation, list moves, lock hold", |k| k.scan),
+        ("lru_lock wait", |k| k.lock_wait),
+        ("page-table walk (aging, look-around)", |k| {
+            k.page_table_walk
+        }),
+        ("__remove_mapping() and free", |k| k.reclaim),
+        ("other (slab, batch drains)", |k| k.other()),
+    ];
+    let mut rows = vec![row(
+        "kswapd CPU (s)",
+        b.kswapd_cpu.cpu,
+        c.kswapd_cpu.cpu,
+        None,
+        f64::INFINITY,
+    )];
+    for (name, part) in parts {
+        rows.push(row(
+            &format!("kswapd: {name} (% of kswapd)"),
+            b.kswapd_cpu.share(part(&b.kswapd_cpu)),
+            c.kswapd_cpu.share(part(&c.kswapd_cpu)),
+            None,
+            f64::INFINITY,
+        ));
+    }
+    rows
 }
 
 /// Readahead hit rate in percent: `swap_ra_hit / swap_ra` (the seed's ra_hit%).

@@ -88,3 +88,93 @@ fn a_threaded_task_pays_shootdowns_a_single_thread_none() {
         per_page(&four)
     );
 }
+
+/// One task writing an anonymous heap larger than the machine at random: global reclaim,
+/// kswapd's and the allocating task's.
+fn global_heap() -> refault_sim::SimResult {
+    let toml = r#"
+[run]
+duration = "400ms"
+warmup = "100ms"
+[machine]
+memory = "64M"
+cpus = 2
+[[device]]
+name = "disk"
+preset = "nvme"
+[[device]]
+name = "zram0"
+preset = "zram"
+[fs]
+device = "disk"
+[[swap.area]]
+device = "zram0"
+size = "128M"
+[[object]]
+name = "heap"
+kind = "anon"
+size = "80M"
+[[task]]
+name = "worker"
+repeat = 0
+[[task.phase]]
+access = "touch-write"
+object = "heap"
+pattern = "random"
+think = "2us"
+"#;
+    sim(toml, &[])
+}
+
+/// `kswapd_cpu` is kswapd's part of `reclaim_cpu`: none under memcg limit reclaim (kswapd
+/// never runs), and under global reclaim each activity at most the all-reclaimers figure,
+/// all of them within kswapd's CPU, equal to it when nothing reclaimed directly.
+#[test]
+fn the_kswapd_profile_is_kswapds_part_of_the_reclaim_cpu() {
+    let memcg = threaded_heap(4);
+    let k = &memcg.kswapd_cpu;
+    assert_eq!(vm(&memcg, "pgscan_kswapd"), 0);
+    assert_eq!(
+        (
+            k.cpu,
+            k.folio_referenced,
+            k.try_to_unmap,
+            k.io_submit,
+            k.tlb_shootdowns
+        ),
+        (0.0, 0.0, 0.0, 0.0, 0)
+    );
+    let g = global_heap();
+    assert!(
+        vm(&g, "pgsteal_kswapd") > 1_000,
+        "kswapd reclaimed too little"
+    );
+    let (k, all) = (&g.kswapd_cpu, &g.reclaim_cpu);
+    assert!(k.folio_referenced > 0.0 && k.try_to_unmap > 0.0 && k.io_submit > 0.0);
+    let eps = 1e-9;
+    for (part, whole) in [
+        (k.folio_referenced + k.try_to_unmap, all.rmap_walk),
+        (k.scan, all.scan),
+        (k.tlb_flush, all.tlb_flush),
+        (k.page_table_walk, all.page_table_walk),
+        (k.reclaim, all.reclaim),
+        (k.io_submit, all.io_submit),
+        (k.lock_wait, all.lock_wait),
+    ] {
+        assert!(part <= whole + eps, "{part} > {whole}");
+        if vm(&g, "pgscan_direct") == 0 {
+            assert!((part - whole).abs() < eps, "{part} != {whole}");
+        }
+    }
+    let charged = k.scan
+        + k.folio_referenced
+        + k.try_to_unmap
+        + k.tlb_flush
+        + k.page_table_walk
+        + k.reclaim
+        + k.io_submit
+        + k.lock_wait;
+    assert!(charged <= k.cpu + eps, "{charged} charged of {} s", k.cpu);
+    // The measured period's CPU is part of the whole run's.
+    assert!(k.cpu <= all.kswapd_total + eps);
+}
