@@ -31,13 +31,16 @@ REFAULT_RELEASE_BIN="$PWD/target/release/refault" cargo test --workspace
 echo "== bundled scenarios with invariant checks"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-for s in scenarios/*.toml; do
+# One run per CPU at a time (each run is single-threaded and deterministic, so running them
+# side by side changes nothing but the wall time); a failed run's output is printed and fails
+# the suite once every run has ended.
+check_scenario() {
+    local s=$1 name every extra=()
     name=$(basename "$s" .toml)
     # Benchmarks and the S1, S2 and S3 scenarios run tens of millions of events: check them
     # less often.
     # S3 (an 8 GiB machine creating 32 GiB of files, 20 minutes simulated) runs its first
     # 400 s: memory fills at about 240 s, so reclaim, the shrinkers and boosting are checked.
-    extra=()
     case "$name" in
         bench-*|s1-*|s2-*) every=1000000 ;;
         s3-*) every=1000000; extra=(--set run.duration=400s) ;;
@@ -47,8 +50,31 @@ for s in scenarios/*.toml; do
         s0-parallelio) every=100000 ;;
         *) every=10000 ;;
     esac
-    ./target/release/refault run "$s" "${extra[@]}" --check "$every" --out "$out/$name.json"
+    if ./target/release/refault run "$s" "${extra[@]}" --check "$every" --out "$out/$name.json" \
+        >"$out/$name.log" 2>&1; then
+        echo "ok   $name"
+    else
+        echo "FAIL $name"
+        touch "$out/$name.failed"
+    fi
+}
+jobs_max=$(nproc 2>/dev/null || echo 2)
+# The longest runs first, so that the last one to start is a short one.
+for s in scenarios/s1-*.toml scenarios/bench-*.toml \
+    $(ls scenarios/*.toml | grep -v -e '/s1-' -e '/bench-'); do
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+    check_scenario "$s" &
 done
+wait
+failed=$(ls "$out"/*.failed 2>/dev/null || true)
+if [ -n "$failed" ]; then
+    for f in $failed; do
+        name=$(basename "$f" .failed)
+        echo "== $name failed:"
+        cat "$out/$name.log"
+    done
+    exit 1
+fi
 if [ -d python/tests ] && [ -x scripts/python-setup.sh ]; then
     echo "== python tests"
     # In a virtual environment (target/py-venv), so that the test tools (the `test` extra)
