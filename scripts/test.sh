@@ -23,14 +23,36 @@ else
 fi
 echo "== release build (for the bundled scenarios and the reproduction tests)"
 cargo build --release -p refault
+work=$(mktemp -d)
+py_pid=
+# On any exit: stop the background Python tests if they still run, remove the scratch files.
+trap '[ -n "$py_pid" ] && kill "$py_pid" 2>/dev/null; rm -rf "$work"' EXIT
+if [ -d python/tests ] && [ -x scripts/python-setup.sh ]; then
+    echo "== python package (its tests run beside the Rust tests; their output follows them)"
+    # In a virtual environment (target/py-venv), so that the test tools (the `test` extra)
+    # stay out of the system Python; it sees the system's packages (maturin, pytest).
+    # Without ensurepip (Debian's python3 without python3-venv) the venv borrows the system
+    # pip, which installs into the venv all the same.
+    venv=target/py-venv
+    if [ ! -x "$venv/bin/python" ]; then
+        python3 -m venv --system-site-packages "$venv" 2>/dev/null \
+            || { rm -rf "$venv"; python3 -m venv --system-site-packages --without-pip "$venv"; }
+    fi
+    PYTHON="$PWD/$venv/bin/python" scripts/python-setup.sh --test
+    # The Python tests mostly wait on one refault run or one mypy at a time, the Rust tests
+    # below keep both CPUs busy only part of the time: side by side the suite ends sooner.
+    # They use the release binary and the wheel built above, nothing cargo builds next.
+    "$venv/bin/python" -m pytest -q python/tests >"$work/pytest.log" 2>&1 &
+    py_pid=$!
+fi
 echo "== cargo test"
 # The `reproduce --quick` tests check the model's results over long runs: they use the release
 # binary built just above from the same tree (crates/cli/tests/it/util.rs, results_bin); every
 # other test runs the test build with its debug assertions.
 REFAULT_RELEASE_BIN="$PWD/target/release/refault" cargo test --workspace
 echo "== bundled scenarios with invariant checks"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+mkdir "$work/scenarios"
+out=$work/scenarios
 # One run per CPU at a time (each run is single-threaded and deterministic, so running them
 # side by side changes nothing but the wall time); a failed run's output is printed and fails
 # the suite once every run has ended.
@@ -58,34 +80,38 @@ check_scenario() {
         touch "$out/$name.failed"
     fi
 }
+running() {
+    local n=0 p
+    for p in "$@"; do kill -0 "$p" 2>/dev/null && n=$((n + 1)); done
+    echo "$n"
+}
 jobs_max=$(nproc 2>/dev/null || echo 2)
+pids=()
 # The longest runs first, so that the last one to start is a short one.
-for s in scenarios/s1-*.toml scenarios/bench-*.toml \
+for s in $(ls scenarios/s1-*.toml scenarios/bench-*.toml 2>/dev/null) \
     $(ls scenarios/*.toml | grep -v -e '/s1-' -e '/bench-'); do
-    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+    while [ "$(running "${pids[@]}")" -ge "$jobs_max" ]; do sleep 0.2; done
     check_scenario "$s" &
+    pids+=("$!")
 done
-wait
+for p in "${pids[@]}"; do wait "$p" || true; done
 failed=$(ls "$out"/*.failed 2>/dev/null || true)
 if [ -n "$failed" ]; then
     for f in $failed; do
         name=$(basename "$f" .failed)
         echo "== $name failed:"
-        cat "$out/$name.log"
+        cat "$out/$name.log" 2>/dev/null || true
     done
     exit 1
 fi
-if [ -d python/tests ] && [ -x scripts/python-setup.sh ]; then
+if [ -n "$py_pid" ]; then
     echo "== python tests"
-    # In a virtual environment (target/py-venv), so that the test tools (the `test` extra)
-    # stay out of the system Python; it sees the system's packages (maturin, pytest).
-    # Without ensurepip (Debian's python3 without python3-venv) the venv borrows the system
-    # pip, which installs into the venv all the same.
-    venv=target/py-venv
-    if [ ! -x "$venv/bin/python" ]; then
-        python3 -m venv --system-site-packages "$venv" 2>/dev/null \
-            || { rm -rf "$venv"; python3 -m venv --system-site-packages --without-pip "$venv"; }
+    py_status=0
+    wait "$py_pid" || py_status=$?
+    py_pid=
+    cat "$work/pytest.log"
+    if [ "$py_status" -ne 0 ]; then
+        echo "python tests failed (exit $py_status)"
+        exit "$py_status"
     fi
-    PYTHON="$PWD/$venv/bin/python" scripts/python-setup.sh --test
-    "$venv/bin/python" -m pytest -q python/tests
 fi
