@@ -960,15 +960,15 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             }
         })
         .collect();
-    let rc = &mm.reclaim_cpu;
+    let rc = mm.reclaim_cpu.since(&baseline_cpu);
     let reclaim_cpu = ReclaimCpuSeconds {
-        scan: (rc.scan_ns - baseline_cpu.scan_ns) as f64 / 1e9,
-        rmap_walk: (rc.rmap_ns - baseline_cpu.rmap_ns) as f64 / 1e9,
-        page_table_walk: (rc.pt_walk_ns - baseline_cpu.pt_walk_ns) as f64 / 1e9,
-        reclaim: (rc.reclaim_ns - baseline_cpu.reclaim_ns) as f64 / 1e9,
-        io_submit: (rc.io_ns - baseline_cpu.io_ns) as f64 / 1e9,
-        lock_wait: (rc.lock_wait_ns - baseline_cpu.lock_wait_ns) as f64 / 1e9,
-        tlb_flush: (rc.tlb_flush_ns - baseline_cpu.tlb_flush_ns) as f64 / 1e9,
+        scan: rc.scan_ns as f64 / 1e9,
+        rmap_walk: rc.rmap_ns as f64 / 1e9,
+        page_table_walk: rc.pt_walk_ns as f64 / 1e9,
+        reclaim: rc.reclaim_ns as f64 / 1e9,
+        io_submit: rc.io_ns as f64 / 1e9,
+        lock_wait: rc.lock_wait_ns as f64 / 1e9,
+        tlb_flush: rc.tlb_flush_ns as f64 / 1e9,
         tlb_shootdowns: mm.tlb_stats.shootdowns - baseline_tlb.shootdowns,
         tlb_shootdown_cpus: mm.tlb_stats.shootdown_cpus - baseline_tlb.shootdown_cpus,
         kswapd_total: kswapd_cpu as f64 / 1e9,
