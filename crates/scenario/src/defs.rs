@@ -867,6 +867,11 @@ static MEMCACHED: SectionDef = SectionDef {
                 Value("0"),
                 "memcached's slab chunk size in bytes (e.g. 2320: a 2000-byte value with its key and item header, rounded up to its slab class); items are packed into 1 MiB slab pages and a request touches every 4 KiB page its chunk spans. 0 = aligned slots of pages_per_request pages; set one or the other."
             ),
+            k!(
+                "hashtable",
+                IfUsed("\"hashtable\""),
+                "memcached's hash bucket array: an anon [[object]] of at least 8 bytes per bucket, the bucket count being what memcached grows to for the item slots (2^16, doubled while the items exceed 1.5 per bucket). A request first reads its key's bucket and the header of every item ahead of its own in the bucket's chain (assoc_find()). Unset = a request touches only its item."
+            ),
             k!("think", Value("\"20us\""), "CPU time between requests."),
         ],
     )

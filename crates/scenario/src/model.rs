@@ -612,12 +612,46 @@ pub struct MemcachedSpec {
     /// pages ([`MEMCACHED_SLAB_PAGE`]) and a request touches every page its chunk spans.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub item_size: u32,
+    /// memcached's hash bucket array (an Anon object), or None: a request then touches only
+    /// its item. With it, a request first reads its key's bucket and the headers of the
+    /// items ahead of its own in the bucket's chain (assoc.c `assoc_find()`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hashtable: Option<usize>,
 }
 
 /// memcached's slab page: `settings.slab_page_size` = 1 MiB by default (memcached's `-I`
 /// item size limit, slabs.c: each slab class grabs memory in pages of this size and cuts
 /// them into `slab_page / chunk_size` chunks; the remainder of the page is unused).
 pub const MEMCACHED_SLAB_PAGE: u64 = 1 << 20;
+
+/// memcached's initial hash power: 2^16 buckets (memcached.h `HASHPOWER_DEFAULT`).
+pub const MEMCACHED_HASHPOWER_DEFAULT: u32 = 16;
+
+/// The key slots of an item memory of `pages` pages: aligned slots of `ppr` pages, or with
+/// `item_size` the chunks of that size memcached cuts from each 1 MiB slab page (slabs.c
+/// `do_slabs_newslab()`: `slab_page / size` chunks, the remainder unused).
+pub fn memcached_slots(pages: u64, ppr: u32, item_size: u32) -> u64 {
+    let item_size = u64::from(item_size);
+    match MEMCACHED_SLAB_PAGE.checked_div(item_size) {
+        None => pages / u64::from(ppr.max(1)),
+        Some(per_slab) => {
+            let bytes = pages * PAGE_SIZE;
+            let tail = (bytes % MEMCACHED_SLAB_PAGE).min(per_slab * item_size);
+            bytes / MEMCACHED_SLAB_PAGE * per_slab + tail / item_size
+        }
+    }
+}
+
+/// The hash power memcached's table reaches holding `items` items: it starts at
+/// [`MEMCACHED_HASHPOWER_DEFAULT`] and doubles while the items exceed 1.5 per bucket
+/// (assoc.c `assoc_start_expand()`: `curr_items > hashsize(hashpower) * 3 / 2`).
+pub fn memcached_hashpower(items: u64) -> u32 {
+    let mut power = MEMCACHED_HASHPOWER_DEFAULT;
+    while items > (3u64 << power) / 2 {
+        power += 1;
+    }
+    power
+}
 
 fn is_zero_u32(v: &u32) -> bool {
     *v == 0

@@ -336,6 +336,7 @@ pub(crate) struct RawMemcached {
     pub zipf_s: Option<f64>,
     pub pages_per_request: Option<u32>,
     pub item_size: Option<u32>,
+    pub hashtable: Option<String>,
     pub think: Option<Duration>,
 }
 

@@ -1255,6 +1255,18 @@ fn resolve_tasks(
                     item_size: m
                         .item_size
                         .unwrap_or_else(|| defs::default(sec, "item_size")),
+                    hashtable: match m.hashtable {
+                        None => None,
+                        Some(name) => Some(object_ref(
+                            objects,
+                            Some(name),
+                            &at("hashtable"),
+                            &who,
+                            "hashtable",
+                            &[ObjectKind::Anon],
+                            cx,
+                        )?),
+                    },
                 };
                 if spec.item_size != 0 {
                     if m.pages_per_request.is_some() {
@@ -1291,6 +1303,25 @@ fn resolve_tasks(
                         &at("pages_per_request"),
                         format!("{who}: pages_per_request is larger than the item memory"),
                     ));
+                }
+                if let Some(table) = spec.hashtable {
+                    let slots = memcached_slots(
+                        objects[spec.items].size_pages,
+                        spec.pages_per_request,
+                        spec.item_size,
+                    );
+                    let need = (8u64 << memcached_hashpower(slots)).div_ceil(PAGE_SIZE);
+                    if objects[table].size_pages < need || table == spec.items {
+                        return Err(cx.err(
+                            ErrorKind::Impossible,
+                            &at("hashtable"),
+                            format!(
+                                "{who}: hashtable must be an object apart from the items of at least {} KiB (8 bytes per bucket, 2^{} buckets for {slots} items)",
+                                need * PAGE_SIZE / 1024,
+                                memcached_hashpower(slots)
+                            ),
+                        ));
+                    }
                 }
                 if spec.requests == 0 {
                     forever("requests")?;

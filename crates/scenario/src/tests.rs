@@ -523,6 +523,7 @@ fn full_example_resolves_to_exact_values() {
                     pages_per_request: 1,
                     think_ns: 20_000,
                     item_size: 0,
+                    hashtable: None,
                 }),
             },
             TaskSpec {
@@ -1870,4 +1871,22 @@ fn process_workload_resolves_and_refuses_bad_input() {
     let (kind, msg) = err(&shared, &[]);
     assert_eq!(kind, ErrorKind::InvalidValue);
     assert!(msg.contains("task `reader` uses it too"), "{msg}");
+}
+
+#[test]
+fn memcached_hashtable_resolves_and_needs_the_bucket_array() {
+    // 8 MiB of 2320-byte chunks: 8 x 451 = 3,608 items, 2^16 buckets (memcached's initial
+    // table), 512 KiB of 8-byte pointers.
+    let base = format!(
+        "{MINIMAL}[[object]]\nname = \"items\"\nkind = \"anon\"\nsize = \"8M\"\n\n[[object]]\nname = \"hash\"\nkind = \"anon\"\nsize = \"{{}}\"\n\n[[task]]\nname = \"mc\"\nworkload = \"memcached\"\n\n[task.memcached]\nitems = \"items\"\nrequests = 10\nitem_size = 2320\nhashtable = \"hash\"\n"
+    );
+    let s = ok(&base.replace("{}", "512K"));
+    let Workload::Memcached(m) = &s.tasks[0].workload else {
+        panic!("{:?}", s.tasks[0].workload)
+    };
+    assert_eq!(m.hashtable, Some(1));
+    let (kind, msg) = err(&base.replace("{}", "508K"), &[]);
+    assert_eq!(kind, ErrorKind::Impossible);
+    assert!(msg.contains("at least 512 KiB"), "{msg}");
+    assert!(msg.contains("2^16 buckets for 3608 items"), "{msg}");
 }

@@ -166,9 +166,21 @@ pub fn try_task_sources(scn: &Scenario) -> Result<Vec<TaskSource>, SourceError> 
                 Workload::Pgbench(spec) => Source::Pgbench(Box::new(
                     PgbenchSource::new(spec, &scn.objects, seed).map_err(err)?,
                 )),
-                Workload::Memcached(spec) => Source::Memcached(
-                    MemcachedSource::new(spec, &scn.objects, seed, scn.seed).map_err(err)?,
-                ),
+                Workload::Memcached(spec) => {
+                    // The task's instances share one hash table (the previous instance's).
+                    let prev = match out.last() {
+                        Some(TaskSource {
+                            task,
+                            source: Source::Memcached(m),
+                            ..
+                        }) if *task == t => Some(m),
+                        _ => None,
+                    };
+                    Source::Memcached(
+                        MemcachedSource::sharing(spec, &scn.objects, seed, scn.seed, prev)
+                            .map_err(err)?,
+                    )
+                }
                 Workload::Copy(spec) => {
                     Source::Copy(CopySource::new(spec, &scn.objects).map_err(err)?)
                 }
@@ -252,6 +264,7 @@ mod tests {
                     pages_per_request: 1,
                     think_ns: 0,
                     item_size: 0,
+                    hashtable: None,
                 }),
             ),
             task(

@@ -13,6 +13,8 @@
 //!   fill (optional):  for each batch of pages_per_request pages, in order:
 //!                       Touch{items, page, write} x batch; OpEnd       (no think: pipelined)
 //!   requests times:   key ~ uniform, or Zipf(zipf_s) scattered over the item slots
+//!                       with hashtable: Touch{hashtable, bucket page} (read), then
+//!                         Touch{items, header page} (read) per item ahead in the chain
 //!                       get: Touch{items, page, write} (the item header), then
 //!                            Touch{items, page+i} for the rest of the item (read)
 //!                       set: Touch{items, page, write} x pages_per_request
@@ -34,7 +36,25 @@
 //! permutation, as memcached's hashing spreads popular keys over its slabs, and every
 //! instance uses the same permutation (they model clients of one key space).
 //!
+//! With a `hashtable` object, a request first finds its item as memcached's `assoc_find()`
+//! does (assoc.c): it reads the key's bucket in the bucket array (`primary_hashtable`, one
+//! 8-byte pointer per bucket) and follows the chain (`it->h_next`), comparing each item's key
+//! (`it->nkey`, then `ITEM_key(it)`), so it reads the header of every item ahead of its own
+//! in the chain: a read of the first page of that item's chunk. The table has 2^hashpower
+//! buckets, hashpower being what memcached grows to for the item slots
+//! ([`memcached_hashpower`]: 2^18 for the 1/256-scaled seed's 253 k items, 2^26 for its 65
+//! M, 0.97 items per bucket either way), and a key's bucket is a hash of its slot (memcached
+//! hashes the key with MurmurHash3, whose low bits are as good as uniform). `assoc_insert()`
+//! puts a new item at the head of its chain, so the chain holds the slots in reverse fill
+//! order (slot order); a key finds on average 0.48 items ahead of its own (half the other
+//! items of its bucket).
+//!
 //! # Simplified
+//! - The hash table is built once at its final size; memcached's expansions rehash the
+//!   items by moving each to the head of its new chain (`assoc_maintenance_thread()`), which
+//!   reverses the order of the items an expansion moved: which items are ahead differs, not
+//!   how many on average. The fill does not write the bucket array (give it a phase of its
+//!   own in the scenario).
 //! - A set overwrites the item in place; memcached allocates a fresh chunk and frees the
 //!   old one (slab rebalancing, LRU crawler and eviction of items are not modelled).
 //! - No hash-table or connection-buffer memory, no network stack; `think_ns` stands for
@@ -44,14 +64,90 @@
 //! # Tests
 //! `emul::memcached::tests::*`.
 
-use refault_scenario::{MemcachedSpec, ObjectSpec, Pattern, MEMCACHED_SLAB_PAGE, PAGE_SIZE};
+use std::sync::Arc;
+
+use refault_scenario::{
+    memcached_hashpower, memcached_slots, MemcachedSpec, ObjectSpec, Pattern, MEMCACHED_SLAB_PAGE,
+    PAGE_SIZE,
+};
 
 use crate::error::{check, SourceErrorKind};
 use crate::event::{EventSource, ObjId, Op};
 use crate::gen::pattern::Sampler;
-use crate::rng::Rng;
+use crate::rng::{mix64, Rng};
 use crate::seq::{think_events, OpSeq};
 use crate::source::object_scatter_key;
+
+/// No item (an empty chain, the end of a chain).
+const NONE: u32 = u32::MAX;
+
+/// memcached's hash table over the item slots (assoc.c; the module doc): the chain of every
+/// bucket, newest insert first.
+#[derive(Debug)]
+pub struct HashChains {
+    /// log2 of the bucket count.
+    power: u32,
+    /// Keys the slot-to-bucket hash.
+    key: u64,
+    /// The first slot of each bucket's chain (`primary_hashtable[bucket]`), or [`NONE`].
+    head: Vec<u32>,
+    /// The slot after each slot in its chain (`it->h_next`), or [`NONE`].
+    next: Vec<u32>,
+}
+
+impl HashChains {
+    /// The table of `slots` items inserted in slot order, each at the head of its chain
+    /// (`assoc_insert()`), with 2^[`memcached_hashpower`] buckets.
+    pub fn new(slots: u64, key: u64) -> Self {
+        let power = memcached_hashpower(slots);
+        let mut chains = HashChains {
+            power,
+            key,
+            head: vec![NONE; 1 << power],
+            next: vec![NONE; slots as usize],
+        };
+        for slot in 0..slots as u32 {
+            let b = chains.bucket(slot);
+            chains.next[slot as usize] = chains.head[b];
+            chains.head[b] = slot;
+        }
+        chains
+    }
+
+    /// The bucket of `slot`: the top `power` bits of a 64-bit hash of it.
+    #[inline]
+    fn bucket(&self, slot: u32) -> usize {
+        (mix64(self.key ^ u64::from(slot)) >> (64 - self.power)) as usize
+    }
+
+    /// The slots `assoc_find()` passes before it reaches `slot`, in chain order.
+    fn ahead(&self, slot: u32) -> impl Iterator<Item = u32> + '_ {
+        let mut cur = self.head[self.bucket(slot)];
+        std::iter::from_fn(move || {
+            if cur == slot || cur == NONE {
+                return None;
+            }
+            let here = cur;
+            cur = self.next[cur as usize];
+            Some(here)
+        })
+    }
+}
+
+/// A lookup under way: the bucket read, then the items ahead in the chain.
+#[derive(Clone, Copy, Debug)]
+struct Lookup {
+    /// The bucket's page in the bucket array is still to read.
+    bucket_page: Option<u32>,
+    /// The next chain slot to read, or the request's own slot when the walk is done.
+    cur: u32,
+    /// The request's slot.
+    slot: u32,
+    /// The request's item run: first page, pages, a set.
+    first: u32,
+    nr: u32,
+    write: bool,
+}
 
 /// One memcached worker serving one client (see the module doc).
 #[derive(Clone, Debug)]
@@ -79,6 +175,10 @@ pub struct MemcachedSource {
     rng: Rng,
     seq: OpSeq<1>,
     total: Option<u64>,
+    /// The bucket array and the chains, with `hashtable` (shared by the instances).
+    hash: Option<(ObjId, Arc<HashChains>)>,
+    /// The lookup being emitted.
+    lookup: Option<Lookup>,
 }
 
 impl MemcachedSource {
@@ -89,6 +189,18 @@ impl MemcachedSource {
         objects: &[ObjectSpec],
         seed: u64,
         scenario_seed: u64,
+    ) -> Result<Self, SourceErrorKind> {
+        Self::sharing(spec, objects, seed, scenario_seed, None)
+    }
+
+    /// [`MemcachedSource::new`], reusing `other`'s hash table when it has one (the instances
+    /// of one task serve one memcached's table).
+    pub fn sharing(
+        spec: &MemcachedSpec,
+        objects: &[ObjectSpec],
+        seed: u64,
+        scenario_seed: u64,
+        other: Option<&MemcachedSource>,
     ) -> Result<Self, SourceErrorKind> {
         let obj = check::object(objects, spec.items, &|| "items".into(), &[], "")?;
         check::positive(u64::from(spec.pages_per_request), &|| {
@@ -101,17 +213,25 @@ impl MemcachedSource {
         let item_size = u64::from(spec.item_size);
         // Chunks per slab page; `None` without `item_size`.
         let per_slab = MEMCACHED_SLAB_PAGE.checked_div(item_size);
-        let slots = match per_slab {
-            None => pages / u64::from(ppr),
-            Some(per_slab) => {
-                let bytes = pages * PAGE_SIZE;
-                let tail = (bytes % MEMCACHED_SLAB_PAGE).min(per_slab * item_size);
-                bytes / MEMCACHED_SLAB_PAGE * per_slab + tail / item_size
-            }
-        };
+        let slots = memcached_slots(pages, ppr, spec.item_size);
         let per_slab = per_slab.unwrap_or(0);
         check::positive(slots, &|| "item_size".into())?;
         let items = spec.items as ObjId;
+        let hash = match spec.hashtable {
+            None => None,
+            Some(t) => {
+                check::object(objects, t, &|| "hashtable".into(), &[], "")?;
+                let chains = match other.and_then(|o| o.hash.as_ref()) {
+                    Some((_, c)) if c.next.len() as u64 == slots => Arc::clone(c),
+                    // Keyed apart from the popularity permutation ("assoc" in ASCII).
+                    _ => Arc::new(HashChains::new(
+                        slots,
+                        mix64(object_scatter_key(scenario_seed, items) ^ 0x0061_7373_6f63),
+                    )),
+                };
+                Some((t as ObjId, chains))
+            }
+        };
         let pattern = if spec.zipf_s == 0.0 {
             Pattern::Random
         } else {
@@ -146,12 +266,17 @@ impl MemcachedSource {
             rng: Rng::new(seed),
             seq: OpSeq::new(),
             total,
+            hash,
+            lookup: None,
         };
-        if item_size != 0 && spec.requests != 0 {
+        if (item_size != 0 || src.hash.is_some()) && spec.requests != 0 {
             // The touches per request depend on the key: count them on a copy of the stream.
             let mut probe = src.clone();
             let touches: u64 = (0..spec.requests)
-                .map(|_| u64::from(probe.request().1))
+                .map(|_| {
+                    let r = probe.request();
+                    u64::from(r.nr) + probe.lookup_touches(r.slot)
+                })
                 .sum();
             let fill = if spec.fill {
                 pages + pages.div_ceil(u64::from(ppr))
@@ -164,16 +289,86 @@ impl MemcachedSource {
         Ok(src)
     }
 
-    /// The next request: its first page, its page count and whether it writes.
+    /// The next request: its slot, its first page, its page count and whether it writes.
     #[inline]
-    fn request(&mut self) -> (u32, u32, bool) {
+    fn request(&mut self) -> Lookup {
         let slot = self.keys.slot(self.slots, &mut self.rng);
         let write = self.rng.chance(self.set_fraction);
-        if self.item_size == 0 {
-            return ((slot * u64::from(self.ppr)) as u32, self.ppr, write);
+        let (first, nr) = if self.item_size == 0 {
+            ((slot * u64::from(self.ppr)) as u32, self.ppr)
+        } else {
+            chunk_pages(slot, self.item_size, self.per_slab)
+        };
+        let slot = slot as u32;
+        let (bucket_page, cur) = match &self.hash {
+            None => (None, slot),
+            Some((_, c)) => {
+                let b = c.bucket(slot);
+                (Some((b as u64 * 8 / PAGE_SIZE) as u32), c.head[b])
+            }
+        };
+        Lookup {
+            bucket_page,
+            cur,
+            slot,
+            first,
+            nr,
+            write,
         }
-        let (first, nr) = chunk_pages(slot, self.item_size, self.per_slab);
-        (first, nr, write)
+    }
+
+    /// The touches the lookup of `slot` makes before its item: the bucket and one per item
+    /// ahead in the chain (0 without a hash table).
+    fn lookup_touches(&self, slot: u32) -> u64 {
+        self.hash
+            .as_ref()
+            .map_or(0, |(_, c)| 1 + c.ahead(slot).count() as u64)
+    }
+
+    /// The first page of `slot`'s item (its header).
+    #[inline]
+    fn header_page(&self, slot: u32) -> u32 {
+        if self.item_size == 0 {
+            slot * self.ppr
+        } else {
+            chunk_pages(u64::from(slot), self.item_size, self.per_slab).0
+        }
+    }
+
+    /// The next touch of the lookup under way, or None once it has reached its item (whose
+    /// run it then queues).
+    #[inline]
+    fn lookup_step(&mut self) -> Option<Op> {
+        let l = self.lookup.as_mut()?;
+        if let Some(page) = l.bucket_page.take() {
+            let obj = self.hash.as_ref().map_or(0, |h| h.0);
+            return Some(Op::Touch {
+                obj,
+                page,
+                write: false,
+            });
+        }
+        if l.cur != l.slot {
+            let here = l.cur;
+            l.cur = self.hash.as_ref().map_or(l.slot, |(_, c)| {
+                let n = c.next[here as usize];
+                debug_assert_ne!(n, NONE, "slot {} missing from its chain", l.slot);
+                n
+            });
+            return Some(Op::Touch {
+                obj: self.items,
+                page: self.header_page(here),
+                write: false,
+            });
+        }
+        let l = self.lookup.take()?;
+        if l.write {
+            self.seq.touch_run(self.items, l.first, l.nr, true);
+        } else {
+            self.seq.touch_run_write_first(self.items, l.first, l.nr);
+        }
+        self.seq.finish(self.think_ns);
+        None
     }
 }
 
@@ -190,6 +385,9 @@ fn chunk_pages(slot: u64, item_size: u64, per_slab: u64) -> (u32, u32) {
 impl EventSource for MemcachedSource {
     #[inline]
     fn next_op(&mut self) -> Option<Op> {
+        if let Some(op) = self.lookup_step() {
+            return Some(op);
+        }
         if let Some(op) = self.seq.pop() {
             return Some(op);
         }
@@ -201,13 +399,10 @@ impl EventSource for MemcachedSource {
             self.fill_pos += nr;
         } else if self.requests == 0 || self.served < self.requests {
             self.served += 1;
-            let (page, nr, write) = self.request();
-            if write {
-                self.seq.touch_run(self.items, page, nr, true);
-            } else {
-                self.seq.touch_run_write_first(self.items, page, nr);
+            self.lookup = Some(self.request());
+            if let Some(op) = self.lookup_step() {
+                return Some(op);
             }
-            self.seq.finish(self.think_ns);
         } else {
             return None;
         }
@@ -234,6 +429,7 @@ mod tests {
             pages_per_request: 2,
             think_ns: 100,
             item_size: 0,
+            hashtable: None,
         }
     }
 
@@ -413,5 +609,112 @@ mod tests {
             std::iter::from_fn(|| src.next_op()).take(10_000).count(),
             10_000
         );
+    }
+
+    #[test]
+    fn hash_power_grows_as_memcacheds_table() {
+        // 2^16 buckets hold up to 1.5 x 65,536 = 98,304 items before assoc_start_expand().
+        assert_eq!(memcached_hashpower(98_304), 16);
+        assert_eq!(memcached_hashpower(98_305), 17);
+        // s1-memcached: 562 slab pages x 451 chunks of 2320 B; the seed's 65 M items.
+        assert_eq!(memcached_slots(562 * 256, 1, 2320), 253_462);
+        assert_eq!(memcached_hashpower(253_462), 18);
+        assert_eq!(memcached_hashpower(65_000_000), 26);
+    }
+
+    #[test]
+    fn chains_hold_every_slot_once_newest_first() {
+        let n = 253_462u64;
+        let c = HashChains::new(n, 7);
+        assert_eq!(c.head.len(), 1 << 18);
+        let mut seen = vec![false; n as usize];
+        let mut ahead_sum = 0u64;
+        for &h in &c.head {
+            let mut chain = Vec::new();
+            let mut cur = h;
+            while cur != NONE {
+                assert!(!seen[cur as usize]);
+                seen[cur as usize] = true;
+                chain.push(cur);
+                cur = c.next[cur as usize];
+            }
+            // assoc_insert() puts each new item at the head: later slots come first.
+            assert!(chain.windows(2).all(|w| w[0] > w[1]), "{chain:?}");
+            for (i, &slot) in chain.iter().enumerate() {
+                assert_eq!(c.ahead(slot).collect::<Vec<_>>(), chain[..i]);
+                ahead_sum += i as u64;
+            }
+        }
+        assert!(seen.iter().all(|&s| s));
+        // n items in m buckets: the pairs sharing a bucket, (n-1)/(2m) per item on average,
+        // (253,461 / 524,288) = 0.4834.
+        let mean = ahead_sum as f64 / n as f64;
+        assert!((mean - 0.4834).abs() < 0.01, "{mean}");
+    }
+
+    #[test]
+    fn hashtable_gets_read_bucket_and_chain_before_the_item() {
+        let mut s = spec();
+        s.fill = false;
+        s.set_fraction = 0.0;
+        s.requests = 5_000;
+        s.item_size = 2320;
+        s.think_ns = 0;
+        s.hashtable = Some(1);
+        // 64 slab pages: 28,864 slots, 2^16 buckets = 128 pages of the table.
+        let objs = [anon("items", 64 * 256), anon("hash", 128)];
+        let mut src = MemcachedSource::new(&s, &objs, 5, 1).unwrap();
+        let hint = src.len_hint();
+        let ops: Vec<Op> = std::iter::from_fn(|| src.next_op()).collect();
+        assert_eq!(hint, Some(ops.len() as u64));
+        let chains = HashChains::new(memcached_slots(64 * 256, 1, 2320), 0);
+        assert_eq!(chains.power, 16);
+        let (mut gets, mut chain_reads) = (0u64, 0u64);
+        for req in ops.split(|op| *op == Op::OpEnd).filter(|r| !r.is_empty()) {
+            gets += 1;
+            // The bucket, read; then header reads of other items; then the item: a store
+            // to its header and a read of the rest.
+            assert!(matches!(
+                req[0],
+                Op::Touch {
+                    obj: 1,
+                    write: false,
+                    page
+                } if page < 128
+            ));
+            let item = req
+                .iter()
+                .position(|op| matches!(op, Op::Touch { write: true, .. }));
+            let item = item.unwrap();
+            assert!(req[1..item].iter().all(|op| matches!(
+                op,
+                Op::Touch {
+                    obj: 0,
+                    write: false,
+                    ..
+                }
+            )));
+            assert!((1..=2).contains(&(req.len() - item)));
+            chain_reads += (item - 1) as u64;
+        }
+        assert_eq!(gets, 5_000);
+        // 28,864 items in 65,536 buckets: 0.22 items ahead per get, ± 5 standard errors.
+        let per_get = chain_reads as f64 / 5_000.0;
+        assert!((per_get - 0.22).abs() < 0.05, "{per_get}");
+    }
+
+    #[test]
+    fn instances_share_one_table() {
+        let mut s = spec();
+        s.item_size = 2320;
+        s.pages_per_request = 1;
+        s.hashtable = Some(1);
+        let objs = [anon("items", 1024), anon("hash", 128)];
+        let a = MemcachedSource::new(&s, &objs, 1, 1).unwrap();
+        let b = MemcachedSource::sharing(&s, &objs, 2, 1, Some(&a)).unwrap();
+        let (Some((_, ca)), Some((_, cb))) = (&a.hash, &b.hash) else {
+            panic!()
+        };
+        assert!(Arc::ptr_eq(ca, cb));
     }
 }
