@@ -32,7 +32,7 @@
 //! the inactive list together with anon workingset detection), exact LRU sizes in
 //! `inactive_is_low()` (before v5.8 it read `lruvec_lru_size()`, not the flushed memcg
 //! statistics, and the same exact size for cache-trim mode), and no kswapd retry without
-//! cache-trim mode (v6.7). Cache-trim mode itself, get_scan_count()'s "inactive file is plenty
+//! cache-trim mode (v6.10). Cache-trim mode itself, get_scan_count()'s "inactive file is plenty
 //! and not thrashing" SCAN_FILE shortcut, is v5.5's (53138cea7f39) and applies to both: any
 //! refault since the last reclaim cycle turns it off. (The ≤ v4.9 form, `active <= inactive`
 //! with no refault check, combined with v4.13's refault-driven file deactivation, which this
