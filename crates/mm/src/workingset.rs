@@ -90,6 +90,7 @@ impl Shadow {
 /// | 6.7 | "mm/mglru: respect min_ttl_ms with memcgs" | [`Self::mglru_kswapd_ages_in_eviction`] |
 /// | 6.12 | "memcg: use ratelimited stats flush in the reclaim" | [`Self::reclaim_reads_ratelimited_stats`] |
 /// | 6.10 | "mm, vmscan: retry kswapd's priority loop with cache_trim_mode off on failure" | [`Self::kswapd_retries_without_cache_trim`] |
+/// | 6.2 | "mm: vmscan: make rotations a secondary factor in balancing anon vs file" | [`Self::lru_cost_counts_rotations`] |
 /// | 6.15 | "mm: page_alloc: don't steal single pages from biggest buddy" | [`Self::boost_on_every_fallback`] |
 /// | 4.6 | SLUB `allocate_slab()`'s first attempt clears `__GFP_RECLAIM` (not only direct reclaim; boundary not bisected) | [`Self::slab_first_try_skips_kswapd`] |
 /// | 4.8 | "mm, vmscan: make kswapd reclaim in terms of nodes" | [`Self::kswapd_balances_high_order`] |
@@ -222,6 +223,20 @@ impl KernelVersion {
     /// most a few hundred pages of list moves, is left out).
     pub fn reclaim_reads_ratelimited_stats(self) -> bool {
         self >= KernelVersion::new(6, 12)
+    }
+
+    /// Since v6.2 ("mm: vmscan: make rotations a secondary factor in balancing anon vs file",
+    /// 0538a82c39e9, Johannes Weiner, posted 2022-10-13, merged into mainline in the v6.2
+    /// merge window, December 2022): `lru_note_cost()` adds `nr_io * SWAP_CLUSTER_MAX + nr_rotated`, fed by
+    /// `shrink_inactive_list()` (`stat.nr_pageout` and `nr_scanned - nr_reclaimed`),
+    /// `shrink_active_list()` (`nr_rotated`) and workingset refaults (IO). Before (v5.8–v6.1,
+    /// "mm: balance LRU lists based on relative thrashing" took the rotations out): the cost
+    /// is the IO alone, one per page: `lru_note_cost(lruvec, file, stat.nr_pageout)` and
+    /// `lru_note_cost_folio()` of a workingset refault; `shrink_active_list()` notes
+    /// nothing. The decay (halve both when their sum exceeds a quarter of the LRU) is the
+    /// same, so under 6.1 it halves 32 times less often per page written.
+    pub fn lru_cost_counts_rotations(self) -> bool {
+        self >= KernelVersion::new(6, 2)
     }
 
     /// Since v6.10 ("mm, vmscan: retry kswapd's priority loop with cache_trim_mode off on
