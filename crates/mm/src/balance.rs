@@ -16,7 +16,8 @@
 //!   file pages whose distance fits in the active file list; anon evictions leave no shadow.
 //! - `refault-cost` (the seed series as merged in v5.8/v5.9 and refined in v6.2): each type
 //!   accumulates a *cost*: `nr_io * SWAP_CLUSTER_MAX + nr_rotated` (`lru_note_cost()`), fed
-//!   by reclaim writes and rotations and by refaults of workingset pages. Both costs halve
+//!   by reclaim writes and rotations and by refaults of workingset pages (v5.8–v6.1: the
+//!   IO alone, one per page, `KernelVersion::lru_cost_counts_rotations`). Both costs halve
 //!   when their sum exceeds a quarter of the LRU. Pressure is inversely proportional to cost,
 //!   with swappiness as the relative IO cost of anon:
 //!   `total = ac + fc; a = total + ac; f = total + fc;`
@@ -32,7 +33,7 @@
 //! the inactive list together with anon workingset detection), exact LRU sizes in
 //! `inactive_is_low()` (before v5.8 it read `lruvec_lru_size()`, not the flushed memcg
 //! statistics, and the same exact size for cache-trim mode), and no kswapd retry without
-//! cache-trim mode (v6.7). Cache-trim mode itself, get_scan_count()'s "inactive file is plenty
+//! cache-trim mode (v6.10). Cache-trim mode itself, get_scan_count()'s "inactive file is plenty
 //! and not thrashing" SCAN_FILE shortcut, is v5.5's (53138cea7f39) and applies to both: any
 //! refault since the last reclaim cycle turns it off. (The ≤ v4.9 form, `active <= inactive`
 //! with no refault check, combined with v4.13's refault-driven file deactivation, which this
@@ -119,13 +120,24 @@ pub trait ScanBalance: Send {
     }
 }
 
-/// `policy.balance = "refault-cost"`: kernels ≥ v6.2 (`lru_note_cost` with IO weighted by
-/// SWAP_CLUSTER_MAX, rotations as secondary cost).
-pub struct RefaultCost;
+/// `policy.balance = "refault-cost"`, kernels from v5.8 on. `rotations` selects v6.2's form
+/// ([`crate::workingset::KernelVersion::lru_cost_counts_rotations`]): `lru_note_cost()`
+/// with IO weighted by SWAP_CLUSTER_MAX and rotations as the secondary cost; without it
+/// (v5.8–v6.1) the cost is the IO alone, one per page.
+pub struct RefaultCost {
+    pub rotations: bool,
+}
 
-/// Kernel: mm/swap.c `lru_note_cost()`: add `nr_io * SWAP_CLUSTER_MAX + nr_rotated` to the
-/// type's cost in the lruvec and every ancestor, halving both costs of a level whose sum
-/// exceeds a quarter of that level's LRU pages. `lru_pages` gives each level's LRU size.
+impl RefaultCost {
+    /// v6.2+ (the model's default kernel).
+    pub const V6_2: RefaultCost = RefaultCost { rotations: true };
+    /// v5.8–v6.1.
+    pub const V5_8: RefaultCost = RefaultCost { rotations: false };
+}
+
+/// Kernel: mm/swap.c `lru_note_cost()` (v6.2+): add `nr_io * SWAP_CLUSTER_MAX + nr_rotated`
+/// to the type's cost in the lruvec and every ancestor, halving both costs of a level whose
+/// sum exceeds a quarter of that level's LRU pages. `lru_pages` gives each level's LRU size.
 pub fn lru_note_cost(
     lvs: &mut [Lruvec],
     lv: usize,
@@ -134,7 +146,36 @@ pub fn lru_note_cost(
     nr_rotated: u64,
     lru_pages: impl Fn(&[Lruvec], usize) -> u64,
 ) {
-    let cost = nr_io * SWAP_CLUSTER_MAX + nr_rotated;
+    lru_add_cost(
+        lvs,
+        lv,
+        file,
+        nr_io * SWAP_CLUSTER_MAX + nr_rotated,
+        lru_pages,
+    );
+}
+
+/// Kernel: mm/swap.c `lru_note_cost(lruvec, file, nr_pages)` (v5.8–v6.1): add `nr_pages` of
+/// IO to the type's cost, with the same hierarchy walk and decay as v6.2's.
+pub fn lru_note_cost_v5_8(
+    lvs: &mut [Lruvec],
+    lv: usize,
+    file: bool,
+    nr_pages: u64,
+    lru_pages: impl Fn(&[Lruvec], usize) -> u64,
+) {
+    lru_add_cost(lvs, lv, file, nr_pages, lru_pages);
+}
+
+/// `lru_note_cost()`'s walk up the hierarchy: add `cost`, then halve both costs of a level
+/// whose sum exceeds a quarter of its LRU pages.
+fn lru_add_cost(
+    lvs: &mut [Lruvec],
+    lv: usize,
+    file: bool,
+    cost: u64,
+    lru_pages: impl Fn(&[Lruvec], usize) -> u64,
+) {
     if cost == 0 {
         return;
     }
@@ -188,6 +229,11 @@ impl ScanBalance for RefaultCost {
         refault_cost_fractions(costs[ANON], costs[FILE], swappiness)
     }
     fn note_inactive(&self, lvs: &mut [Lruvec], lv: usize, file: bool, o: &InactiveOutcome) {
+        if !self.rotations {
+            // v5.8–v6.1 shrink_inactive_list(): lru_note_cost(lruvec, file, stat.nr_pageout).
+            lru_note_cost_v5_8(lvs, lv, file, o.pageout, hier_lru_pages);
+            return;
+        }
         lru_note_cost(
             lvs,
             lv,
@@ -206,10 +252,18 @@ impl ScanBalance for RefaultCost {
         _referenced: u64,
         rotated: u64,
     ) {
-        lru_note_cost(lvs, lv, file, 0, rotated, hier_lru_pages);
+        // v5.8–v6.1: shrink_active_list() notes no cost.
+        if self.rotations {
+            lru_note_cost(lvs, lv, file, 0, rotated, hier_lru_pages);
+        }
     }
     fn note_workingset_refault(&self, lvs: &mut [Lruvec], lv: usize, file: bool, nr: u64) {
-        lru_note_cost(lvs, lv, file, nr, 0, hier_lru_pages);
+        if self.rotations {
+            lru_note_cost(lvs, lv, file, nr, 0, hier_lru_pages);
+        } else {
+            // v5.8–v6.1 workingset_refault(): lru_note_cost_folio(folio).
+            lru_note_cost_v5_8(lvs, lv, file, nr, hier_lru_pages);
+        }
     }
     fn workingset_size(&self, file: bool, s: WsSizes, swap_available: bool) -> u64 {
         // Kernel ≥ v5.9 workingset_test_recent().
@@ -471,7 +525,7 @@ mod tests {
         assert_eq!(legacy_fractions(&mut lv, 115, [1000, 1000]), [115, 8585]);
         // The refault-cost model keeps no such account.
         let mut lvs = vec![Lruvec::default()];
-        RefaultCost.note_lru_add(&mut lvs, 0, true, false, 100);
+        RefaultCost::V6_2.note_lru_add(&mut lvs, 0, true, false, 100);
         assert_eq!((lvs[0].recent_scanned, lvs[0].file_cost), ([0, 0], 0));
     }
 
@@ -527,6 +581,48 @@ mod tests {
         assert_eq!((lvs[0].anon_cost, lvs[0].file_cost), (16, 34));
     }
 
+    /// The same reclaim outcomes under v6.2+ and v5.8–v6.1 cost accounting, one lruvec of
+    /// 4000 LRU pages (decay above 1000): a file shrink_inactive_list() call that scanned
+    /// 32, reclaimed 10 and wrote 3; an anon shrink_active_list() that kept 5 VM_EXEC-style
+    /// rotations; 2 anon workingset refaults.
+    /// v6.2: file 3·32 + (32 − 10) = 118; anon 5, then + 2·32 = 69.
+    /// v6.1: file 3 (the writes alone); anon 0 (no rotation cost), then 2.
+    #[test]
+    fn note_cost_by_kernel_version() {
+        let o = InactiveOutcome {
+            taken: 32,
+            scanned: 32,
+            reclaimed: 10,
+            pageout: 3,
+            activated: 4,
+        };
+        for (b, file, anon_rot, anon) in [
+            (RefaultCost::V6_2, 118, 5, 69),
+            (RefaultCost::V5_8, 3, 0, 2),
+        ] {
+            let mut lvs = vec![Lruvec::default()];
+            lvs[0].nr[0] = 4000;
+            b.note_inactive(&mut lvs, 0, true, &o);
+            assert_eq!(lvs[0].file_cost, file);
+            b.note_active(&mut lvs, 0, false, 20, 8, 5);
+            assert_eq!(lvs[0].anon_cost, anon_rot);
+            b.note_workingset_refault(&mut lvs, 0, false, 2);
+            assert_eq!((lvs[0].anon_cost, lvs[0].file_cost), (anon, file));
+        }
+        // The decay is the same rule on the same sum: 1000 pages of IO under v6.1 halve
+        // where v6.2 halves after 32 (32 · 32 = 1024 > 1000).
+        let mut lvs = vec![Lruvec::default()];
+        lvs[0].nr[0] = 4000;
+        lru_note_cost_v5_8(&mut lvs, 0, true, 1000, hier_lru_pages);
+        assert_eq!(lvs[0].file_cost, 1000);
+        lru_note_cost_v5_8(&mut lvs, 0, true, 1, hier_lru_pages);
+        assert_eq!(lvs[0].file_cost, 500);
+        let mut lvs = vec![Lruvec::default()];
+        lvs[0].nr[0] = 4000;
+        lru_note_cost(&mut lvs, 0, true, 32, 0, hier_lru_pages);
+        assert_eq!(lvs[0].file_cost, 512);
+    }
+
     #[test]
     fn workingset_sizes_by_model() {
         let s = WsSizes {
@@ -535,7 +631,7 @@ mod tests {
             active_anon: 30,
             inactive_anon: 40,
         };
-        let rc = RefaultCost;
+        let rc = RefaultCost::V6_2;
         assert_eq!(rc.workingset_size(true, s, true), 10 + 30 + 40);
         assert_eq!(rc.workingset_size(false, s, true), 10 + 20 + 30);
         assert_eq!(rc.workingset_size(true, s, false), 10);

@@ -40,7 +40,7 @@
 //! - `reclaim_throttle(WRITEBACK)` when kswapd meets folios it marked for immediate reclaim
 //!   becomes a sleep until the next IO completion, at most HZ/10.
 //!
-//! # Cache-trim retry (v6.7+)
+//! # Cache-trim retry (v6.10+, `KernelVersion::kswapd_retries_without_cache_trim`)
 //! When a whole priority loop (DEF_PRIORITY down to 1) reclaimed nothing and a
 //! `shrink_node()` pass in it was in cache-trim mode and reclaimed nothing
 //! (`cache_trim_mode_failed`), balance_pgdat() restarts the loop once with
@@ -350,9 +350,13 @@ impl Mm {
         }
         let throttle = sc.nr.immediate > 0;
         if sc.priority < 1 {
-            // v6.7+: a full priority loop that reclaimed nothing while cache-trim mode
+            // v6.10+: a full priority loop that reclaimed nothing while cache-trim mode
             // failed runs once more with cache-trim mode off.
-            if sc.nr_reclaimed == 0 && !sc.no_cache_trim_mode && sc.cache_trim_mode_failed {
+            if sc.nr_reclaimed == 0
+                && !sc.no_cache_trim_mode
+                && sc.cache_trim_mode_failed
+                && self.cfg.kernel.kswapd_retries_without_cache_trim()
+            {
                 sc.no_cache_trim_mode = true;
                 sc.priority = DEF_PRIORITY;
                 self.kswapd.sc = Some(sc);

@@ -781,7 +781,9 @@ impl Mm {
             BalanceKind::RefaultCost if cfg.kernel.lru_balance_v4_7() => {
                 Box::new(balance::RefaultCostV4_7)
             }
-            BalanceKind::RefaultCost => Box::new(balance::RefaultCost),
+            BalanceKind::RefaultCost => Box::new(balance::RefaultCost {
+                rotations: cfg.kernel.lru_cost_counts_rotations(),
+            }),
             BalanceKind::Legacy => Box::new(balance::Legacy),
         };
         let nr_memcgs = memcgs.len();

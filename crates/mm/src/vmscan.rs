@@ -63,7 +63,8 @@
 //!   whether any swap is configured.
 //! - `prepare_scan_control()` turns cache-trim mode off under `no_cache_trim_mode`, and
 //!   `shrink_node()` sets `cache_trim_mode_failed` when a pass in cache-trim mode reclaimed
-//!   nothing; kswapd then retries its priority loop once without it (v6.7, `kswapd.rs`).
+//!   nothing; kswapd then retries its priority loop once without it (v6.10, `kswapd.rs`;
+//!   `KernelVersion::kswapd_retries_without_cache_trim`).
 //!
 //! # Kernel references
 //! mm/vmscan.c (v6.15): `prepare_scan_control()`, `get_scan_count()`, `shrink_lruvec()`,
@@ -111,10 +112,10 @@ pub struct ScanControl {
     pub skipped_deactivate: bool,
     /// Enough inactive file to reclaim from the file list alone.
     pub cache_trim_mode: bool,
-    /// v6.7+: cache-trim mode may not be turned on (kswapd's second round, after a full
+    /// v6.10+: cache-trim mode may not be turned on (kswapd's second round, after a full
     /// priority loop in cache-trim mode reclaimed nothing).
     pub no_cache_trim_mode: bool,
-    /// v6.7+: a `shrink_node()` pass in cache-trim mode reclaimed nothing.
+    /// v6.10+: a `shrink_node()` pass in cache-trim mode reclaimed nothing.
     pub cache_trim_mode_failed: bool,
     /// The file LRU is too small to make the node balanced: scan anon.
     pub file_is_tiny: bool,
@@ -416,7 +417,7 @@ impl Mm {
         // SCAN_FILE shortcut. In this form since v5.5 ("mm: vmscan: move file exhaustion
         // detection to the node level", 53138cea7f39), so the legacy balance (v5.7, the
         // seed's "before") has it too: refaults since the last cycle set DEACT_FILE and turn
-        // it off. Only the v6.7 retry without it (`no_cache_trim_mode`) is newer.
+        // it off. Only the v6.10 retry without it (`no_cache_trim_mode`) is newer.
         let inactive_file = if self.cfg.balance == crate::BalanceKind::Legacy {
             // Before v5.8 no rstat flush stood between reclaim and the counters: exact
             // sizes, as in inactive_is_low() above.
@@ -668,8 +669,12 @@ impl Mm {
         }
         if reclaimed > 0 {
             self.node.kswapd_failures = 0;
-        } else if sc.cache_trim_mode && self.cfg.balance != crate::BalanceKind::Legacy {
-            // v6.7+ only: the legacy kernels have no retry without cache-trim mode.
+        } else if sc.cache_trim_mode
+            && self.cfg.balance != crate::BalanceKind::Legacy
+            && self.cfg.kernel.kswapd_retries_without_cache_trim()
+        {
+            // v6.10+ only: older kernels (and the legacy balance's) have no retry without
+            // cache-trim mode, so nothing notes the failure.
             sc.cache_trim_mode_failed = true;
         }
         reclaimed
@@ -1922,7 +1927,7 @@ mod kernel_rules {
         }
     }
 
-    /// shrink_node() notes a pass in cache-trim mode that reclaimed nothing (v6.7+): every
+    /// shrink_node() notes a pass in cache-trim mode that reclaimed nothing (v6.10+): every
     /// inactive file folio is under writeback.
     #[test]
     fn cache_trim_mode_failure_is_noted() {
@@ -1943,16 +1948,31 @@ mod kernel_rules {
         sc.no_cache_trim_mode = true;
         mm.shrink_node(&mut ctx, &mut sc);
         assert!(!sc.cache_trim_mode && !sc.cache_trim_mode_failed);
+        // v6.9 and older have no such flag: the same failed pass in cache-trim mode notes
+        // nothing.
+        mm.cfg.kernel = crate::workingset::KernelVersion::new(6, 9);
+        let mut sc = ScanControl::new(32, 0);
+        sc.kswapd = true;
+        assert_eq!(mm.shrink_node(&mut ctx, &mut sc), 0);
+        assert!(sc.cache_trim_mode && !sc.cache_trim_mode_failed);
     }
 
-    /// balance_pgdat() (v6.7+): a priority loop that reclaimed nothing while cache-trim mode
+    /// balance_pgdat() (v6.10+): a priority loop that reclaimed nothing while cache-trim mode
     /// failed runs once more with cache-trim mode off: twice the 12 steps of one loop
-    /// (DEF_PRIORITY down to 1), then one kswapd failure. Memory is full of kernel pages, so
-    /// nothing is reclaimable.
+    /// (DEF_PRIORITY down to 1), then one kswapd failure. v6.9 (and 6.1) count the failure
+    /// after the first loop. Memory is full of kernel pages, so nothing is reclaimable.
     #[test]
     fn kswapd_retries_without_cache_trim_mode() {
-        for (trim_failed, steps) in [(false, 12), (true, 24)] {
-            let mut mm = Mm::new(tiny_config(BalanceKind::RefaultCost, 1024));
+        use crate::workingset::KernelVersion;
+        for (kernel, trim_failed, steps) in [
+            (KernelVersion::new(6, 10), false, 12),
+            (KernelVersion::new(6, 10), true, 24),
+            (KernelVersion::new(6, 9), true, 12),
+            (KernelVersion::new(6, 1), true, 12),
+        ] {
+            let mut cfg = tiny_config(BalanceKind::RefaultCost, 1024);
+            cfg.kernel = kernel;
+            let mut mm = Mm::new(cfg);
             let mut io = InstantIo;
             let mut ctx = Ctx::new(0, &mut io, 0);
             while mm.nr_free() > 4 {
@@ -1977,7 +1997,7 @@ mod kernel_rules {
                 }
                 assert!(n < 100);
             }
-            assert_eq!(n, steps, "cache_trim_mode_failed {trim_failed}");
+            assert_eq!(n, steps, "{kernel:?} cache_trim_mode_failed {trim_failed}");
             assert_eq!(mm.node.kswapd_failures, 1);
         }
     }

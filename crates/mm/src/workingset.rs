@@ -89,6 +89,8 @@ impl Shadow {
 /// | 6.14 | "mm/mglru: rework aging feedback" | [`Self::mglru_aging_by_generations_only`] |
 /// | 6.7 | "mm/mglru: respect min_ttl_ms with memcgs" | [`Self::mglru_kswapd_ages_in_eviction`] |
 /// | 6.12 | "memcg: use ratelimited stats flush in the reclaim" | [`Self::reclaim_reads_ratelimited_stats`] |
+/// | 6.10 | "mm, vmscan: retry kswapd's priority loop with cache_trim_mode off on failure" | [`Self::kswapd_retries_without_cache_trim`] |
+/// | 6.2 | "mm: vmscan: make rotations a secondary factor in balancing anon vs file" | [`Self::lru_cost_counts_rotations`] |
 /// | 6.15 | "mm: page_alloc: don't steal single pages from biggest buddy" | [`Self::boost_on_every_fallback`] |
 /// | 4.6 | SLUB `allocate_slab()`'s first attempt clears `__GFP_RECLAIM` (not only direct reclaim; boundary not bisected) | [`Self::slab_first_try_skips_kswapd`] |
 /// | 4.8 | "mm, vmscan: make kswapd reclaim in terms of nodes" | [`Self::kswapd_balances_high_order`] |
@@ -221,6 +223,34 @@ impl KernelVersion {
     /// most a few hundred pages of list moves, is left out).
     pub fn reclaim_reads_ratelimited_stats(self) -> bool {
         self >= KernelVersion::new(6, 12)
+    }
+
+    /// Since v6.2 ("mm: vmscan: make rotations a secondary factor in balancing anon vs file",
+    /// 0538a82c39e9, Johannes Weiner, posted 2022-10-13, merged into mainline in the v6.2
+    /// merge window, December 2022): `lru_note_cost()` adds `nr_io * SWAP_CLUSTER_MAX + nr_rotated`, fed by
+    /// `shrink_inactive_list()` (`stat.nr_pageout` and `nr_scanned - nr_reclaimed`),
+    /// `shrink_active_list()` (`nr_rotated`) and workingset refaults (IO). Before (v5.8–v6.1,
+    /// "mm: balance LRU lists based on relative thrashing" took the rotations out): the cost
+    /// is the IO alone, one per page: `lru_note_cost(lruvec, file, stat.nr_pageout)` and
+    /// `lru_note_cost_folio()` of a workingset refault; `shrink_active_list()` notes
+    /// nothing. The decay (halve both when their sum exceeds a quarter of the LRU) is the
+    /// same, so under 6.1 it halves 32 times less often per page written.
+    pub fn lru_cost_counts_rotations(self) -> bool {
+        self >= KernelVersion::new(6, 2)
+    }
+
+    /// Since v6.10 ("mm, vmscan: retry kswapd's priority loop with cache_trim_mode off on
+    /// failure", Byungchul Park: v6 of the patch posted 2024-03-04, taken into akpm's
+    /// mm-unstable on 2024-03-06 beside "mm: add swappiness= arg to memory.reclaim", after
+    /// mm-stable for the v6.9 merge window had closed; the release is the model's reading of
+    /// those dates, not a bisected one): `shrink_node()` sets `sc->cache_trim_mode_failed`
+    /// when a pass in cache-trim mode reclaimed nothing, and `balance_pgdat()`, after a
+    /// whole priority loop that reclaimed nothing with that flag set, runs the loop once
+    /// more with `sc->no_cache_trim_mode`, so the anon lists get scanned before kswapd counts
+    /// a failure. Before (6.1): neither field exists; such a loop counts in
+    /// `kswapd_failures` at once.
+    pub fn kswapd_retries_without_cache_trim(self) -> bool {
+        self >= KernelVersion::new(6, 10)
     }
 
     /// Before v6.15 ("mm: page_alloc: don't steal single pages from biggest buddy",
