@@ -972,20 +972,61 @@ impl Mm {
         let mut last = NIL;
         let mut last_dirty = false;
         let file = self.objects[obj as usize].kind == ObjKind::File;
+        // Before v6.3, look-around without a walk context batches its moves (see
+        // look_around_batch_before_6_3()): the PTEs whose folio needs moving are counted
+        // and the folios kept (at most MIN_LRU_BATCH PTEs, so as many folios).
+        let batch = !walk && !self.cfg.kernel.mglru_look_around_activates_each();
+        let mut pending = [NIL; MIN_LRU_BATCH as usize];
+        let (mut nr_pending, mut bits) = (0usize, 0u64);
         for i in start..end {
             let Some((pfn, dirty)) = self.clear_young_pte(lv, obj, i, file, &mut present) else {
                 continue;
             };
+            if batch {
+                let g = folio_lru_gen(self.pages.hot[pfn as usize].flags);
+                if g.is_some_and(|g| g != new_gen) {
+                    bits += 1;
+                    if nr_pending == 0 || pending[nr_pending - 1] != pfn {
+                        pending[nr_pending] = pfn;
+                        nr_pending += 1;
+                    }
+                }
+            }
             if pfn != last {
-                self.walk_update_folio(walk, last, new_gen, last_dirty);
+                self.walk_update_folio(walk, batch, last, new_gen, last_dirty);
                 last = pfn;
                 last_dirty = false;
             }
             last_dirty |= dirty;
             young += 1;
         }
-        self.walk_update_folio(walk, last, new_gen, last_dirty);
+        self.walk_update_folio(walk, batch, last, new_gen, last_dirty);
+        if batch {
+            self.look_around_batch_before_6_3(&pending[..nr_pending], bits, new_gen);
+        }
         (young, present)
+    }
+
+    /// The end of 6.1's `lru_gen_look_around()` without a walk context (before v6.3's "mm:
+    /// multi-gen LRU: simplify lru_gen_look_around()",
+    /// [`KernelVersion::mglru_look_around_activates_each`]): fewer than `PAGEVEC_SIZE` (15)
+    /// young PTEs of folios outside the youngest generation → `folio_activate()` each (the
+    /// pagevec path, `pgactivate`); otherwise all are moved to the youngest generation in
+    /// place under the lru_lock (`folio_update_gen()`, no `pgactivate`). The model charges
+    /// no lru_lock time for the in-place moves.
+    fn look_around_batch_before_6_3(&mut self, folios: &[Pfn], bits: u64, new_gen: usize) {
+        /// Kernel: `PAGEVEC_SIZE` (include/linux/pagevec.h, 6.1).
+        const PAGEVEC_SIZE: u64 = 15;
+        for &pfn in folios {
+            if folio_lru_gen(self.pages.hot[pfn as usize].flags).is_none() {
+                continue;
+            }
+            if bits < PAGEVEC_SIZE {
+                self.folio_activate(pfn);
+            } else {
+                self.folio_update_gen(pfn, new_gen);
+            }
+        }
     }
 
     /// `get_pte_pfn()` + `get_pfn_folio()` + `ptep_clear_young_notify()`: if the PTE at
@@ -1046,10 +1087,19 @@ impl Mm {
     /// `walk_pte_range()` and `lru_gen_look_around()`, as v6.13 has them): a folio isolated
     /// by reclaim gets PG_referenced; with a walk context the folio is promoted
     /// (`folio_update_gen()`), without one activated (`folio_activate()`) unless it is in
-    /// the youngest generation already. Simplification for 6.1: its look-around activates
-    /// only when fewer than `PAGEVEC_SIZE` (15) folios are young and promotes them in place
-    /// otherwise; the model activates (the same generation, plus `pgactivate`).
-    fn walk_update_folio(&mut self, walk: bool, pfn: Pfn, new_gen: usize, dirty: bool) {
+    /// the youngest generation already (before v6.3 in a batch after the loop:
+    /// [`Mm::look_around_batch_before_6_3`]).
+    ///
+    /// `deferred`: a 6.1 look-around batch ([`Mm::look_around_batch_before_6_3`]) moves the
+    /// folio later; only the dirty bit and an isolated folio's PG_referenced are done here.
+    fn walk_update_folio(
+        &mut self,
+        walk: bool,
+        deferred: bool,
+        pfn: Pfn,
+        new_gen: usize,
+        dirty: bool,
+    ) {
         if pfn == NIL {
             return;
         }
@@ -1059,6 +1109,7 @@ impl Mm {
         if !self.cfg.kernel.mglru_folio_seq_by_workingset() {
             match folio_lru_gen(self.pages.hot[pfn as usize].flags) {
                 None => self.pages.set(pfn, pg::REFERENCED),
+                Some(_) if deferred => {}
                 Some(_) if walk => {
                     self.folio_update_gen(pfn, new_gen);
                 }
@@ -2620,6 +2671,49 @@ mod tests {
                 let young = mm.objects[0].ent[0] & crate::memory::PTE_YOUNG != 0;
                 assert_eq!((got, !young), (counted, cleared), "{v:?} {hint:?} {lru:?}");
             }
+        }
+    }
+
+    /// lru_gen_look_around() without a walk context, after one aging has left n freshly
+    /// faulted pages (all young) one generation below the youngest: 6.1 activates them when
+    /// fewer than PAGEVEC_SIZE (15) PTEs need it (n pgactivate) and otherwise moves them in
+    /// place (no pgactivate); from v6.3 each is activated. Every page ends in the youngest
+    /// generation.
+    #[test]
+    fn look_around_batch_by_kernel_version() {
+        use crate::vmstat::Ev;
+        use crate::{Ctx, InstantIo};
+        for (v, n, activated) in [
+            ((6, 1), 10, 10),
+            ((6, 1), 20, 0),
+            ((6, 12), 10, 10),
+            ((6, 12), 20, 20),
+        ] {
+            let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            for i in 0..n {
+                mm.touch(&mut ctx, 0, i, true);
+            }
+            let max_seq = mm.lruvecs[0].lrugen.max_seq;
+            assert!(mm.inc_max_seq(0, max_seq, 60, 0));
+            let young = lru_gen_from_seq(max_seq + 1);
+            let pfns: Vec<Pfn> = (0..n as usize)
+                .map(|i| crate::memory::pte_pfn(mm.objects[0].ent[i]))
+                .collect();
+            assert!(pfns
+                .iter()
+                .all(|&p| folio_lru_gen(mm.pages.hot[p as usize].flags) != Some(young)));
+            let before = mm.ev.get(Ev::PgActivate);
+            mm.mm_walk_active = false;
+            mm.lru_gen_look_around(&mut ctx, 0, 0, 0, pfns[0]);
+            assert_eq!(mm.ev.get(Ev::PgActivate) - before, activated, "{v:?} n={n}");
+            assert!(
+                pfns.iter()
+                    .all(|&p| folio_lru_gen(mm.pages.hot[p as usize].flags) == Some(young)),
+                "{v:?} n={n}"
+            );
+            mm.check_invariants().unwrap();
         }
     }
 

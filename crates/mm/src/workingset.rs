@@ -85,6 +85,7 @@ impl Shadow {
 /// |---|---|---|
 /// | 6.5 | "Multi-gen LRU: fix workingset accounting" | [`Self::mglru_counts_every_refault`] |
 /// | 6.3 | "mm: add vma_has_recency()" | [`Self::rmap_ignores_vmas_without_recency`] |
+/// | 6.3 | "mm: multi-gen LRU: simplify lru_gen_look_around()" | [`Self::mglru_look_around_activates_each`] |
 /// | 6.14 | "mm/mglru: rework refault detection" | [`Self::mglru_recent_within_max_nr_gens`] |
 /// | 6.14 | "mm/mglru: rework workingset protection" | [`Self::mglru_folio_seq_by_workingset`] |
 /// | 6.14 | "mm/mglru: rework aging feedback" | [`Self::mglru_aging_by_generations_only`] |
@@ -140,6 +141,16 @@ impl KernelVersion {
     /// as any other's), and the multi-gen LRU's look-around runs only for mappings with
     /// neither flag.
     pub fn rmap_ignores_vmas_without_recency(self) -> bool {
+        self >= KernelVersion::new(6, 3)
+    }
+
+    /// Since v6.3 ("mm: multi-gen LRU: simplify lru_gen_look_around()", T.J. Alumbaugh,
+    /// January 2023): look-around without a page-table walk context activates each young
+    /// folio outside the youngest generation (`folio_activate()`). Before (6.1): it counts
+    /// those PTEs first and activates their folios only when fewer than `PAGEVEC_SIZE` (15),
+    /// else moves them all to the youngest generation in place under the lru_lock
+    /// (`folio_update_gen()`, no `pgactivate`).
+    pub fn mglru_look_around_activates_each(self) -> bool {
         self >= KernelVersion::new(6, 3)
     }
 
