@@ -138,6 +138,24 @@ pub fn folio_lru_refs(flags: u32) -> u32 {
     }
 }
 
+/// Kernel: `folio_lru_refs()` before v6.14
+/// ([`KernelVersion::mglru_folio_seq_by_workingset`]): the fd accesses beyond the first,
+/// counted as the refs counter plus PG_workingset (0..=4). `folio_inc_refs()` sets
+/// PG_referenced at the first access, PG_workingset at the second, then counts the refs
+/// bits up.
+#[inline]
+pub fn folio_lru_refs_before_6_14(flags: u32) -> u32 {
+    ((flags & pg::LRU_REFS_MASK) >> pg::LRU_REFS_SHIFT) + (flags & pg::WORKINGSET != 0) as u32
+}
+
+/// Kernel: `lru_tier_from_refs()` before v6.14: `order_base_2(refs + 1)` of
+/// [`folio_lru_refs_before_6_14`]'s refs: 0 → tier 0; 1 → 1; 2, 3 → 2; 4 → 3. (The same
+/// tier per number of fd accesses as v6.14's, from other flag bits.)
+#[inline]
+pub fn lru_tier_from_refs_before_6_14(refs: u32) -> usize {
+    order_base_2(refs as u64 + 1)
+}
+
 /// Kernel: `folio_lru_gen()`: the generation in the flags, `None` when off the lists.
 #[inline]
 pub fn folio_lru_gen(flags: u32) -> Option<usize> {
@@ -553,7 +571,8 @@ impl Mm {
     }
 
     /// Kernel: `lru_gen_add_folio()`: put a folio on the generation `lru_gen_folio_seq()`
-    /// picks, at the head (at the tail when `reclaiming`: rotation after writeback).
+    /// picks, at the head (at the tail when `reclaiming`: rotation after writeback). Before
+    /// v6.14 an active folio's refs and PG_referenced are cleared as it is added.
     pub(crate) fn lru_gen_add_folio(&mut self, pfn: Pfn, reclaiming: bool) {
         let lv = self.pages.hot[pfn as usize].memcg as usize;
         let ty = self.pages.is_file_lru(pfn) as usize;
@@ -565,7 +584,13 @@ impl Mm {
             self.cfg.kernel,
         );
         let gen = lru_gen_from_seq(seq);
-        let f = f & !(pg::LRU_GEN_MASK | pg::LRU_LIST_MASK | pg::ACTIVE);
+        let mut clear = pg::LRU_GEN_MASK | pg::LRU_LIST_MASK | pg::ACTIVE;
+        if f & pg::ACTIVE != 0 && !self.cfg.kernel.mglru_folio_seq_by_workingset() {
+            // Before v6.14 an active folio also loses its refs and PG_referenced (not
+            // PG_workingset, which PSI accounting of a refault may still need).
+            clear |= pg::LRU_REFS_MASK | pg::REFERENCED;
+        }
+        let f = f & !clear;
         self.pages.hot[pfn as usize].flags = f
             | ((gen as u32 + 1) << pg::LRU_GEN_SHIFT)
             | ((gen as u32) << pg::LRU_LIST_SHIFT)
@@ -620,10 +645,25 @@ impl Mm {
 
     /// Kernel: `lru_gen_inc_refs()` (`folio_mark_accessed()` under the multi-gen LRU): the
     /// first fd access sets PG_referenced, the next ones count up to 4, then PG_workingset.
-    /// No list move: tiers are sorted at eviction.
+    /// No list move: tiers are sorted at eviction. Before v6.14 (`folio_inc_refs()`,
+    /// [`KernelVersion::mglru_folio_seq_by_workingset`]) the second access sets
+    /// PG_workingset and the later ones count the refs bits up to 3, where they stay.
     pub(crate) fn lru_gen_inc_refs(&mut self, pfn: Pfn) {
         let f = self.pages.hot[pfn as usize].flags;
         if f & pg::UNEVICTABLE != 0 {
+            return;
+        }
+        if !self.cfg.kernel.mglru_folio_seq_by_workingset() {
+            let nf = if f & pg::REFERENCED == 0 {
+                f | pg::REFERENCED
+            } else if f & pg::WORKINGSET == 0 {
+                f | pg::WORKINGSET
+            } else if f & pg::LRU_REFS_MASK != pg::LRU_REFS_MASK {
+                f + (1 << pg::LRU_REFS_SHIFT)
+            } else {
+                f
+            };
+            self.pages.hot[pfn as usize].flags = nf;
             return;
         }
         if f & pg::REFERENCED == 0 {
@@ -641,9 +681,25 @@ impl Mm {
     /// look-around with a walk context). The first sighting of a folio that is neither
     /// referenced nor workingset only sets PG_referenced; otherwise the folio moves to
     /// generation `gen` (in its flags and counts, not on the lists) and becomes workingset.
-    /// Returns the previous generation when the folio was moved.
+    /// Returns the previous generation when the folio was moved. Before v6.14
+    /// ([`KernelVersion::mglru_folio_seq_by_workingset`]) every young PTE moves the folio,
+    /// clearing its refs, PG_referenced and PG_workingset; a folio reclaim has isolated
+    /// gets PG_referenced instead (for `shrink_folio_list()`).
     fn folio_update_gen(&mut self, pfn: Pfn, gen: usize) -> Option<usize> {
         let f = self.pages.hot[pfn as usize].flags;
+        if !self.cfg.kernel.mglru_folio_seq_by_workingset() {
+            let Some(old) = folio_lru_gen(f) else {
+                self.pages.set(pfn, pg::REFERENCED);
+                return None;
+            };
+            self.pages.hot[pfn as usize].flags =
+                (f & !(pg::LRU_GEN_MASK | pg::LRU_REFS_MASK | pg::REFERENCED | pg::WORKINGSET))
+                    | ((gen as u32 + 1) << pg::LRU_GEN_SHIFT);
+            if old != gen {
+                self.lru_gen_update_size(pfn, Some(old), Some(gen));
+            }
+            return Some(old);
+        }
         if f & (pg::REFERENCED | pg::WORKINGSET) == 0 {
             self.pages.hot[pfn as usize].flags = (f & !pg::LRU_REFS_MASK) | pg::REFERENCED;
             return None;
@@ -674,8 +730,8 @@ impl Mm {
     }
 
     /// Kernel: `folio_inc_gen()`: move a folio of the oldest generation to the next one,
-    /// clearing its refs (PG_workingset stays); a folio the walk already promoted keeps its
-    /// generation. The caller relinks it. Returns the new generation.
+    /// clearing its refs (PG_workingset stays; before v6.14 it is cleared too); a folio the
+    /// walk already promoted keeps its generation. The caller relinks it. Returns the new generation.
     fn folio_inc_gen(&mut self, pfn: Pfn, reclaiming: bool) -> usize {
         let lv = self.pages.hot[pfn as usize].memcg as usize;
         let ty = self.pages.is_file_lru(pfn) as usize;
@@ -687,8 +743,12 @@ impl Mm {
             }
         }
         let new_gen = (old_gen + 1) % MAX_NR_GENS as usize;
-        let mut nf = (f & !(pg::LRU_GEN_MASK | pg::LRU_REFS_MASK | pg::REFERENCED))
-            | ((new_gen as u32 + 1) << pg::LRU_GEN_SHIFT);
+        let mut clear = pg::LRU_GEN_MASK | pg::LRU_REFS_MASK | pg::REFERENCED;
+        if !self.cfg.kernel.mglru_folio_seq_by_workingset() {
+            // Before v6.14 LRU_REFS_FLAGS includes PG_workingset.
+            clear |= pg::WORKINGSET;
+        }
+        let mut nf = (f & !clear) | ((new_gen as u32 + 1) << pg::LRU_GEN_SHIFT);
         if reclaiming {
             nf |= pg::RECLAIM;
         }
@@ -912,25 +972,67 @@ impl Mm {
         let mut last = NIL;
         let mut last_dirty = false;
         let file = self.objects[obj as usize].kind == ObjKind::File;
+        // Before v6.3, look-around without a walk context batches its moves (see
+        // look_around_batch_before_6_3()): the PTEs whose folio needs moving are counted
+        // and the folios kept (at most MIN_LRU_BATCH PTEs, so as many folios).
+        let batch = !walk && !self.cfg.kernel.mglru_look_around_activates_each();
+        let mut pending = [NIL; MIN_LRU_BATCH as usize];
+        let (mut nr_pending, mut bits) = (0usize, 0u64);
         for i in start..end {
             let Some((pfn, dirty)) = self.clear_young_pte(lv, obj, i, file, &mut present) else {
                 continue;
             };
+            if batch {
+                let g = folio_lru_gen(self.pages.hot[pfn as usize].flags);
+                if g.is_some_and(|g| g != new_gen) {
+                    bits += 1;
+                    if nr_pending == 0 || pending[nr_pending - 1] != pfn {
+                        pending[nr_pending] = pfn;
+                        nr_pending += 1;
+                    }
+                }
+            }
             if pfn != last {
-                self.walk_update_folio(walk, last, new_gen, last_dirty);
+                self.walk_update_folio(walk, batch, last, new_gen, last_dirty);
                 last = pfn;
                 last_dirty = false;
             }
             last_dirty |= dirty;
             young += 1;
         }
-        self.walk_update_folio(walk, last, new_gen, last_dirty);
+        self.walk_update_folio(walk, batch, last, new_gen, last_dirty);
+        if batch {
+            self.look_around_batch_before_6_3(&pending[..nr_pending], bits, new_gen);
+        }
         (young, present)
     }
 
+    /// The end of 6.1's `lru_gen_look_around()` without a walk context (before v6.3's "mm:
+    /// multi-gen LRU: simplify lru_gen_look_around()",
+    /// [`KernelVersion::mglru_look_around_activates_each`]): fewer than `PAGEVEC_SIZE` (15)
+    /// young PTEs of folios outside the youngest generation → `folio_activate()` each (the
+    /// pagevec path, `pgactivate`); otherwise all are moved to the youngest generation in
+    /// place under the lru_lock (`folio_update_gen()`, no `pgactivate`). The model charges
+    /// no lru_lock time for the in-place moves.
+    fn look_around_batch_before_6_3(&mut self, folios: &[Pfn], bits: u64, new_gen: usize) {
+        /// Kernel: `PAGEVEC_SIZE` (include/linux/pagevec.h, 6.1).
+        const PAGEVEC_SIZE: u64 = 15;
+        for &pfn in folios {
+            if folio_lru_gen(self.pages.hot[pfn as usize].flags).is_none() {
+                continue;
+            }
+            if bits < PAGEVEC_SIZE {
+                self.folio_activate(pfn);
+            } else {
+                self.folio_update_gen(pfn, new_gen);
+            }
+        }
+    }
+
     /// `get_pte_pfn()` + `get_pfn_folio()` + `ptep_clear_young_notify()`: if the PTE at
-    /// `obj`/`i` is present and young and maps a folio of memcg `lv` on a generation list,
-    /// clear its young bit and return (folio, PTE dirty). Notes whether the entry is in use.
+    /// `obj`/`i` is present and young and maps a folio of memcg `lv` on a generation list
+    /// (before v6.14 also one isolated by reclaim), clear its young bit and return (folio,
+    /// PTE dirty). Notes whether the entry is in use.
     #[inline]
     fn clear_young_pte(
         &mut self,
@@ -962,7 +1064,12 @@ impl Mm {
             (self.pages.anon_folio_of(pte_pfn(e)), e & PTE_DIRTY != 0)
         };
         let f = self.pages.hot[pfn as usize].flags;
-        if f & pg::LRU_GEN_MASK == 0 || self.pages.hot[pfn as usize].memcg as usize != lv {
+        // get_pfn_folio(): since v6.14 only folios on a generation list; before, a folio
+        // reclaim has isolated too (walk_update_folio() marks it referenced).
+        let isolated = f & pg::ISOLATED != 0 && !self.cfg.kernel.mglru_folio_seq_by_workingset();
+        if (f & pg::LRU_GEN_MASK == 0 && !isolated)
+            || self.pages.hot[pfn as usize].memcg as usize != lv
+        {
             return None;
         }
         let o = &mut self.objects[obj as usize];
@@ -976,13 +1083,40 @@ impl Mm {
 
     /// Kernel: `walk_update_folio()`: transfer the PTE dirty bit (not for anon outside the
     /// swap cache), then promote with a walk context, or activate through
-    /// `lru_gen_set_refs()` without one.
-    fn walk_update_folio(&mut self, walk: bool, pfn: Pfn, new_gen: usize, dirty: bool) {
+    /// `lru_gen_set_refs()` without one. Before v6.14 (the loop bodies of
+    /// `walk_pte_range()` and `lru_gen_look_around()`, as v6.13 has them): a folio isolated
+    /// by reclaim gets PG_referenced; with a walk context the folio is promoted
+    /// (`folio_update_gen()`), without one activated (`folio_activate()`) unless it is in
+    /// the youngest generation already (before v6.3 in a batch after the loop:
+    /// [`Mm::look_around_batch_before_6_3`]).
+    ///
+    /// `deferred`: a 6.1 look-around batch ([`Mm::look_around_batch_before_6_3`]) moves the
+    /// folio later; only the dirty bit and an isolated folio's PG_referenced are done here.
+    fn walk_update_folio(
+        &mut self,
+        walk: bool,
+        deferred: bool,
+        pfn: Pfn,
+        new_gen: usize,
+        dirty: bool,
+    ) {
         if pfn == NIL {
             return;
         }
         if dirty && !self.pages.test(pfn, pg::DIRTY) && self.pages.test(pfn, pg::SWAPCACHE) {
             self.pages.set(pfn, pg::DIRTY);
+        }
+        if !self.cfg.kernel.mglru_folio_seq_by_workingset() {
+            match folio_lru_gen(self.pages.hot[pfn as usize].flags) {
+                None => self.pages.set(pfn, pg::REFERENCED),
+                Some(_) if deferred => {}
+                Some(_) if walk => {
+                    self.folio_update_gen(pfn, new_gen);
+                }
+                Some(old) if old != new_gen => self.folio_activate(pfn),
+                Some(_) => {}
+            }
+            return;
         }
         if walk {
             self.folio_update_gen(pfn, new_gen);
@@ -998,8 +1132,22 @@ impl Mm {
     /// Kernel: `lru_gen_look_around()`: the rmap walk found the PTE of `obj`/`index` young;
     /// scan up to 64 neighbouring PTEs of the same page table, promoting (kswapd, or after
     /// an aging in this reclaim call) or activating the young ones, and add the page table to
-    /// the Bloom filter of the next aging if it is dense.
-    pub(crate) fn lru_gen_look_around(&mut self, ctx: &mut Ctx, lv: usize, obj: u32, index: u64) {
+    /// the Bloom filter of the next aging if it is dense. Before v6.14 the folio `target`
+    /// whose young PTE started it (isolated by reclaim; its PTE already cleared by the
+    /// caller) is marked referenced, as the kernel's loop does for a folio off the lists.
+    pub(crate) fn lru_gen_look_around(
+        &mut self,
+        ctx: &mut Ctx,
+        lv: usize,
+        obj: u32,
+        index: u64,
+        target: Pfn,
+    ) {
+        if !self.cfg.kernel.mglru_folio_seq_by_workingset()
+            && folio_lru_gen(self.pages.hot[target as usize].flags).is_none()
+        {
+            self.pages.set(target, pg::REFERENCED);
+        }
         let size = self.objects[obj as usize].size_pages;
         let pmd_start = index & !(PTRS_PER_PTE - 1);
         let (mut start, mut end) = (pmd_start, (pmd_start + PTRS_PER_PTE).min(size));
@@ -1041,15 +1189,29 @@ impl Mm {
 
     /// Kernel: `sort_folio()`: handle a folio at the tail of the oldest generation without
     /// isolating it, if it was promoted, is in a protected tier, or waits for writeback.
+    /// Tiers before v6.14 come from [`folio_lru_refs_before_6_14`].
     fn sort_folio(&mut self, pfn: Pfn, sc: &mut ScanControl, tier_idx: usize) -> bool {
         let lv = self.pages.hot[pfn as usize].memcg as usize;
         let ty = self.pages.is_file_lru(pfn) as usize;
         let nr = self.pages.nr_pages(pfn);
         let f = self.pages.hot[pfn as usize].flags;
         let gen = folio_lru_gen(f).expect("sort_folio: folio off the generations");
-        let refs = folio_lru_refs(f);
-        let ws = f & pg::WORKINGSET != 0;
-        let tier = lru_tier_from_refs(refs, ws);
+        let new_rules = self.cfg.kernel.mglru_folio_seq_by_workingset();
+        let (tier, lazy, top) = if new_rules {
+            let refs = folio_lru_refs(f);
+            let ws = f & pg::WORKINGSET != 0;
+            let lazy = refs + ws as u32 == (1 << LRU_REFS_WIDTH) + 1;
+            (lru_tier_from_refs(refs, ws), lazy, lazy)
+        } else {
+            // Before v6.14: refs counter + PG_workingset; the top (4) is always protected
+            // (6.1.69+ / 6.8-6.13, "mm/mglru: fix underprotected page cache") and counted.
+            let refs = folio_lru_refs_before_6_14(f);
+            (
+                lru_tier_from_refs_before_6_14(refs),
+                false,
+                refs == 1 << LRU_REFS_WIDTH,
+            )
+        };
         let lg = &self.lruvecs[lv].lrugen;
         // promoted by the page-table walk or look-around
         if gen != lru_gen_from_seq(lg.min_seq[ty]) {
@@ -1057,10 +1219,10 @@ impl Mm {
             return true;
         }
         // protected tier
-        let lazy = refs + ws as u32 == (1 << LRU_REFS_WIDTH) + 1;
-        if tier > tier_idx || lazy {
+        if tier > tier_idx || top {
             let g = self.folio_inc_gen(pfn, false);
-            self.lru_gen_list_move(pfn, g, false);
+            // Before v6.14 the protected folio goes to the tail of the next generation.
+            self.lru_gen_list_move(pfn, g, !new_rules);
             if !lazy {
                 self.lruvecs[lv].lrugen.protected[ty][tier] += nr;
             }
@@ -1088,12 +1250,22 @@ impl Mm {
         false
     }
 
-    /// Kernel: `isolate_folio()`: take a folio off the lists for `shrink_folio_list()`.
+    /// Kernel: `isolate_folio()`: take a folio off the lists for `shrink_folio_list()`. An
+    /// unreferenced folio loses its refs; before v6.14 also PG_workingset, and PG_referenced
+    /// is cleared in any case (so `folio_check_references()` sees only what the rmap walk
+    /// and look-around find from here on).
     fn lru_gen_isolate(&mut self, pfn: Pfn) {
         let f = self.pages.hot[pfn as usize].flags;
         let mut nf = f & !pg::RECLAIM;
+        let old_rules = !self.cfg.kernel.mglru_folio_seq_by_workingset();
         if f & pg::REFERENCED == 0 {
             nf &= !pg::LRU_REFS_MASK;
+            if old_rules {
+                nf &= !pg::WORKINGSET;
+            }
+        }
+        if old_rules {
+            nf &= !pg::REFERENCED;
         }
         self.pages.hot[pfn as usize].flags = nf;
         self.lru_gen_del_folio(pfn, true);
@@ -1192,7 +1364,10 @@ impl Mm {
 
     /// Kernel: `evict_folios()`: isolate a batch from the oldest generation, run it through
     /// `shrink_folio_list()`, put back what was kept (never into the oldest generation), and
-    /// retry once the clean, unmapped folios that may have missed their rotation.
+    /// retry once the clean, unmapped folios that may have missed their rotation. Before
+    /// v6.14 every rejected folio but those under writeback for reclaim goes back active,
+    /// its refs, PG_referenced and PG_workingset cleared (the loop "mm: multi-gen LRU: retry
+    /// folios written back while isolated" gave 6.1 in 6.1-rc7, unchanged to v6.13).
     fn evict_folios(
         &mut self,
         ctx: &mut Ctx,
@@ -1225,8 +1400,31 @@ impl Mm {
             let mut survivors = std::mem::take(&mut self.scratch2);
             let mut retry = std::mem::take(&mut self.scratch3);
             retry.clear();
+            let old_rules = !self.cfg.kernel.mglru_folio_seq_by_workingset();
             survivors.retain(|&pfn| {
                 let f = self.pages.hot[pfn as usize].flags;
+                if old_rules {
+                    // Before v6.14: a folio under writeback for reclaim keeps its place
+                    // (PG_referenced back if PG_workingset); the rest of the rejected ones
+                    // lose their refs and flags and become active (the youngest generation);
+                    // clean, unmapped, inactive ones are retried once.
+                    if f & pg::RECLAIM != 0 && f & (pg::DIRTY | pg::WRITEBACK) != 0 {
+                        if f & pg::WORKINGSET != 0 {
+                            self.pages.hot[pfn as usize].flags = f | pg::REFERENCED;
+                        }
+                        return true;
+                    }
+                    if skip_retry
+                        || f & (pg::ACTIVE | pg::REFERENCED | pg::DIRTY | pg::WRITEBACK) != 0
+                        || self.folio_mapped(pfn)
+                    {
+                        let clear = pg::LRU_REFS_MASK | pg::REFERENCED | pg::WORKINGSET;
+                        self.pages.hot[pfn as usize].flags = (f & !clear) | pg::ACTIVE;
+                        return true;
+                    }
+                    retry.push(pfn);
+                    return false;
+                }
                 if !skip_retry
                     && f & (pg::ACTIVE | pg::DIRTY | pg::WRITEBACK) == 0
                     && !self.folio_mapped(pfn)
@@ -1615,14 +1813,20 @@ impl Mm {
 
     /// Kernel: `lru_gen_eviction()`: the shadow of an evicted folio: the oldest generation
     /// of its type and its refs (the token), its memcg and PG_workingset; counts the folio as
-    /// evicted from its tier.
+    /// evicted from its tier. Before v6.14 the refs are [`folio_lru_refs_before_6_14`]'s
+    /// and the shadow's workingset bit says whether they are non-zero.
     pub(crate) fn lru_gen_eviction(&mut self, pfn: Pfn) -> Shadow {
         let lv = self.pages.hot[pfn as usize].memcg as usize;
         let ty = self.pages.is_file_lru(pfn) as usize;
         let f = self.pages.hot[pfn as usize].flags;
-        let refs = folio_lru_refs(f);
-        let ws = f & pg::WORKINGSET != 0;
-        let tier = lru_tier_from_refs(refs, ws);
+        let (refs, ws, tier) = if self.cfg.kernel.mglru_folio_seq_by_workingset() {
+            let refs = folio_lru_refs(f);
+            let ws = f & pg::WORKINGSET != 0;
+            (refs, ws, lru_tier_from_refs(refs, ws))
+        } else {
+            let refs = folio_lru_refs_before_6_14(f);
+            (refs, refs != 0, lru_tier_from_refs_before_6_14(refs))
+        };
         let lg = &mut self.lruvecs[lv].lrugen;
         let token = (lg.min_seq[ty] << LRU_REFS_WIDTH) | refs.saturating_sub(1) as u64;
         lg.evicted[ty][tier] += self.pages.nr_pages(pfn);
@@ -1654,8 +1858,8 @@ impl Mm {
     /// refaults count as refaults and none as an activation; v6.5-6.13 count every recent
     /// refault as an activation; before v6.14 a refault in a fault, or with the refs
     /// counter at its top, becomes PG_workingset and counts as a restore (the refs bits are
-    /// set to the top, not restored). Simplification for those: the tiers the refs give are
-    /// v6.18's (`lru_tier_from_refs()` with PG_workingset as tier 3).
+    /// set to the top, not restored), and the tier is [`lru_tier_from_refs_before_6_14`] of
+    /// the refs bits plus the shadow's workingset bit.
     pub(crate) fn lru_gen_refault(&mut self, pfn: Pfn, shadow: Shadow) {
         let lv = self.pages.hot[pfn as usize].memcg as usize;
         if shadow.memcg() as usize != lv {
@@ -1678,14 +1882,18 @@ impl Mm {
         let token = shadow.age();
         let refs = (token & ((1 << LRU_REFS_WIDTH) - 1)) as u32 + 1;
         let ws = shadow.workingset();
-        let tier = lru_tier_from_refs(refs, ws);
+        // refs as the older kernels count them: the refs bits plus PG_workingset.
+        let old_refs = (refs - 1) + ws as u32;
+        let tier = if kernel.mglru_folio_seq_by_workingset() {
+            lru_tier_from_refs(refs, ws)
+        } else {
+            lru_tier_from_refs_before_6_14(old_refs)
+        };
         self.lruvecs[lv].lrugen.refaulted[file as usize][tier] += nr;
         if !kernel.mglru_folio_seq_by_workingset() {
             if kernel.mglru_counts_every_refault() {
                 self.ev.add(activate, nr);
             }
-            // refs as the older kernels count them: the refs bits plus PG_workingset.
-            let old_refs = (refs - 1) + ws as u32;
             if self.in_lru_fault || old_refs >= (1 << LRU_REFS_WIDTH) - 1 {
                 let f = self.pages.hot[pfn as usize].flags;
                 self.pages.hot[pfn as usize].flags = f | pg::LRU_REFS_MASK | pg::WORKINGSET;
@@ -2222,13 +2430,20 @@ mod tests {
             let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
             let mut io = InstantIo;
             let mut ctx = Ctx::new(0, &mut io, 0);
-            // Page 0 read twice (refs 2: tier 1), pages 1-3 once (tier 0).
+            // Page 0 read twice (tier 1: refs 2 from v6.14, PG_workingset before), pages 1-3
+            // once (tier 0).
             for p in 0..4 {
                 mm.file_read(&mut ctx, 1, p, 1);
             }
             mm.file_read(&mut ctx, 1, 0, 1);
             let f = mm.cache_lookup(1, 0).unwrap();
-            assert_eq!(folio_lru_refs(mm.pages.hot[f as usize].flags), 2);
+            let fl = mm.pages.hot[f as usize].flags;
+            if v == (6, 18) {
+                assert_eq!(folio_lru_refs(fl), 2);
+            } else {
+                assert_eq!(folio_lru_refs_before_6_14(fl), 1);
+                assert_eq!(lru_tier_from_refs_before_6_14(1), 1);
+            }
             // Tier 1 refaults far more than tier 0: get_tier_idx() returns 0, tiers 1 and up
             // are protected.
             let lg = &mut mm.lruvecs[0].lrugen;
@@ -2252,6 +2467,251 @@ mod tests {
                 mm.ev.get(Ev::WorkingsetActivateFile),
                 activated as u64,
                 "kernel {v:?}"
+            );
+            mm.check_invariants().unwrap();
+        }
+    }
+
+    /// fd accesses by version (`folio_inc_refs()` before v6.14, `lru_gen_inc_refs()` after):
+    /// the flags after N accesses and the tier they give, by hand. R = PG_referenced, W =
+    /// PG_workingset, cK = the refs bits.
+    ///
+    /// | N | 6.1 flags | 6.1 refs → tier | 6.18 flags | 6.18 refs → tier |
+    /// |---|---|---|---|---|
+    /// | 1 | R | 0 → 0 | R | 1 → 0 |
+    /// | 2 | R W | 1 → 1 | R c1 | 2 → 1 |
+    /// | 3 | R W c1 | 2 → 2 | R c2 | 3 → 2 |
+    /// | 4 | R W c2 | 3 → 2 | R c3 | 4 → 2 |
+    /// | 5 | R W c3 | 4 → 3 | R W c3 | W → 3 |
+    /// | 6 | R W c3 | 4 → 3 | R W c3 | W → 3 |
+    #[test]
+    fn fd_access_tiers_by_kernel_version() {
+        use crate::{Ctx, InstantIo};
+        const R: u32 = pg::REFERENCED;
+        const W: u32 = pg::WORKINGSET;
+        let c = |k: u32| k << pg::LRU_REFS_SHIFT;
+        let want_61 = [
+            R,
+            R | W,
+            R | W | c(1),
+            R | W | c(2),
+            R | W | c(3),
+            R | W | c(3),
+        ];
+        let tiers_61 = [0, 1, 2, 2, 3, 3];
+        let want_618 = [R, R | c(1), R | c(2), R | c(3), R | W | c(3), R | W | c(3)];
+        for (v, want, tiers) in [((6, 1), want_61, tiers_61), ((6, 18), want_618, tiers_61)] {
+            let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            mm.file_read(&mut ctx, 1, 0, 1);
+            let f = mm.cache_lookup(1, 0).unwrap();
+            for n in 0..6 {
+                if n > 0 {
+                    mm.lru_gen_inc_refs(f);
+                }
+                let fl = mm.pages.hot[f as usize].flags;
+                let bits = fl & (R | W | pg::LRU_REFS_MASK);
+                assert_eq!(bits, want[n], "kernel {v:?}, {} accesses", n + 1);
+                let tier = if v == (6, 1) {
+                    lru_tier_from_refs_before_6_14(folio_lru_refs_before_6_14(fl))
+                } else {
+                    lru_tier_from_refs(folio_lru_refs(fl), fl & W != 0)
+                };
+                assert_eq!(tier, tiers[n], "kernel {v:?}, {} accesses", n + 1);
+            }
+        }
+    }
+
+    /// folio_update_gen() (a young PTE seen by the page-table walk): before v6.14 the first
+    /// sighting moves the folio and clears its refs, PG_referenced and PG_workingset; since
+    /// v6.14 the first sighting only sets PG_referenced and the second moves it and sets
+    /// PG_workingset. A folio reclaim has isolated gets PG_referenced before v6.14.
+    #[test]
+    fn walk_promotion_by_kernel_version() {
+        use crate::{Ctx, InstantIo};
+        for v in [(6, 1), (6, 12), (6, 18)] {
+            let old = v != (6, 18);
+            let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            mm.touch(&mut ctx, 0, 0, true);
+            let a = crate::memory::pte_pfn(mm.objects[0].ent[0]);
+            let young = lru_gen_from_seq(mm.lruvecs[0].lrugen.max_seq);
+            // Fault placement: the youngest generation before v6.14, the second after.
+            let placed = folio_lru_gen(mm.pages.hot[a as usize].flags).unwrap();
+            assert_eq!(placed == young, old, "kernel {v:?}");
+            let refs_bits = pg::LRU_REFS_MASK & (1 << pg::LRU_REFS_SHIFT);
+            mm.pages.hot[a as usize].flags |= refs_bits;
+            let got = mm.folio_update_gen(a, young);
+            let fl = mm.pages.hot[a as usize].flags;
+            if old {
+                assert_eq!(got, Some(placed), "kernel {v:?}");
+                assert_eq!(folio_lru_gen(fl), Some(young));
+                assert_eq!(
+                    fl & (pg::REFERENCED | pg::WORKINGSET | pg::LRU_REFS_MASK),
+                    0
+                );
+            } else {
+                assert_eq!(got, None);
+                assert_eq!(folio_lru_gen(fl), Some(placed));
+                assert_ne!(fl & pg::REFERENCED, 0);
+                assert_eq!(mm.folio_update_gen(a, young), Some(placed));
+                let fl = mm.pages.hot[a as usize].flags;
+                assert_eq!(folio_lru_gen(fl), Some(young));
+                assert_eq!(fl & (pg::REFERENCED | pg::WORKINGSET), pg::WORKINGSET);
+            }
+            mm.check_invariants().unwrap();
+            // Off the lists (isolated by reclaim).
+            mm.lru_gen_isolate(a);
+            let fl = mm.pages.hot[a as usize].flags;
+            assert_eq!(fl & pg::REFERENCED, 0, "kernel {v:?}");
+            assert_eq!(mm.folio_update_gen(a, young), None);
+            let fl2 = mm.pages.hot[a as usize].flags;
+            assert_eq!(fl2 & pg::REFERENCED != 0, old, "kernel {v:?}");
+        }
+    }
+
+    /// lru_gen_eviction() and lru_gen_refault() of a file folio read three times, by hand.
+    /// 6.1: PG_workingset + refs bits 1 → refs 2, tier order_base_2(3) = 2; token low bits
+    /// refs - 1 = 1, shadow workingset bit (refs != 0) set; at refault (token 1 + workingset
+    /// 1 = refs 2) tier 2 again, and no restore (not in a fault, refs below 3). 6.18 with
+    /// its own flags for three reads (refs bits 2, refs 3): tier order_base_2(3) = 2, token
+    /// low bits 2, no workingset bit; at refault tier 2, refs bits set back to 2.
+    #[test]
+    fn eviction_and_refault_tiers_by_kernel_version() {
+        use crate::vmstat::Ev;
+        use crate::{Ctx, InstantIo};
+        let c = |k: u32| k << pg::LRU_REFS_SHIFT;
+        for (v, flags, low, ws) in [
+            ((6, 1), pg::REFERENCED | pg::WORKINGSET | c(1), 1, true),
+            ((6, 18), pg::REFERENCED | c(2), 2, false),
+        ] {
+            let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            mm.file_read(&mut ctx, 1, 0, 1);
+            let f = mm.cache_lookup(1, 0).unwrap();
+            let fl = mm.pages.hot[f as usize].flags & !(pg::REFERENCED | pg::LRU_REFS_MASK);
+            mm.pages.hot[f as usize].flags = fl | flags;
+            let shadow = mm.lru_gen_eviction(f);
+            let min_seq = mm.lruvecs[0].lrugen.min_seq[FILE];
+            assert_eq!(
+                shadow.age(),
+                min_seq << LRU_REFS_WIDTH | low,
+                "kernel {v:?}"
+            );
+            assert_eq!(shadow.workingset(), ws, "kernel {v:?}");
+            assert_eq!(
+                mm.lruvecs[0].lrugen.evicted[FILE],
+                [0, 0, 1, 0],
+                "kernel {v:?}"
+            );
+            let pfn = mm.alloc_folio(&mut ctx, 0, 0).unwrap();
+            mm.lru_gen_refault(pfn, shadow);
+            assert_eq!(
+                mm.lruvecs[0].lrugen.refaulted[FILE],
+                [0, 0, 1, 0],
+                "kernel {v:?}"
+            );
+            assert_eq!(mm.ev.get(Ev::WorkingsetRestoreFile), 0, "kernel {v:?}");
+        }
+    }
+
+    /// folio_check_references() by version for an isolated anon folio with a young PTE: 6.1
+    /// (the classic rules) activates it, since look-around marks the folio it starts from
+    /// referenced; 6.18 keeps it at the first sighting (lru_gen_set_refs()). Before v6.14 a
+    /// mapped folio already marked referenced while isolated is kept without an rmap walk
+    /// (its PTE stays young).
+    #[test]
+    fn isolated_folio_references_by_kernel_version() {
+        use crate::vmscan::FolioRef;
+        use crate::{Ctx, InstantIo};
+        for (v, want) in [((6, 1), FolioRef::Activate), ((6, 18), FolioRef::Keep)] {
+            let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            mm.touch(&mut ctx, 0, 0, true);
+            mm.touch(&mut ctx, 0, 1, true);
+            let a = crate::memory::pte_pfn(mm.objects[0].ent[0]);
+            let b = crate::memory::pte_pfn(mm.objects[0].ent[1]);
+            if v == (6, 1) {
+                mm.lru_gen_isolate(b);
+                mm.pages.set(b, pg::REFERENCED);
+                assert_eq!(mm.folio_check_references(&mut ctx, b), FolioRef::Keep);
+                assert_ne!(mm.objects[0].ent[1] & crate::memory::PTE_YOUNG, 0);
+            }
+            mm.lru_gen_isolate(a);
+            assert_eq!(mm.folio_check_references(&mut ctx, a), want, "kernel {v:?}");
+        }
+    }
+
+    /// folio_referenced() on MADV_RANDOM and MADV_SEQUENTIAL mappings: before v6.3 the walk
+    /// clears their young bits and counts the random mapping's; from v6.3 both mappings are
+    /// skipped (young bits left, nothing counted).
+    #[test]
+    fn references_of_mappings_without_recency_by_kernel_version() {
+        use crate::filemap::Hint;
+        use crate::{Ctx, InstantIo};
+        for (v, hint, counted, cleared) in [
+            ((6, 1), Hint::Random, 1, true),
+            ((6, 1), Hint::Sequential, 0, true),
+            ((6, 3), Hint::Random, 0, false),
+            ((6, 18), Hint::Sequential, 0, false),
+        ] {
+            for lru in [crate::LruKind::Classic, crate::LruKind::Mglru] {
+                let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+                mm.cfg.lru = lru;
+                let mut io = InstantIo;
+                let mut ctx = Ctx::new(0, &mut io, 0);
+                mm.touch(&mut ctx, 0, 0, true);
+                let a = crate::memory::pte_pfn(mm.objects[0].ent[0]);
+                mm.set_hint(0, hint);
+                let got = mm.folio_referenced(&mut ctx, a);
+                let young = mm.objects[0].ent[0] & crate::memory::PTE_YOUNG != 0;
+                assert_eq!((got, !young), (counted, cleared), "{v:?} {hint:?} {lru:?}");
+            }
+        }
+    }
+
+    /// lru_gen_look_around() without a walk context, after one aging has left n freshly
+    /// faulted pages (all young) one generation below the youngest: 6.1 activates them when
+    /// fewer than PAGEVEC_SIZE (15) PTEs need it (n pgactivate) and otherwise moves them in
+    /// place (no pgactivate); from v6.3 each is activated. Every page ends in the youngest
+    /// generation.
+    #[test]
+    fn look_around_batch_by_kernel_version() {
+        use crate::vmstat::Ev;
+        use crate::{Ctx, InstantIo};
+        for (v, n, activated) in [
+            ((6, 1), 10, 10),
+            ((6, 1), 20, 0),
+            ((6, 12), 10, 10),
+            ((6, 12), 20, 20),
+        ] {
+            let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            for i in 0..n {
+                mm.touch(&mut ctx, 0, i, true);
+            }
+            let max_seq = mm.lruvecs[0].lrugen.max_seq;
+            assert!(mm.inc_max_seq(0, max_seq, 60, 0));
+            let young = lru_gen_from_seq(max_seq + 1);
+            let pfns: Vec<Pfn> = (0..n as usize)
+                .map(|i| crate::memory::pte_pfn(mm.objects[0].ent[i]))
+                .collect();
+            assert!(pfns
+                .iter()
+                .all(|&p| folio_lru_gen(mm.pages.hot[p as usize].flags) != Some(young)));
+            let before = mm.ev.get(Ev::PgActivate);
+            mm.mm_walk_active = false;
+            mm.lru_gen_look_around(&mut ctx, 0, 0, 0, pfns[0]);
+            assert_eq!(mm.ev.get(Ev::PgActivate) - before, activated, "{v:?} n={n}");
+            assert!(
+                pfns.iter()
+                    .all(|&p| folio_lru_gen(mm.pages.hot[p as usize].flags) == Some(young)),
+                "{v:?} n={n}"
             );
             mm.check_invariants().unwrap();
         }

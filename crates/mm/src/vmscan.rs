@@ -1019,10 +1019,19 @@ impl Mm {
     /// mapping as the twin's executor does (madvise on the mapping, fadvise on the file); the
     /// memcg-ownership test of the same function always passes (one task per mapping, in the
     /// memcg it charges).
+    ///
+    /// Before v6.3 ([`crate::workingset::KernelVersion::rmap_ignores_vmas_without_recency`])
+    /// only a MADV_SEQUENTIAL mapping's young bits go uncounted (they are still cleared), a
+    /// MADV_RANDOM mapping's count, and the multi-gen LRU's look-around runs for neither.
     pub(crate) fn folio_referenced(&mut self, ctx: &mut Ctx, pfn: Pfn) -> u32 {
         let o = self.pages.owner(pfn);
         let nr = self.pages.nr_pages(pfn);
-        if !self.objects[o.obj as usize].has_recency() {
+        let hint = self.objects[o.obj as usize].hint;
+        let recency = hint == crate::filemap::Hint::Normal;
+        let skip_vma = self.cfg.kernel.rmap_ignores_vmas_without_recency();
+        let look_around = recency && self.cfg.lru == crate::LruKind::Mglru;
+        let counted = hint != crate::filemap::Hint::Sequential;
+        if !recency && skip_vma {
             // The walk runs, but skips the mapping (invalid_folio_referenced_vma()): the
             // per-call part only.
             if self.folio_mapped(pfn) {
@@ -1063,11 +1072,11 @@ impl Mm {
                     // pmdp_clear_flush_young_notify(): one entry, no look-around.
                     return young.min(1);
                 }
-                if young > 0 && self.cfg.lru == crate::LruKind::Mglru {
+                if young > 0 && look_around {
                     let lv = self.pages.hot[pfn as usize].memcg as usize;
-                    self.lru_gen_look_around(ctx, lv, o.obj, o.index as u64);
+                    self.lru_gen_look_around(ctx, lv, o.obj, o.index as u64, pfn);
                 }
-                return young;
+                return if counted { young } else { 0 };
             }
             ObjKind::File => {
                 if obj.mapped.is_empty() {
@@ -1088,12 +1097,12 @@ impl Mm {
         if mapped {
             self.charge_referenced_walk(ctx);
         }
-        if young && self.cfg.lru == crate::LruKind::Mglru {
+        if young && look_around {
             // folio_referenced_one() under the multi-gen LRU: lru_gen_look_around().
             let lv = self.pages.hot[pfn as usize].memcg as usize;
-            self.lru_gen_look_around(ctx, lv, o.obj, o.index as u64);
+            self.lru_gen_look_around(ctx, lv, o.obj, o.index as u64, pfn);
         }
-        young as u32
+        (young && counted) as u32
     }
 
     /// `folio_referenced()`'s walk over the folio's one mapping: `rmap_per_call +
@@ -1103,10 +1112,22 @@ impl Mm {
         self.charge_rmap_walk(ctx, self.cfg.costs.rmap_per_mapping_ns, 1);
     }
 
-    /// Kernel: `folio_check_references()`.
-    fn folio_check_references(&mut self, ctx: &mut Ctx, pfn: Pfn) -> FolioRef {
+    /// Kernel: `folio_check_references()`. Under the multi-gen LRU since v6.14 a young PTE
+    /// goes through `lru_gen_set_refs()`. Before v6.14
+    /// ([`crate::workingset::KernelVersion::mglru_folio_seq_by_workingset`]) the classic
+    /// rules apply (`isolate_folio()` cleared PG_referenced, and look-around sets it again on
+    /// the folio whose PTE it starts from), after `shrink_folio_list()`'s "folio_update_gen()
+    /// tried to promote this page?" test: a mapped folio that the page-table walk or a
+    /// look-around marked referenced while isolated is kept without an rmap walk (the
+    /// kernel tests this before the writeback checks; the model after them).
+    pub(crate) fn folio_check_references(&mut self, ctx: &mut Ctx, pfn: Pfn) -> FolioRef {
+        let mglru = self.cfg.lru == crate::LruKind::Mglru;
+        let mglru_old = mglru && !self.cfg.kernel.mglru_folio_seq_by_workingset();
+        if mglru_old && self.pages.test(pfn, pg::REFERENCED) && self.folio_mapped(pfn) {
+            return FolioRef::Keep;
+        }
         let ptes = self.folio_referenced(ctx, pfn);
-        if self.cfg.lru == crate::LruKind::Mglru {
+        if mglru && !mglru_old {
             // The multi-gen LRU's branch: fd accesses are left to the tiers (sort_folio());
             // a young PTE keeps the folio the first time and activates it after.
             if ptes == 0 {

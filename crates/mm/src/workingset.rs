@@ -84,6 +84,8 @@ impl Shadow {
 /// | since | commit (subject) | rule |
 /// |---|---|---|
 /// | 6.5 | "Multi-gen LRU: fix workingset accounting" | [`Self::mglru_counts_every_refault`] |
+/// | 6.3 | "mm: add vma_has_recency()" | [`Self::rmap_ignores_vmas_without_recency`] |
+/// | 6.3 | "mm: multi-gen LRU: simplify lru_gen_look_around()" | [`Self::mglru_look_around_activates_each`] |
 /// | 6.14 | "mm/mglru: rework refault detection" | [`Self::mglru_recent_within_max_nr_gens`] |
 /// | 6.14 | "mm/mglru: rework workingset protection" | [`Self::mglru_folio_seq_by_workingset`] |
 /// | 6.14 | "mm/mglru: rework aging feedback" | [`Self::mglru_aging_by_generations_only`] |
@@ -132,6 +134,28 @@ impl KernelVersion {
         self >= KernelVersion::new(6, 5)
     }
 
+    /// Since v6.3 ("mm: add vma_has_recency()", Yu Zhao, December 2022):
+    /// `folio_referenced()` skips every mapping without recency (`VM_SEQ_READ` or
+    /// `VM_RAND_READ`, from MADV_SEQUENTIAL / MADV_RANDOM) through
+    /// `invalid_folio_referenced_vma()`, for both LRUs. Before (6.1): the rmap walk visits
+    /// such mappings and clears their young bits; `folio_referenced_one()` counts a young
+    /// PTE unless the mapping is `VM_SEQ_READ` (so a MADV_RANDOM mapping's references count
+    /// as any other's), and the multi-gen LRU's look-around runs only for mappings with
+    /// neither flag.
+    pub fn rmap_ignores_vmas_without_recency(self) -> bool {
+        self >= KernelVersion::new(6, 3)
+    }
+
+    /// Since v6.3 ("mm: multi-gen LRU: simplify lru_gen_look_around()", T.J. Alumbaugh,
+    /// January 2023): look-around without a page-table walk context activates each young
+    /// folio outside the youngest generation (`folio_activate()`). Before (6.1): it counts
+    /// those PTEs first and activates their folios only when fewer than `PAGEVEC_SIZE` (15),
+    /// else moves them all to the youngest generation in place under the lru_lock
+    /// (`folio_update_gen()`, no `pgactivate`).
+    pub fn mglru_look_around_activates_each(self) -> bool {
+        self >= KernelVersion::new(6, 3)
+    }
+
     /// Since v6.14 ("mm/mglru: rework refault detection"): `lru_gen_test_recent()` calls a
     /// refault recent when its eviction generation is within `MAX_NR_GENS` of `max_seq`.
     /// Before: only when it was evicted from the generation that is still the oldest of its
@@ -148,7 +172,16 @@ impl KernelVersion {
     /// folio in `max_seq`, anon outside the swap cache and dirty folios under reclaim in
     /// `max_seq - 1`, the rest in `min_seq + 1` unless only two generations are left or it
     /// is rotated after writeback (`min_seq`); a refault in a fault, or with the refs
-    /// counter at its top, sets PG_workingset and counts `workingset_restore_*`.
+    /// counter at its top, sets PG_workingset and counts `workingset_restore_*`. The same
+    /// commit changed how the flags count accesses; before it (mm/mglru.rs
+    /// `folio_lru_refs_before_6_14()`): `folio_inc_refs()` sets PG_referenced, then
+    /// PG_workingset, then counts the refs bits; a tier is `order_base_2(refs + 1)` of the
+    /// refs bits plus PG_workingset; `folio_update_gen()` promotes at the first young PTE
+    /// and clears the refs, PG_referenced and PG_workingset (a folio isolated by reclaim
+    /// gets PG_referenced); `isolate_folio()` clears PG_referenced (and an unreferenced
+    /// folio's PG_workingset); `folio_check_references()` has no multi-gen branch (the
+    /// classic rules, after `shrink_folio_list()` keeps a mapped folio the walk marked
+    /// referenced); `evict_folios()` puts every rejected folio back active.
     pub fn mglru_folio_seq_by_workingset(self) -> bool {
         self >= KernelVersion::new(6, 14)
     }
