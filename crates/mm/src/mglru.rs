@@ -1454,6 +1454,7 @@ impl Mm {
             if abort {
                 break;
             }
+            self.cond_resched(ctx);
         }
         if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
             // wakeup_flusher_threads(WB_REASON_VMSCAN)
