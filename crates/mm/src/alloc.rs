@@ -387,6 +387,8 @@ impl Mm {
         let mut no_progress_loops = 0;
         loop {
             let progress = self.try_to_free_pages(ctx, order, gfp);
+            // __perform_reclaim(): cond_resched() after try_to_free_pages().
+            self.cond_resched(ctx);
             if let Some(p) = self.get_page_after_direct_reclaim(order, gfp) {
                 return Some(p);
             }
@@ -542,6 +544,8 @@ impl Mm {
                 return Some(p);
             }
             let progress = self.try_to_free_pages(ctx, order, gfp);
+            // __perform_reclaim(): cond_resched() after try_to_free_pages().
+            self.cond_resched(ctx);
             if progress > 0 {
                 if let Some(p) = self.get_page_after_direct_reclaim(order, gfp) {
                     return Some(p);

@@ -443,6 +443,25 @@ pub struct Ctx<'a> {
     pub task: u32,
     /// Time spent spinning on a held `lru_lock` (part of `cpu_ns`; [`lrulock`]).
     pub lock_wait_ns: u64,
+    /// When the operation started (`now` before any wait moved it).
+    pub start: u64,
+    /// Time the thread waited on a run queue inside the operation, preempted at one of its
+    /// `cond_resched()` points ([`Mm::cond_resched`]): its CPU time ends `cpu_ns +
+    /// rq_wait_ns` after `start`.
+    pub rq_wait_ns: u64,
+    /// The scheduler's side of `cond_resched()` for the thread doing the operation (a task
+    /// of the simulator); None: the operation is not preempted (kernel threads, tests).
+    pub resched: Option<&'a mut dyn CondResched>,
+}
+
+/// The scheduler's side of a `cond_resched()` point inside a task's operation: whether a
+/// woken kernel thread takes the CPU there, and that thread's work while it holds it.
+pub trait CondResched {
+    /// The task at a `cond_resched()` point at `now`, having spent `cpu_ns` of CPU time in
+    /// this operation so far. When the scheduler's rules give its CPU to a woken kernel
+    /// thread, that thread runs (on `mm`, its IO through `io`) until it gives the CPU back,
+    /// and the time the task has it again is returned; None: the task runs on.
+    fn cond_resched(&mut self, mm: &mut Mm, io: &mut dyn Io, now: u64, cpu_ns: u64) -> Option<u64>;
 }
 
 /// [`Ctx::task`] of an operation done outside any task (tests, kernel threads).
@@ -462,7 +481,17 @@ impl<'a> Ctx<'a> {
             cpu: 0,
             task: NO_TASK,
             lock_wait_ns: 0,
+            start: now,
+            rq_wait_ns: 0,
+            resched: None,
         }
+    }
+
+    /// Where the operation's CPU time has got to: its start plus the CPU time spent and the
+    /// run-queue waits, or later when it waited (IO, throttling) past that.
+    #[inline]
+    pub fn clock(&self) -> u64 {
+        (self.start + self.cpu_ns + self.rq_wait_ns).max(self.now)
     }
     #[inline]
     pub fn wait(&mut self, t: u64) {
@@ -698,6 +727,33 @@ pub struct Mm {
 }
 
 impl Mm {
+    /// Kernel: `cond_resched()` in reclaim (`shrink_lruvec()` between its
+    /// `SWAP_CLUSTER_MAX` rounds, `shrink_node_memcgs()` before each memcg,
+    /// `try_to_shrink_lruvec()` after each batch, `__perform_reclaim()` after
+    /// `try_to_free_pages()`), reached with no folio isolated. Under voluntary preemption
+    /// (Debian's `PREEMPT_DYNAMIC` default) this is where a kernel thread whose wakeup or
+    /// tick asked for a reschedule takes a task's CPU: the scheduler ([`CondResched`]) runs
+    /// it, and the task's clock moves on by the time it waited (`ctx.rq_wait_ns`; from
+    /// then on its IO is submitted at the time it runs again).
+    pub fn cond_resched(&mut self, ctx: &mut Ctx) {
+        if ctx.resched.is_none() {
+            return;
+        }
+        let now = ctx.clock();
+        let Some(h) = ctx.resched.as_deref_mut() else {
+            return;
+        };
+        debug_assert!(
+            self.scratch.is_empty() && self.scratch2.is_empty() && self.node.nr_isolated == [0, 0],
+            "cond_resched() with folios isolated"
+        );
+        if let Some(back) = h.cond_resched(self, &mut *ctx.io, now, ctx.cpu_ns) {
+            debug_assert!(back >= now);
+            ctx.rq_wait_ns = back - ctx.start - ctx.cpu_ns;
+            ctx.now = ctx.now.max(back);
+        }
+    }
+
     pub fn new(cfg: MmConfig) -> Mm {
         let total: u64 = cfg.zones.iter().map(|z| z.1).sum();
         assert!(total < NIL as u64, "memory larger than 2^32 pages");

@@ -1652,6 +1652,7 @@ impl Mm {
             if abort {
                 break;
             }
+            self.cond_resched(ctx);
         }
         if sc.nr.unqueued_dirty > 0 && sc.nr.unqueued_dirty == sc.nr.file_taken {
             // wakeup_flusher_threads(WB_REASON_VMSCAN)

@@ -242,11 +242,12 @@ pub fn scan_targets_over(
 }
 
 /// Kernel: `shrink_lruvec()`'s scan loop over the get_scan_count() `targets`: each pass
-/// scans up to SWAP_CLUSTER_MAX of every list with a target left (`shrink(lru, n)` returns the
-/// pages reclaimed). Outside proportional reclaim (direct reclaim at DEF_PRIORITY), once
-/// `nr_to_reclaim` is met it makes one nudge toward proportionality: the type with less left
-/// stops, the other's targets shrink to its original targets times the fraction the smaller
-/// type had left to do (less what it already scanned). A later pass past the goal finds one
+/// scans up to SWAP_CLUSTER_MAX of every list with a target left (`shrink(Some((lru, n)))`
+/// returns the pages reclaimed), then passes its `cond_resched()` (`shrink(None)`). Outside
+/// proportional reclaim (direct reclaim at DEF_PRIORITY), once `nr_to_reclaim` is met it
+/// makes one nudge toward proportionality: the type with less left stops, the other's targets
+/// shrink to its original targets times the fraction the smaller type had left to do (less
+/// what it already scanned). A later pass past the goal finds one
 /// type at zero and breaks out (v5.19+, "fix extreme overreclaim and swap floods": before it,
 /// a `scan_adjusted` flag let the loop scan the adjusted targets to the end). Returns the
 /// pages reclaimed.
@@ -259,7 +260,7 @@ pub fn scan_lruvec_lists(
     targets: [u64; 4],
     nr_to_reclaim: u64,
     proportional: bool,
-    mut shrink: impl FnMut(LruList, u64) -> u64,
+    mut shrink: impl FnMut(Option<(LruList, u64)>) -> u64,
 ) -> u64 {
     let mut nr = targets;
     let mut reclaimed = 0u64;
@@ -268,9 +269,11 @@ pub fn scan_lruvec_lists(
             if nr[i] > 0 {
                 let n = nr[i].min(SWAP_CLUSTER_MAX);
                 nr[i] -= n;
-                reclaimed += shrink(*lru, n);
+                reclaimed += shrink(Some((*lru, n)));
             }
         }
+        // cond_resched(): `shrink` is called with None (it returns 0).
+        shrink(None);
         if reclaimed < nr_to_reclaim || proportional {
             continue;
         }
@@ -629,6 +632,7 @@ impl Mm {
             };
             for k in 0..n {
                 let lv = (start + k) % n;
+                self.cond_resched(ctx);
                 self.shrink_lruvec(ctx, lv, sc);
                 self.shrink_slab_for(lv, sc);
                 if !sc.kswapd && sc.nr_reclaimed >= sc.nr_to_reclaim {
@@ -685,9 +689,14 @@ impl Mm {
         let targets = self.get_scan_count(lv, sc);
         let proportional = !sc.cgroup_reclaim && !sc.kswapd && sc.priority == DEF_PRIORITY;
         let nr_to_reclaim = sc.nr_to_reclaim;
-        let reclaimed = scan_lruvec_lists(targets, nr_to_reclaim, proportional, |lru, n| {
-            self.shrink_list(ctx, lru, n, lv, sc)
-        });
+        let reclaimed =
+            scan_lruvec_lists(targets, nr_to_reclaim, proportional, |step| match step {
+                Some((lru, n)) => self.shrink_list(ctx, lru, n, lv, sc),
+                None => {
+                    self.cond_resched(ctx);
+                    0
+                }
+            });
         sc.nr_reclaimed += reclaimed;
         // Age the active anon list even when only file was scanned, so the inactive anon list
         // has candidates when pressure shifts (can_age_anon_pages(): any swap configured,
@@ -1824,7 +1833,8 @@ mod kernel_rules {
     #[test]
     fn shrink_lruvec_makes_one_nudge() {
         let mut scanned = [0u64; 4];
-        let r = scan_lruvec_lists([64, 0, 256, 0], 32, false, |lru, n| {
+        let r = scan_lruvec_lists([64, 0, 256, 0], 32, false, |step| {
+            let Some((lru, n)) = step else { return 0 };
             scanned[lru.idx()] += n;
             n
         });
@@ -1832,7 +1842,8 @@ mod kernel_rules {
         assert_eq!(r, 96);
         // The smaller type with more left: file stops, anon goes on to 512 * 50% = 256.
         let mut scanned = [0u64; 4];
-        scan_lruvec_lists([512, 0, 64, 0], 32, false, |lru, n| {
+        scan_lruvec_lists([512, 0, 64, 0], 32, false, |step| {
+            let Some((lru, n)) = step else { return 0 };
             scanned[lru.idx()] += n;
             n
         });
@@ -1840,7 +1851,8 @@ mod kernel_rules {
         // less 32 scanned: 229; pass 2 scans 32 more anon, then file is at zero.
         assert_eq!(scanned, [64, 0, 32, 0]);
         let mut scanned = [0u64; 4];
-        scan_lruvec_lists([64, 0, 256, 0], 32, true, |lru, n| {
+        scan_lruvec_lists([64, 0, 256, 0], 32, true, |step| {
+            let Some((lru, n)) = step else { return 0 };
             scanned[lru.idx()] += n;
             n
         });

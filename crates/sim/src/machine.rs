@@ -10,13 +10,16 @@
 //! thread takes an idle CPU or waits on the run queue; a thread still runnable after a step
 //! keeps its CPU until its slice is found used up (at a tick, or at a wakeup) while another
 //! waits, and a thread that blocks hands its CPU to the first waiting one. Step ends are the
-//! preemption points (`cond_resched()`). A task keeps running without a scheduler round trip
-//! while its next ready time stays before every other thread's and before the end of its
-//! slice when a thread waits, which is what makes hit-heavy streams cheap to simulate.
+//! preemption points (`cond_resched()`), and so are reclaim's `cond_resched()` points inside
+//! a task's step, where a woken kswapd may take the task's CPU ([`InStep`]). A task keeps
+//! running without a scheduler round trip while its next ready time stays before every other
+//! thread's and before the end of its slice when a thread waits, which is what makes
+//! hit-heavy streams cheap to simulate.
 //!
 //! Direct reclaim, direct compaction and memcg limit reclaim run inside the allocating task's
-//! step, charging it their CPU time; kswapd runs as its own thread, woken by allocations below
-//! the low watermark, and naps HZ/10 after balancing (`kswapd_try_to_sleep()`), counting
+//! step, charging it their CPU time (and the time kswapd held its CPU there as run-queue
+//! wait); kswapd runs as its own thread, woken by allocations below the low watermark, and
+//! naps HZ/10 after balancing (`kswapd_try_to_sleep()`), counting
 //! `kswapd_{low,high}_wmark_hit_quickly` when it is needed again within the nap. kcompactd is
 //! a third kernel thread: woken by kswapd going to sleep (or by allocations that cannot
 //! reclaim), it runs `kcompactd_do_work()` as one step; its 500 ms timer runs proactive
@@ -247,6 +250,241 @@ enum KState {
 
 const NAP_NS: u64 = 100_000_000; // HZ/10
 
+/// The kernel threads' state that the machine's loop and a preemption inside a task's step
+/// ([`InStep`]) share.
+struct Kthreads {
+    kswapd_id: u32,
+    kcompactd_id: u32,
+    kstate: KState,
+    kswapd_woke_at: u64,
+    kswapd_awake: u64,
+    kswapd_cpu: u64,
+    /// kswapd's measured CPU and its reclaim profile (result::KswapdCpuSeconds).
+    kswapd_measured_ns: u64,
+    kswapd_prof: refault_mm::ReclaimCpu,
+    kswapd_ipis: u64,
+    /// Past the warm-up: kswapd's profile counts.
+    measuring: bool,
+    /// When a sleeping thread was woken by another thread's step (which may end after the
+    /// time the woken thread is made ready at): the time it starts waiting if no CPU is idle.
+    woke_at: Vec<u64>,
+}
+
+/// What one turn of kswapd on a CPU did.
+enum KswapdRan {
+    /// Its nap ended with the node balanced: it went to sleep and gives the CPU up.
+    Slept,
+    /// It ran a step until `finish` and is runnable again at `at` (later: it sleeps).
+    Ran { finish: u64, at: u64 },
+}
+
+impl Kthreads {
+    /// `wakeup_kswapd()` raised by a task's step (`mm.kswapd.wake_pending`), taken at `now`:
+    /// kswapd leaves its sleep or nap (a nap cut short counts
+    /// `kswapd_low_wmark_hit_quickly`) and takes an idle CPU or waits on the run queue from
+    /// `woken_at`.
+    fn kswapd_wake(
+        &mut self,
+        mm: &mut Mm,
+        sched: &mut Sched,
+        ready: &mut Ready,
+        now: u64,
+        woken_at: u64,
+    ) {
+        let th = self.kswapd_id;
+        let mut wake = || {
+            if sched.is_sleeping(th) {
+                ready.set(
+                    th as usize,
+                    sched.wake(th, now, woken_at).unwrap_or(u64::MAX),
+                );
+            }
+        };
+        match self.kstate {
+            KState::Sleeping => {
+                wake();
+                self.kswapd_woke_at = now;
+            }
+            KState::Napping => {
+                mm.ev
+                    .add(refault_mm::vmstat::Ev::KswapdLowWmarkHitQuickly, 1);
+                wake();
+                self.kswapd_woke_at = now;
+            }
+            KState::Running => {}
+        }
+        self.kstate = KState::Running;
+        mm.kswapd.wake_pending = false;
+    }
+
+    /// kswapd has CPU `c` at `now`: the end of its nap (back to sleep if the node is
+    /// balanced), or one iteration of `balance_pgdat()`, charged to the CPU. Its ready time is
+    /// set; the caller gives the CPU up when it sleeps.
+    fn kswapd_run(
+        &mut self,
+        mm: &mut Mm,
+        io: &mut dyn refault_mm::Io,
+        sched: &mut Sched,
+        ready: &mut Ready,
+        c: usize,
+        now: u64,
+    ) -> KswapdRan {
+        match self.kstate {
+            KState::Napping => {
+                // End of the HZ/10 nap (prepare_kswapd_sleep() again).
+                if mm.kswapd_may_sleep() && !mm.kswapd.wake_pending {
+                    self.kstate = KState::Sleeping;
+                    // It got a CPU to check this and goes to sleep on it (schedule()): the
+                    // CPU goes to the first waiting thread now. (Without this the CPU stayed
+                    // kswapd's while it slept, and a task waiting for it — one that woke
+                    // from IO while kswapd had taken the idle CPU — never ran again.)
+                    sched.ran(c, now, 0);
+                    return KswapdRan::Slept;
+                }
+                mm.ev
+                    .add(refault_mm::vmstat::Ev::KswapdHighWmarkHitQuickly, 1);
+                self.kstate = KState::Running;
+                self.kswapd_woke_at = now;
+            }
+            KState::Sleeping => {
+                self.kstate = KState::Running;
+                self.kswapd_woke_at = now;
+            }
+            KState::Running => {}
+        }
+        let mut ctx = Ctx::new(now, io, 0);
+        ctx.cpu = c as u16;
+        let (rc0, ipi0) = (mm.reclaim_cpu.clone(), mm.tlb_stats.shootdowns);
+        let next = mm.kswapd_step(&mut ctx);
+        mm.lru_settle(&mut ctx);
+        let th = self.kswapd_id as usize;
+        sched.stats[th].lock_wait_ns += ctx.lock_wait_ns;
+        let finish = now + ctx.cpu_ns.max(1);
+        self.kswapd_cpu += ctx.cpu_ns;
+        if self.measuring {
+            // Everything charged during this step is kswapd's (one thread steps at a time).
+            self.kswapd_prof.add(&mm.reclaim_cpu.since(&rc0));
+            self.kswapd_measured_ns += ctx.cpu_ns;
+            self.kswapd_ipis += mm.tlb_stats.shootdowns - ipi0;
+        }
+        sched.ran(c, finish, ctx.cpu_ns);
+        // kswapd may have slept within its step: writeback throttling (rq_qos_wait()) on a
+        // swap-out or a dirty folio's write.
+        let end = finish.max(ctx.wait_until);
+        let at = match next {
+            KswapdNext::Continue => end,
+            KswapdNext::Throttle(u) => u.max(end),
+            KswapdNext::Done => {
+                self.kstate = KState::Napping;
+                self.kswapd_awake += end - self.kswapd_woke_at;
+                end + NAP_NS
+            }
+        };
+        ready.set(th, at);
+        let kc = self.kcompactd_id;
+        if mm.kcompactd.wake_pending && sched.is_sleeping(kc) && ready.get(kc as usize) > finish {
+            ready.set(kc as usize, finish);
+            self.woke_at[kc as usize] = finish;
+        }
+        KswapdRan::Ran { finish, at }
+    }
+}
+
+/// The scheduler at the `cond_resched()` points of one event of task `th` on CPU `c`
+/// ([`refault_mm::CondResched`]).
+///
+/// A wakeup of kswapd the event raised (`wakeup_kswapd()`), or the end of kswapd's nap or
+/// throttle passed during it, is taken at the point it is found when no CPU is idle (with an
+/// idle CPU kswapd takes that one at the step's end, as before: nothing waits). If kswapd
+/// is then the first waiting thread and the scheduler's rules give it the CPU
+/// ([`Sched::horizon`]: CFS's wakeup preemption at once, else the tick after the slice),
+/// the task is preempted there and kswapd runs its `balance_pgdat()` iterations on the
+/// task's CPU until it sleeps or the tick rules hand the CPU back; the task then has it
+/// again.
+///
+/// Where it differs from the kernel: only kswapd preempts inside a step (kcompactd and the
+/// flusher wait for the step's end, as before); while kswapd holds the task's CPU no other
+/// task runs, and the task gets it back before any other waiting task (its step is still
+/// running); `shrink_folio_list()`'s per-folio `cond_resched()`, with folios isolated,
+/// is not a preemption point.
+struct InStep<'s> {
+    sched: &'s mut Sched,
+    ready: &'s mut Ready,
+    kt: &'s mut Kthreads,
+    th: u32,
+    c: usize,
+    /// CPU time of the task's earlier events in this batch not yet charged to the scheduler.
+    pending_cpu: u64,
+    /// The part of this event's CPU time charged at its preemption points.
+    charged: u64,
+    /// The scheduler's state changed inside the event (the batch must end after it).
+    touched: bool,
+}
+
+impl refault_mm::CondResched for InStep<'_> {
+    fn cond_resched(
+        &mut self,
+        mm: &mut Mm,
+        io: &mut dyn refault_mm::Io,
+        now: u64,
+        cpu_ns: u64,
+    ) -> Option<u64> {
+        let ks = self.kt.kswapd_id;
+        let idle = self.sched.has_idle_cpu();
+        let timer = self.sched.is_sleeping(ks) && self.ready.get(ks as usize) <= now;
+        let wake = !idle && (mm.kswapd.wake_pending || timer);
+        if !wake && self.sched.first_waiter() != Some(ks) {
+            return None;
+        }
+        // The task's CPU so far, for the scheduler's rules (CFS: its vruntime).
+        self.sched
+            .ran(self.c, now, self.pending_cpu + cpu_ns - self.charged);
+        self.pending_cpu = 0;
+        self.charged = cpu_ns;
+        self.touched = true;
+        if wake {
+            if mm.kswapd.wake_pending {
+                self.kt.kswapd_wake(mm, self.sched, self.ready, now, now);
+            } else if timer {
+                // The end of its nap or throttle (a timer or IO wakeup) fell inside the step.
+                let r = self.ready.get(ks as usize);
+                let got = self.sched.wake(ks, r, r);
+                debug_assert!(got.is_none(), "no CPU is idle");
+                self.ready.set(ks as usize, u64::MAX);
+            }
+        }
+        if self.sched.first_waiter() != Some(ks) || now < self.sched.horizon(self.c) {
+            return None;
+        }
+        let next = self.sched.preempt_point(self.c, now);
+        debug_assert_eq!(next, Some(ks));
+        let mut t = now;
+        loop {
+            mm.run_completions(t);
+            mm.memcg_flush_stats(t);
+            let (back, runnable) = match self
+                .kt
+                .kswapd_run(mm, io, self.sched, self.ready, self.c, t)
+            {
+                KswapdRan::Slept => (t, false),
+                KswapdRan::Ran { finish, at } if at > finish => (finish, false),
+                KswapdRan::Ran { finish, .. } => {
+                    if finish < self.sched.horizon(self.c) {
+                        t = finish;
+                        continue;
+                    }
+                    (finish, true)
+                }
+            };
+            if runnable {
+                self.ready.set(ks as usize, u64::MAX);
+            }
+            self.sched.hand_back(self.c, self.th, back, runnable);
+            return Some(back);
+        }
+    }
+}
+
 /// Run a resolved scenario to completion.
 pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> {
     let wall = std::time::Instant::now();
@@ -327,25 +565,27 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
     };
     ready.set(kcompactd_id as usize, kcompactd_timer);
     let mut kcompactd_awake = 0u64;
-    let mut kswapd_awake = 0u64;
-    let mut kswapd_woke_at = 0u64;
     let writeback_interval = scn.sysctl.dirty_writeback_centisecs as u64 * 10_000_000;
     let expire_ns = scn.sysctl.dirty_expire_centisecs as u64 * 10_000_000;
     if writeback_interval > 0 {
         ready.set(flusher_id as usize, writeback_interval);
     }
-    let mut kstate = KState::Sleeping;
-    let mut kswapd_cpu = 0u64;
-    // kswapd's measured CPU and its reclaim profile (result::KswapdCpuSeconds).
-    let mut kswapd_measured_ns = 0u64;
-    let mut kswapd_prof = refault_mm::ReclaimCpu::default();
-    let mut kswapd_ipis = 0u64;
     let mut flusher_cpu = 0u64;
     let mut sched = Sched::new(scn.machine.cpus, ready.len());
     sched.set_cfs(!mm.cfg.kernel.sched_eevdf());
-    // When a sleeping thread was woken by another thread's step (which may end after the
-    // time the woken thread is made ready at): the time it starts waiting if no CPU is idle.
-    let mut woke_at = vec![0u64; ready.len()];
+    let mut kt = Kthreads {
+        kswapd_id,
+        kcompactd_id,
+        kstate: KState::Sleeping,
+        kswapd_woke_at: 0,
+        kswapd_awake: 0,
+        kswapd_cpu: 0,
+        kswapd_measured_ns: 0,
+        kswapd_prof: Default::default(),
+        kswapd_ipis: 0,
+        measuring: scn.run.warmup_ns == 0,
+        woke_at: vec![0u64; ready.len()],
+    };
     let duration = if scn.run.duration_ns == 0 {
         u64::MAX
     } else {
@@ -446,6 +686,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         }
         mm.run_completions(now);
         mm.memcg_flush_stats(now);
+        kt.measuring = baseline.is_some() || warmup == 0;
         // Get a CPU (crate::sched): a thread on one is at a preemption point; a woken one
         // takes an idle CPU or waits on the run queue.
         let c = match sched.cpu_of(th) {
@@ -457,7 +698,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 }
                 c
             }
-            None => match sched.wake(th, now, woke_at[th as usize].max(now)) {
+            None => match sched.wake(th, now, kt.woke_at[th as usize].max(now)) {
                 Some(at) if at == now => sched.cpu_of(th).expect("woken onto a CPU"),
                 Some(at) => {
                     ready.set(th as usize, at);
@@ -487,7 +728,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                         "kswapd",
                         format!(
                             "{} (balance_pgdat() for order {})",
-                            match kstate {
+                            match kt.kstate {
                                 KState::Sleeping => "sleeping",
                                 KState::Running => "running",
                                 KState::Napping => "napping",
@@ -512,73 +753,14 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             }
         }
         if th == kswapd_id {
-            match kstate {
-                KState::Napping => {
-                    // End of the HZ/10 nap (prepare_kswapd_sleep() again).
-                    if mm.kswapd_may_sleep() && !mm.kswapd.wake_pending {
-                        kstate = KState::Sleeping;
-                        // It got a CPU to check this and goes to sleep on it (schedule()):
-                        // the CPU goes to the first waiting thread now. (Without this the
-                        // CPU stayed kswapd's while it slept, and a task waiting for it —
-                        // one that woke from IO while kswapd had taken the idle CPU — never
-                        // ran again.)
-                        sched.ran(c, now, 0);
-                        if let Some((n, t)) = sched.block(c) {
-                            ready.set(n as usize, t);
-                        }
-                        continue;
-                    }
-                    mm.ev
-                        .add(refault_mm::vmstat::Ev::KswapdHighWmarkHitQuickly, 1);
-                    kstate = KState::Running;
-                    kswapd_woke_at = now;
-                }
-                KState::Sleeping => {
-                    kstate = KState::Running;
-                    kswapd_woke_at = now;
-                }
-                KState::Running => {}
-            }
-            let mut ctx = Ctx::new(now, &mut io, 0);
-            ctx.cpu = c as u16;
-            let (rc0, ipi0) = (mm.reclaim_cpu.clone(), mm.tlb_stats.shootdowns);
-            let next = mm.kswapd_step(&mut ctx);
-            mm.lru_settle(&mut ctx);
-            sched.stats[th as usize].lock_wait_ns += ctx.lock_wait_ns;
-            let finish = now + ctx.cpu_ns.max(1);
-            kswapd_cpu += ctx.cpu_ns;
-            if baseline.is_some() || warmup == 0 {
-                // Everything charged during this step is kswapd's (one thread steps at a
-                // time).
-                kswapd_prof.add(&mm.reclaim_cpu.since(&rc0));
-                kswapd_measured_ns += ctx.cpu_ns;
-                kswapd_ipis += mm.tlb_stats.shootdowns - ipi0;
-            }
-            sched.ran(c, finish, ctx.cpu_ns);
-            // kswapd may have slept within its step: writeback throttling (rq_qos_wait())
-            // on a swap-out or a dirty folio's write.
-            let end = finish.max(ctx.wait_until);
-            let at = match next {
-                KswapdNext::Continue => end,
-                KswapdNext::Throttle(u) => u.max(end),
-                KswapdNext::Done => {
-                    kstate = KState::Napping;
-                    kswapd_awake += end - kswapd_woke_at;
-                    end + NAP_NS
-                }
+            let gives_up = match kt.kswapd_run(&mut mm, &mut io, &mut sched, &mut ready, c, now) {
+                KswapdRan::Slept => true,
+                KswapdRan::Ran { finish, at } => at > finish,
             };
-            ready.set(kswapd_id as usize, at);
-            if at > finish {
+            if gives_up {
                 if let Some((n, t)) = sched.block(c) {
                     ready.set(n as usize, t);
                 }
-            }
-            if mm.kcompactd.wake_pending
-                && sched.is_sleeping(kcompactd_id)
-                && ready.get(kcompactd_id as usize) > finish
-            {
-                ready.set(kcompactd_id as usize, finish);
-                woke_at[kcompactd_id as usize] = finish;
             }
             continue;
         }
@@ -670,9 +852,21 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             if let Some(tr) = opts.trace.as_mut() {
                 tr(th, op);
             }
+            // The event's cond_resched() points (refault_mm::Mm::cond_resched).
+            let mut hook = InStep {
+                sched: &mut sched,
+                ready: &mut ready,
+                kt: &mut kt,
+                th,
+                c,
+                pending_cpu: batch_cpu,
+                charged: 0,
+                touched: false,
+            };
             let mut ctx = Ctx::new(t_now, &mut io, task.memcg);
             ctx.cpu = c as u16;
             ctx.task = th;
+            ctx.resched = Some(&mut hook);
             match op {
                 Op::Touch { obj, page, write } => {
                     accesses += 1;
@@ -759,21 +953,28 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             }
             // The operation's per-CPU batch additions; a full batch drains under the lock.
             mm.lru_settle(&mut ctx);
+            let (ctx_now, cpu_ns, oom) = (ctx.now, ctx.cpu_ns, ctx.oom);
             task_lock_wait += ctx.lock_wait_ns;
-            let finish = t_now + ctx.cpu_ns;
-            task.cpu_ns += ctx.cpu_ns;
+            // Its CPU time ends later by the time it waited for the CPU, preempted inside it.
+            let finish = t_now + cpu_ns + ctx.rq_wait_ns;
+            task.cpu_ns += cpu_ns;
             if baseline.is_some() || warmup == 0 {
-                task.measured_cpu_ns += ctx.cpu_ns;
+                task.measured_cpu_ns += cpu_ns;
             }
-            batch_cpu += ctx.cpu_ns;
             if ctx.major {
                 task.major_faults += 1;
             }
             cpu_end = finish;
             let next = finish.max(ctx.wait_until);
-            if ctx.oom {
+            // What the preemption points left uncharged.
+            batch_cpu = hook.pending_cpu + cpu_ns - hook.charged;
+            let preempted = hook.touched;
+            if oom {
                 // A killed process's memory goes back as at any exit.
                 if let Some((obj, p)) = task.process.take() {
+                    let mut ctx = Ctx::new(ctx_now, &mut io, task.memcg);
+                    ctx.cpu = c as u16;
+                    ctx.task = th;
                     mm.exit(&mut ctx, obj, p);
                 }
                 task.done = true;
@@ -810,8 +1011,10 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 }
             }
             let wake = mm.kswapd.wake_pending || mm.flusher_wanted || mm.kcompactd.wake_pending;
-            // A task that sleeps gives its CPU to a waiting thread.
+            // A task that sleeps gives its CPU to a waiting thread; after a preemption point
+            // changed the run queue the batch's horizon is stale.
             if wake
+                || preempted
                 || (slept && waiters)
                 || t_now >= horizon
                 || t_now >= next_sample
@@ -839,21 +1042,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             }
         };
         if mm.kswapd.wake_pending {
-            match kstate {
-                KState::Sleeping => {
-                    wake_thread(kswapd_id, &mut sched, &mut ready);
-                    kswapd_woke_at = now;
-                }
-                KState::Napping => {
-                    mm.ev
-                        .add(refault_mm::vmstat::Ev::KswapdLowWmarkHitQuickly, 1);
-                    wake_thread(kswapd_id, &mut sched, &mut ready);
-                    kswapd_woke_at = now;
-                }
-                KState::Running => {}
-            }
-            kstate = KState::Running;
-            mm.kswapd.wake_pending = false;
+            kt.kswapd_wake(&mut mm, &mut sched, &mut ready, now, woken_at);
         }
         if mm.flusher_wanted
             && sched.is_sleeping(flusher_id)
@@ -971,7 +1160,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         tlb_flush: rc.tlb_flush_ns as f64 / 1e9,
         tlb_shootdowns: mm.tlb_stats.shootdowns - baseline_tlb.shootdowns,
         tlb_shootdown_cpus: mm.tlb_stats.shootdown_cpus - baseline_tlb.shootdown_cpus,
-        kswapd_total: kswapd_cpu as f64 / 1e9,
+        kswapd_total: kt.kswapd_cpu as f64 / 1e9,
         flusher_total: flusher_cpu as f64 / 1e9,
     };
     let ls = &mm.lru_lock_stats;
@@ -1049,7 +1238,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         kcompactd_cpu_seconds: ccpu(1),
         kswapd_cpu_seconds: ccpu(2),
         kcompactd_awake_seconds: kcompactd_awake as f64 / 1e9,
-        kswapd_awake_seconds: kswapd_awake as f64 / 1e9,
+        kswapd_awake_seconds: kt.kswapd_awake as f64 / 1e9,
     };
     let sched = SchedResult {
         cpus: scn.machine.cpus.max(1),
@@ -1088,7 +1277,11 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         events,
         accesses,
         reclaim_cpu,
-        kswapd_cpu: KswapdCpuSeconds::from_ns(&kswapd_prof, kswapd_measured_ns, kswapd_ipis),
+        kswapd_cpu: KswapdCpuSeconds::from_ns(
+            &kt.kswapd_prof,
+            kt.kswapd_measured_ns,
+            kt.kswapd_ipis,
+        ),
         cgroups,
         devices,
         watermarks: mm

@@ -20,12 +20,17 @@
 //!
 //! Kernel code runs with voluntary preemption (Debian's `PREEMPT_DYNAMIC` default): a
 //! reschedule asked for while a thread is in the kernel takes effect at its next
-//! `cond_resched()`. The model's preemption points are the ends of the simulator's steps: one
-//! event of a task (a fault, a read() with its readahead, including the direct reclaim or
-//! compaction it entered: `cond_resched()` in `shrink_lruvec()`/`shrink_node()` between
-//! `SWAP_CLUSTER_MAX` batches, and a direct reclaim reclaims about that much per call), one
-//! iteration of kswapd's per-priority loop in `balance_pgdat()` (its `cond_resched()` between
-//! priorities and in `shrink_node()`), one flusher pass, one kcompactd run.
+//! `cond_resched()`. The model's preemption points are the ends of the simulator's steps (one
+//! event of a task, one iteration of kswapd's per-priority loop in `balance_pgdat()`, one
+//! flusher pass, one kcompactd run) and, inside a task's step, the `cond_resched()` points of
+//! reclaim: `shrink_lruvec()` after each round of `SWAP_CLUSTER_MAX` batches,
+//! `shrink_node_memcgs()` before each memcg, the multi-gen LRU's `try_to_shrink_lruvec()`
+//! after each batch, and `__perform_reclaim()` after `try_to_free_pages()`
+//! (`refault_mm::Mm::cond_resched`). There, a kswapd woken during the step (or whose nap
+//! ended during it) is put on the run queue when no CPU is idle, and when the rules below
+//! give it the CPU ([`Sched::horizon`]) it runs its `balance_pgdat()` iterations on the
+//! task's CPU until it sleeps or is itself rescheduled; the task's clock moves on by the time
+//! it waited, which counts as its run-queue wait (crates/sim/src/machine.rs, `InStep`).
 //!
 //! # Where we differ from the kernel
 //! - One run queue for the whole machine (perfect load balancing) instead of one per CPU
@@ -34,16 +39,25 @@
 //!   them by virtual deadline; for nice-0 threads with equal slices placed at zero lag, that
 //!   is the same order. Lag kept across a sleep (`PLACE_LAG`), eligibility and
 //!   `DELAY_DEQUEUE` are not modelled.
-//! - A step cannot be interrupted: a CPU is busy until the CPU time of the step it runs is
-//!   spent, so a thread woken during a step waits for its end. A thread a task's step wakes
-//!   (`wakeup_kswapd()`, the flusher, kcompactd) is put on the run queue before the task
-//!   sleeps on the IO the step started, so the task's `schedule()` can pick it
-//!   (`try_to_wake_up()` ran inside the step). Not modelled: the preemption points inside a
-//!   step — `cond_resched()` between readahead's folio allocations (`might_sleep()` in the
-//!   allocator under `PREEMPT_VOLUNTARY`), in `shrink_folio_list()` and between reclaim
-//!   batches: one `read()` allocates its whole readahead window before a woken kswapd can
-//!   run (docs/fidelity.md, "kswapd gets the CPU when the kernel gives it"). One task event is one step even when its allocation retries
-//!   direct reclaim several times (the kernel could be preempted between the rounds).
+//! - Outside reclaim a step cannot be interrupted: a CPU is busy until the CPU time of the
+//!   step it runs is spent, so a thread woken during a step waits for its end. A thread a
+//!   task's step wakes (`wakeup_kswapd()`, the flusher, kcompactd) is put on the run queue
+//!   before the task sleeps on the IO the step started, so the task's `schedule()` can pick
+//!   it (`try_to_wake_up()` ran inside the step). Not modelled: `cond_resched()` between
+//!   readahead's folio allocations (`might_sleep()` in the allocator under
+//!   `PREEMPT_VOLUNTARY`): the model puts a window's folios on the LRU as it allocates them
+//!   and submits their read as one request at the window's end, with no folio lock in
+//!   between, so a kswapd running between the allocations could reclaim a folio the read is
+//!   about to fill, where the kernel's are locked (docs/fidelity.md, session 20). One
+//!   `read()` allocates its whole readahead window before a woken kswapd can run, unless an
+//!   allocation enters direct reclaim. Nor the per-folio `cond_resched()` of
+//!   `shrink_folio_list()` (folios isolated), nor compaction's.
+//! - Inside a step only kswapd preempts: kcompactd and the flusher wait for the step's end.
+//!   While kswapd holds the task's CPU no other task runs there, and when kswapd gives it up
+//!   the task gets it back before any other waiting thread ([`Sched::hand_back`]): its step
+//!   is still running.
+//! - Outside the allocator's retries a task's event is one step even when its allocation
+//!   retries direct reclaim several times.
 //!
 //! # Before EEVDF: CFS (`model.kernel` < 6.6)
 //! Kernels before v6.6 ("sched/fair: Implement an EEVDF-like scheduling policy") schedule
@@ -439,6 +453,47 @@ impl Sched {
         !self.rq.is_empty()
     }
 
+    /// The waiting thread that gets the next CPU given up ([`Sched::horizon`] is its time).
+    #[inline]
+    pub fn first_waiter(&self) -> Option<u32> {
+        self.next_waiter().map(|w| w.th)
+    }
+
+    /// Some CPU has no thread (a wakeup would take it rather than wait).
+    #[inline]
+    pub fn has_idle_cpu(&self) -> bool {
+        self.cpus.iter().any(|c| c.curr == NONE)
+    }
+
+    /// The kernel thread on CPU `c`, which took it from `th` at a `cond_resched()` point
+    /// inside `th`'s step, gives it up at `at` (to the run queue if still `runnable`, else
+    /// asleep), and `th` gets it back whatever else waits: its step is still running
+    /// (the module doc, "Where we differ").
+    pub fn hand_back(&mut self, c: usize, th: u32, at: u64, runnable: bool) {
+        let curr = self.cpus[c].curr;
+        debug_assert!(curr != NONE && curr != th && self.queued[th as usize]);
+        self.on_cpu[curr as usize] = NONE;
+        self.cpus[c].free_at = self.cpus[c].free_at.max(at);
+        if runnable {
+            self.stats[curr as usize].nr_preempted += 1;
+            self.queued[curr as usize] = true;
+            self.push_waiter(curr, at);
+        }
+        let mut since = at;
+        self.rq.retain(|w| {
+            if w.0.th == th {
+                since = w.0.arrival;
+                false
+            } else {
+                true
+            }
+        });
+        self.queued[th as usize] = false;
+        self.wake_preempt[th as usize] = NONE;
+        self.record_wait(th, at - since);
+        self.give(c, th, at);
+    }
+
     /// The thread on CPU `c` slept and woke at `t` without another thread running there in
     /// between: its slice starts again at `t` (`place_entity()` gives it a new deadline).
     pub fn restart_slice(&mut self, c: usize, t: u64) {
@@ -583,6 +638,44 @@ mod tests {
         assert_eq!(s.wake(2, 4_800_000, 4_800_000), Some(5_000_000));
         assert_eq!(s.stats[2].wait_ns, 200_000);
         assert_eq!(s.stats[1].cpu_ns, 500_000);
+    }
+
+    /// A kernel thread that took a task's CPU at a `cond_resched()` point inside the task's
+    /// step gives it back to that task, even when another thread waits first.
+    #[test]
+    fn kernel_thread_hands_the_cpu_back_to_the_task_it_preempted() {
+        let mut s = Sched::new(1, 3);
+        assert_eq!(s.wake(0, 0, 0), Some(0));
+        s.ran(0, 5_000_000, 5_000_000);
+        // Thread 1 (kswapd) woke at 1 ms, thread 2 at 2 ms; the 4 ms tick found thread 0's
+        // slice used up: at its preemption point at 5 ms thread 1 takes the CPU.
+        assert_eq!(s.wake(1, 1_000_000, 1_000_000), None);
+        assert_eq!(s.wake(2, 2_000_000, 2_000_000), None);
+        assert_eq!(s.first_waiter(), Some(1));
+        assert!(!s.has_idle_cpu());
+        assert_eq!(s.preempt_point(0, 5_000_000), Some(1));
+        s.ran(0, 5_300_000, 300_000);
+        // Thread 1 is preempted in turn at 5.3 ms: thread 0 runs again, not thread 2.
+        s.hand_back(0, 0, 5_300_000, true);
+        assert_eq!(s.cpu_of(0), Some(0));
+        assert_eq!(s.cpu_of(1), None);
+        assert!(!s.is_sleeping(1) && !s.is_sleeping(2));
+        assert_eq!(s.stats[0].wait_ns, 300_000);
+        assert_eq!(s.stats[1].wait_ns, 4_000_000);
+        assert_eq!(s.stats[1].nr_preempted, 1);
+        assert_eq!(s.stats[0].nr_preempted, 1);
+        // Thread 2 is next, then thread 1.
+        s.ran(0, 6_000_000, 700_000);
+        assert_eq!(s.block(0), Some((2, 6_000_000)));
+        // A kernel thread that sleeps when it hands back does not wait.
+        let mut s = Sched::new(1, 2);
+        assert_eq!(s.wake(0, 0, 0), Some(0));
+        s.ran(0, 5_000_000, 5_000_000);
+        assert_eq!(s.wake(1, 1_000_000, 1_000_000), None);
+        assert_eq!(s.preempt_point(0, 5_000_000), Some(1));
+        s.hand_back(0, 0, 5_100_000, false);
+        assert!(s.is_sleeping(1));
+        assert!(!s.has_waiters());
     }
 
     /// v6.1 `check_preempt_tick()` on one CPU (latency 6 ms, two threads: ideal slice 3 ms):

@@ -1,5 +1,6 @@
-//! The CPU scheduler (refault-sim's `sched`, EEVDF): kswapd gets a CPU on a busy one-CPU
-//! machine, and two CPUs leave an uncontended run as it was.
+//! The CPU scheduler (refault-sim's `sched`, EEVDF and v6.1's CFS): kswapd gets a CPU on a
+//! busy one-CPU machine, also inside the task's direct reclaim, and two CPUs leave an
+//! uncontended run as it was.
 
 use crate::util::{sim, vm};
 use refault_sim::SimResult;
@@ -45,35 +46,53 @@ fn thread<'a>(r: &'a SimResult, name: &str) -> &'a refault_sim::result::ThreadSc
 /// used up and then runs, so it does most of the reclaim, as the kernel's kswapd does; the
 /// task enters direct reclaim only when it allocates faster than kswapd frees. (Before the
 /// scheduler, ties went to the lowest thread id and kswapd never ran: pgsteal_kswapd 0.)
+/// Under 6.1's CFS and 6.12's EEVDF alike, kswapd does the scanning, the first pass over
+/// young pages included (the Debian 6.1 guest's v01 trace, a task as busy: kswapd 52,982 of
+/// 56,944 pages scanned). Since a woken kswapd takes the CPU at the `cond_resched()` points
+/// inside direct reclaim (session 20), it scans 78% (6.1) and 82% (6.12) of the pages,
+/// against 64% and 49% when it had to wait for the end of the task's direct reclaim.
 #[test]
 fn kswapd_takes_its_share_of_reclaim_on_one_cpu() {
-    let r = sim(BUSY_ANON, &[]);
-    let (k, d) = (vm(&r, "pgsteal_kswapd"), vm(&r, "pgsteal_direct"));
-    assert!(k > 0, "kswapd reclaimed nothing");
-    assert!(k > 4 * d, "pgsteal_kswapd {k} vs pgsteal_direct {d}");
-    let ks = thread(&r, "kswapd0");
-    let task = thread(&r, "anon");
-    assert!(ks.cpu_seconds > 0.0 && ks.nr_waits > 0);
-    // The task lost the CPU to kswapd, and both waited: one CPU is shared.
-    assert!(task.nr_preempted > 0 && task.runqueue_wait_seconds > 0.0);
-    // CPU time adds up: the simulated second is no longer than the CPU work done on it, and
-    // the task's CPU time equals what the task result reports.
-    let busy: f64 = r.sched.threads.iter().map(|t| t.cpu_seconds).sum();
-    assert!(
-        busy <= r.sim_seconds * 1.0001,
-        "{busy} s busy in {} s",
-        r.sim_seconds
-    );
-    assert!((task.cpu_seconds - r.tasks[0].cpu_seconds).abs() < 1e-9);
-    // A woken kswapd waits for the end of the task's slice, found at the next tick (4 ms at
-    // HZ = 250), plus the rest of the step then running. That step can be a whole direct
-    // reclaim pass: the model has no cond_resched() inside reclaim. Since kswapd woken by a
-    // DMA-zone boost reclaims for that zone only (s3's wakeup_kswapd(zone, ..., zone_idx)),
-    // the task stalls more (allocstall 22 -> 95) and the longest wait is 8.85 ms; since the
-    // rmap walk costs its measured per-call part and the unmap its measured 560 ns (session
-    // 18, refault_mm::tlb), a direct reclaim pass is longer and the longest wait 11.4 ms.
-    assert!(ks.max_wait_ms < 12.0, "kswapd waited {} ms", ks.max_wait_ms);
-    assert_eq!(r.sched.base_slice_ms, 0.75);
+    for kernel in ["6.1", "6.12"] {
+        let r = sim(BUSY_ANON, &[("model.kernel", &format!("\"{kernel}\""))]);
+        let (k, d) = (vm(&r, "pgsteal_kswapd"), vm(&r, "pgsteal_direct"));
+        assert!(k > 0, "{kernel}: kswapd reclaimed nothing");
+        assert!(
+            k > 4 * d,
+            "{kernel}: pgsteal_kswapd {k} vs pgsteal_direct {d}"
+        );
+        let (ks_scan, d_scan) = (vm(&r, "pgscan_kswapd"), vm(&r, "pgscan_direct"));
+        assert!(
+            ks_scan * 4 >= (ks_scan + d_scan) * 3,
+            "{kernel}: pgscan_kswapd {ks_scan} vs pgscan_direct {d_scan}"
+        );
+        let ks = thread(&r, "kswapd0");
+        let task = thread(&r, "anon");
+        assert!(ks.cpu_seconds > 0.0 && ks.nr_waits > 0);
+        // The task lost the CPU to kswapd, and both waited: one CPU is shared.
+        assert!(task.nr_preempted > 0 && task.runqueue_wait_seconds > 0.0);
+        // CPU time adds up: the simulated second is no longer than the CPU work done on it,
+        // and the task's CPU time equals what the task result reports.
+        let busy: f64 = r.sched.threads.iter().map(|t| t.cpu_seconds).sum();
+        assert!(
+            busy <= r.sim_seconds * 1.0001,
+            "{kernel}: {busy} s busy in {} s",
+            r.sim_seconds
+        );
+        assert!((task.cpu_seconds - r.tasks[0].cpu_seconds).abs() < 1e-9);
+        // A woken kswapd waits for the task's slice: EEVDF's 0.75 ms and the tick after it
+        // (4 ms at HZ = 250), CFS's ideal slice of two threads (3 ms) and the tick after
+        // it, then for the task's next preemption point, at most one SWAP_CLUSTER_MAX batch
+        // of reclaim away. It used to wait for the end of the step, which could be a whole
+        // direct reclaim pass: 11.4 ms under both schedulers.
+        let bound = if kernel == "6.1" { 7.5 } else { 5.0 };
+        assert!(
+            ks.max_wait_ms < bound,
+            "{kernel}: kswapd waited {} ms",
+            ks.max_wait_ms
+        );
+        assert_eq!(r.sched.base_slice_ms, 0.75);
+    }
 }
 
 /// With a CPU for each runnable thread nothing waits, and the run is what it was before the
@@ -216,9 +235,13 @@ fn kswapd_woken_by_a_reader_runs_when_the_reader_sleeps() {
         "kswapd preempted {} times in {runs} runs",
         ks.nr_preempted
     );
+    // Each wait ends within the guest's 0.1 ms. (Since the reader's direct reclaim has
+    // `cond_resched()` points, session 20, a wakeup raised inside it is taken there and
+    // kswapd waits for the rest of the reader's step: 226 waits of at most 0.02 ms, 4.1 ms
+    // in all, where before it was counted from the step's end: 2 waits, 21 us.)
     assert!(
-        ks.runqueue_wait_seconds < 0.001,
-        "kswapd waited {} s for the CPU",
-        ks.runqueue_wait_seconds
+        ks.max_wait_ms < 0.1,
+        "kswapd waited up to {} ms for the CPU",
+        ks.max_wait_ms
     );
 }
