@@ -5,8 +5,9 @@
 //! # Where we differ from the kernel (v6.18)
 //! - The zonelist is Normal, DMA32, DMA (the populated ones); every allocation's highest
 //!   zone is Normal, so each zone keeps its `lowmem_reserve[ZONE_NORMAL]` ([`crate::mmzone`]).
-//!   No per-CPU page lists, no highatomic reserve (`reserve_highatomic_pageblock()`), no
-//!   capture of a compacted block. `__GFP_HIGH` lowers the slow path's min watermark
+//!   Order-0 pages come from and go to per-CPU lists ([`crate::mmzone::PerCpuPages`]) of
+//!   the CPU the thread runs on; no high-order per-CPU lists (v5.13+), no capture of a
+//!   compacted block. `__GFP_HIGH` lowers the slow path's min watermark
 //!   ([`reserve_min`]); GFP_ATOMIC's `__GFP_ATOMIC`/ALLOC_HARDER (v4.x–v6.2) is not modelled
 //!   (no workload allocates with it).
 //! - User pages (GFP_HIGHUSER_MOVABLE) of order 0 take the full slow path below; order-0
@@ -256,8 +257,19 @@ impl Mm {
                     got = self.zones[zi].rmqueue_smallest(&mut self.pages, order, mt::HIGHATOMIC);
                 }
                 if got.is_none() {
-                    got =
-                        self.zones[zi].rmqueue(&mut self.pages, order, gfp.mt, flags, &mut self.ev);
+                    // rmqueue(): order 0 through the per-CPU lists (pcp_allowed_order()).
+                    got = if order == 0 {
+                        let cpu = self.pcp_cpu;
+                        self.zones[zi].rmqueue_pcplist(
+                            &mut self.pages,
+                            cpu,
+                            gfp.mt,
+                            flags,
+                            &mut self.ev,
+                        )
+                    } else {
+                        self.zones[zi].rmqueue(&mut self.pages, order, gfp.mt, flags, &mut self.ev)
+                    };
                 }
                 if got.is_none() && rights.non_block {
                     got = self.zones[zi].rmqueue_smallest(&mut self.pages, order, mt::HIGHATOMIC);
@@ -363,8 +375,29 @@ impl Mm {
         self.pages.hot[i].flags = 0;
         self.node.nr_kernel_pages -= 1 << order;
         self.ev.add(Ev::PgFree, 1 << order);
+        self.free_pages(pfn, order);
+    }
+
+    /// Kernel: `__free_pages()`: an order-0 page through the current CPU's per-CPU lists
+    /// (`free_unref_page()`, [`crate::mmzone::Zone::free_unref_page`]), a larger block
+    /// straight to the buddy lists (`__free_pages_ok()`; the model has no high-order
+    /// per-CPU lists, v5.13+).
+    pub fn free_pages(&mut self, pfn: Pfn, order: u32) {
         let zi = self.zone_of(pfn);
-        self.zones[zi].free_block(&mut self.pages, pfn, order);
+        if order == 0 {
+            let cpu = self.pcp_cpu;
+            self.zones[zi].free_unref_page(&mut self.pages, cpu, pfn);
+        } else {
+            self.zones[zi].free_block(&mut self.pages, pfn, order);
+        }
+    }
+
+    /// Kernel: `drain_all_pages(NULL)`: every CPU's per-CPU lists of every zone back to the
+    /// buddy lists.
+    pub fn drain_all_pages(&mut self) {
+        for z in &mut self.zones {
+            z.drain_all_pages(&mut self.pages);
+        }
     }
 
     /// Kernel: `__alloc_pages()` → fast path, `wake_all_kswapds()`, slow path.
@@ -414,13 +447,17 @@ impl Mm {
 
     /// `__alloc_pages_direct_reclaim()` after `__perform_reclaim()`: try the free lists; on
     /// failure give one pageblock of the highatomic reserve back
-    /// (`unreserve_highatomic_pageblock(ac, false)`, [`Mm::unreserve_highatomic_pageblock`])
-    /// and try once more (the model has no per-CPU lists to drain).
+    /// (`unreserve_highatomic_pageblock(ac, false)`, [`Mm::unreserve_highatomic_pageblock`]),
+    /// drain every CPU's per-CPU lists (`drain_all_pages(NULL)`, so the pages they hold count
+    /// as free and can merge) and try once more.
     fn get_page_after_direct_reclaim(&mut self, order: u32, gfp: Gfp) -> Option<Pfn> {
         if let Some(p) = self.get_page_from_freelist(order, Wmark::Min, gfp, false) {
             return Some(p);
         }
-        if self.unreserve_highatomic_pageblock(gfp.mt, false) {
+        let unreserved = self.unreserve_highatomic_pageblock(gfp.mt, false);
+        let drained = self.zones.iter().any(|z| z.nr_pcp > 0);
+        self.drain_all_pages();
+        if unreserved || drained {
             return self.get_page_from_freelist(order, Wmark::Min, gfp, false);
         }
         None
@@ -614,8 +651,7 @@ impl Mm {
         self.pages.hot[i].flags = 0;
         self.pages.obj[i] = NIL;
         self.ev.add(Ev::PgFree, nr);
-        let zi = self.zone_of(pfn);
-        self.zones[zi].free_block(&mut self.pages, pfn, order);
+        self.free_pages(pfn, order);
     }
 
     /// Kernel: `wakeup_kswapd()`: note the order and wake kswapd unless the node is already

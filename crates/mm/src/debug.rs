@@ -146,6 +146,53 @@ impl Mm {
                     ));
                 }
             }
+            // The per-CPU lists: order-0 pages, neither PageBuddy nor folios, on the list of
+            // a mobility type, counted per CPU and in `nr_pcp`, not in NR_FREE_PAGES.
+            let mut nr_pcp = 0u64;
+            for (c, pcp) in z.pcp.iter().enumerate() {
+                let mut cnt = 0u32;
+                for (t, l) in pcp.lists.iter().enumerate() {
+                    let mut p = l.head;
+                    let mut len = 0u32;
+                    while p != NIL {
+                        if self.pages.hot[p as usize].flags != 0
+                            || self.pages.hot[p as usize].order != 0
+                            || !z.contains(p)
+                        {
+                            return bad(format!(
+                                "per-CPU list {t} of CPU {c} in zone {zi} holds {}",
+                                self.dump_folio(p)
+                            ));
+                        }
+                        if owner[p as usize] != 0 {
+                            return bad(format!("pfn {p} on a per-CPU list and free"));
+                        }
+                        owner[p as usize] = 1;
+                        len += 1;
+                        p = self.pages.hot[p as usize].next;
+                    }
+                    if len != l.len {
+                        return bad(format!(
+                            "zone {zi} CPU {c} per-CPU list {t}: len {} != {len}",
+                            l.len
+                        ));
+                    }
+                    cnt += len;
+                }
+                if cnt != pcp.count {
+                    return bad(format!(
+                        "zone {zi} CPU {c}: per-CPU count {} but the lists hold {cnt}",
+                        pcp.count
+                    ));
+                }
+                nr_pcp += cnt as u64;
+            }
+            if nr_pcp != z.nr_pcp {
+                return bad(format!(
+                    "zone {zi}: nr_pcp {} but the per-CPU lists hold {nr_pcp}",
+                    z.nr_pcp
+                ));
+            }
             let mut nr_pageblocks = [0u64; MIGRATE_TYPES];
             for (b, &f) in z.pageblock.iter().enumerate() {
                 if (f & PB_MT_MASK) as usize >= MIGRATE_TYPES {

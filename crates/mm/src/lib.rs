@@ -353,6 +353,10 @@ pub struct MmConfig {
     /// (`model.kernel`; see [`workingset::KernelVersion`]).
     pub kernel: workingset::KernelVersion,
     pub costs: Costs,
+    /// CPUs of the machine (`num_online_cpus()`): each zone has per-CPU page lists for as
+    /// many ([`mmzone::PerCpuPages`]); 0 runs without per-CPU lists (order-0 pages straight
+    /// from and to the buddy lists, the model before them).
+    pub nr_cpus: u32,
 }
 
 /// Reclaim CPU time by activity (ns), the profile seed S1 compares.
@@ -716,6 +720,10 @@ pub struct Mm {
     pub memcg_stats_next_flush: u64,
     /// Per-CPU memcg charge stocks (`memcg_stock_pcp`), grown to the highest CPU seen.
     pub memcg_stock: Vec<memcontrol::MemcgStock>,
+    /// The simulated CPU of the operation in progress (`smp_processor_id()`): whose per-CPU
+    /// page lists an order-0 allocation or free uses ([`mmzone::PerCpuPages`]). The
+    /// simulator sets it with each operation's [`Ctx::cpu`] ([`Mm::set_cpu`]).
+    pub pcp_cpu: u16,
     /// Slab caches ([`slab`]).
     pub slab: slab::SlabState,
     /// The page caches' shadow-only xarray leaves (`shadow_nodes`, [`xarray`]).
@@ -896,6 +904,7 @@ impl Mm {
                 cfg.memcg_stats_first_flush_ns,
             ),
             memcg_stock: Vec::new(),
+            pcp_cpu: 0,
             cfg,
         }
     }
@@ -983,6 +992,23 @@ impl Mm {
             z.boost_on_steal = cfg.kernel.boost_on_every_fallback();
             z.steal_moves_free_pages = cfg.kernel.fallback_moves_free_pages();
             z.highatomic = cfg.kernel.highatomic_rules();
+            if cfg.nr_cpus > 0 {
+                // setup_per_cpu_pageset() → zone_pcp_update(): every CPU's lists, sized from
+                // the zone and the CPU count.
+                let (batch, high) = mmzone::pcp_batch_high(
+                    z.managed,
+                    w[mmzone::Wmark::Low as usize],
+                    cfg.nr_cpus,
+                    cfg.kernel,
+                );
+                z.pcp = vec![mmzone::PerCpuPages::default(); cfg.nr_cpus as usize];
+                z.pcp_batch = batch;
+                z.pcp_high = high;
+                z.pcp_rules = mmzone::PcpRules {
+                    free_factor: cfg.kernel.pcp_high_from_low_wmark(),
+                    drain_requested_first: cfg.kernel.pcp_drain_requested_list_first(),
+                };
+            }
             z.lowmem_reserve = cfg
                 .zone_boot
                 .get(i)
@@ -1052,6 +1078,17 @@ impl Mm {
     /// Total pages of the node.
     pub fn total_pages(&self) -> u64 {
         self.pages.len() as u64
+    }
+
+    /// The CPU the next operations run on ([`Mm::pcp_cpu`]).
+    #[inline]
+    pub fn set_cpu(&mut self, cpu: u16) {
+        self.pcp_cpu = cpu;
+    }
+
+    /// Pages on the node's per-CPU page lists (free, but not in NR_FREE_PAGES).
+    pub fn nr_pcp(&self) -> u64 {
+        self.zones.iter().map(|z| z.nr_pcp).sum()
     }
 
     /// NR_FREE_PAGES of the node.

@@ -428,8 +428,7 @@ impl Mm {
         self.pages.hot[i].flags = 0;
         self.pages.index[i] = 0;
         self.ev.add(crate::vmstat::Ev::PgFree, 1);
-        let zi = self.zone_of(pfn);
-        self.zones[zi].free_block(&mut self.pages, pfn, 0);
+        self.free_pages(pfn, 0);
     }
 
     /// Kernel: `reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK)`: a reclaimer that could not

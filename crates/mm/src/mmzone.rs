@@ -28,8 +28,19 @@
 //! `vm.watermark_scale_factor` exactly as `__setup_per_zone_wmarks()` computes them, plus
 //! `watermark_boost` (`boost_watermark()`, `vm.watermark_boost_factor`).
 //!
+//! Order-0 pages go through per-CPU lists ([`PerCpuPages`]: `rmqueue_pcplist()`,
+//! `rmqueue_bulk()`, `free_unref_page()`, `free_pcppages_bulk()`, `drain_all_pages()`), one
+//! set per CPU of the machine, sized by `zone_batchsize()` and `zone_highsize()` (before
+//! v5.14 `6 * batch`); pages on them are not in NR_FREE_PAGES, as in the kernel. A freed
+//! block whose buddy one order up is free goes to its list's tail (`buddy_merge_likely()`).
+//!
 //! # Where we differ from the kernel (v6.18)
-//! - No per-CPU page lists: frees go straight back to the buddy lists.
+//! - Per-CPU lists: order 0 only (no high-order or THP lists, v5.13+/v5.18+); `pcp->high`
+//!   fixed at `high_min` (no v6.7+ autotuning, no v5.16+ `ZONE_RECLAIM_ACTIVE` lowering of
+//!   high while kswapd reclaims, no `free_high`); compaction's freed source pages and its
+//!   released free pages go straight to the buddy lists (the kernel frees them to the
+//!   compacting CPU's lists and drains those per pageblock, `drain_local_pages()`); a
+//!   page's type is its pageblock's at the time of the free.
 //! - No CMA or isolate types; no highatomic reserve (the list exists and stays empty).
 //! - Every allocation of the model is GFP_KERNEL or GFP_HIGHUSER_MOVABLE (highest zone
 //!   Normal, or the empty Movable zone whose reserve equals Normal's), so the watermark
@@ -38,14 +49,16 @@
 //!   (memblock allocates top-down; the kernel image really sits at 16 MiB), except in the
 //!   DMA zone, where they and the zone's holes (pfn 0, the BIOS hole) fill the first
 //!   pageblock, which stays UNMOVABLE as on x86-64 (`Mm::boot_dma_zone`).
-//! - A freed block goes on the head of its list (no "buddy likely to merge" tail insertion).
 //!
 //! # Kernel references
 //! mm/page_alloc.c: `__setup_per_zone_wmarks()`, `calculate_min_free_kbytes()`,
 //! `setup_per_zone_lowmem_reserve()`, `nr_free_zone_pages()`,
 //! `__zone_watermark_ok()`, `expand()`, `__free_one_page()`, `__rmqueue()`,
 //! `__rmqueue_claim()`, `__rmqueue_steal()`, `try_to_claim_block()`,
-//! `find_suitable_fallback()`, `boost_watermark()`; mm/vmstat.c `fill_contig_page_info()`,
+//! `find_suitable_fallback()`, `boost_watermark()`, `buddy_merge_likely()`,
+//! `zone_batchsize()`, `zone_highsize()`, `rmqueue_pcplist()`, `rmqueue_bulk()`,
+//! `free_unref_page_commit()`, `nr_pcp_free()`, `free_pcppages_bulk()`,
+//! `drain_pages_zone()`; mm/vmstat.c `fill_contig_page_info()`,
 //! `__fragmentation_index()`; mm/khugepaged.c `set_recommended_min_free_kbytes()`.
 
 use crate::list::{LinkStore, ListHead};
@@ -82,6 +95,9 @@ pub enum Wmark {
     Low = 1,
     High = 2,
 }
+
+/// Kernel: `PAGE_SIZE` on x86-64.
+const PAGE_SIZE: u64 = 4096;
 
 /// Kernel: `pageblock_order` on x86-64 with THP (`HPAGE_PMD_ORDER`).
 pub const PAGEBLOCK_ORDER: u32 = 9;
@@ -264,6 +280,74 @@ impl ExtfragStats {
     }
 }
 
+/// The per-CPU page lists' rules by kernel version (set from `model.kernel` when the zones
+/// are built; [`crate::workingset::KernelVersion`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PcpRules {
+    /// v5.14+ `nr_pcp_free()`: each overflow without an allocation between frees twice as
+    /// many pages (`free_factor`), between `batch` and `high - batch`.
+    pub free_factor: bool,
+    /// v5.18+ `free_pcppages_bulk()`: the freed page's own list first, whole lists in turn.
+    pub drain_requested_first: bool,
+}
+
+/// Kernel: `struct per_cpu_pages`, order-0 part: one list per mobility type, the pages on
+/// them (`count`; not in NR_FREE_PAGES) and `free_factor` (v5.14+). The lists link pages
+/// through the frame table's `prev`/`next`, like the buddy lists; a page on them is neither
+/// `PageBuddy` nor a folio (flags 0).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PerCpuPages {
+    /// `lists[migratetype]` for UNMOVABLE, MOVABLE, RECLAIMABLE.
+    pub lists: [ListHead; mt::PCPTYPES as usize],
+    /// `count`: pages on the lists.
+    pub count: u32,
+    /// `free_factor` (v5.14+, [`PcpRules::free_factor`]).
+    pub free_factor: u32,
+}
+
+/// Kernel: `zone_batchsize()`: the pages a per-CPU list takes from or gives back to the buddy
+/// lists at a time: about a thousandth of the zone, at most `cap_bytes`
+/// ([`KernelVersion::pcp_batch_cap_bytes`](crate::workingset::KernelVersion::pcp_batch_cap_bytes)),
+/// quartered, at least 1, then rounded to `2^n - 1` (`rounddown_pow_of_two(batch + batch /
+/// 2) - 1`, so that batches do not fall into the same cache colours). 0 for a zone under
+/// 8192 pages (32 MiB: the DMA zone), which the callers raise to 1.
+pub fn zone_batchsize(managed: u64, cap_bytes: u64) -> u32 {
+    let mut batch = (managed / 1024).min(cap_bytes / PAGE_SIZE);
+    batch /= 4;
+    batch = batch.max(1);
+    let b = batch + batch / 2;
+    ((1u64 << b.ilog2()) - 1) as u32
+}
+
+/// Kernel: `zone_highsize()` with `vm.percpu_pagelist_high_fraction` = 0 (the default; the
+/// model has no other value), v5.14+: the zone's low watermark split over the node's CPUs,
+/// at least four batches ("the historical relationship between high and batch").
+pub fn zone_highsize(low_wmark: u64, batch: u32, nr_cpus: u32) -> u32 {
+    let high = low_wmark / nr_cpus.max(1) as u64;
+    high.max((batch as u64) << 2) as u32
+}
+
+/// The per-CPU lists' `(batch, high)` for a zone: `zone_set_pageset_high_and_batch()` (v5.14+:
+/// `batch = max(1, zone_batchsize())`, `high = zone_highsize()`), before v5.14
+/// `pageset_set_batch()` (`high = 6 * zone_batchsize()`, `batch = max(1, zone_batchsize())`).
+/// From v6.7 the kernel tunes `pcp->high` between `high_min` (this value) and `high_max`
+/// (an eighth of the zone split over the CPUs) as frees and allocations come (`nr_pcp_high()`,
+/// `decay_pcp_high()`); the model keeps `high_min`.
+pub fn pcp_batch_high(
+    managed: u64,
+    low_wmark: u64,
+    nr_cpus: u32,
+    kernel: crate::workingset::KernelVersion,
+) -> (u32, u32) {
+    let b = zone_batchsize(managed, kernel.pcp_batch_cap_bytes());
+    if kernel.pcp_high_from_low_wmark() {
+        let batch = b.max(1);
+        (batch, zone_highsize(low_wmark, batch, nr_cpus))
+    } else {
+        (b.max(1), 6 * b)
+    }
+}
+
 pub struct Zone {
     pub name: &'static str,
     /// `zone_idx()`: [`ZONE_DMA`], [`ZONE_DMA32`] or [`ZONE_NORMAL`].
@@ -337,6 +421,18 @@ pub struct Zone {
     /// step over an unwritten frame (no BUDDY, no HEAD: one pfn) exactly as over a written
     /// one (HEAD, order 0, not on an LRU).
     pub boot_held: Vec<(Pfn, Pfn)>,
+    /// `zone->per_cpu_pageset`: one [`PerCpuPages`] per CPU of the machine; empty when the
+    /// model runs without per-CPU lists (order-0 pages then come from and go to the buddy
+    /// lists directly).
+    pub pcp: Vec<PerCpuPages>,
+    /// `pcp->batch` ([`pcp_batch_high`]), the same on every CPU.
+    pub pcp_batch: u32,
+    /// `pcp->high` ([`pcp_batch_high`]), the same on every CPU.
+    pub pcp_high: u32,
+    /// The per-CPU lists' rules by kernel version ([`PcpRules`]).
+    pub pcp_rules: PcpRules,
+    /// Pages on every CPU's lists (the sum of their `count`s).
+    pub nr_pcp: u64,
 }
 
 impl Zone {
@@ -376,6 +472,11 @@ impl Zone {
             compact: crate::compaction::ZoneCompact::new(start_pfn, end_pfn),
             deferred: (start_pfn, start_pfn),
             boot_held: Vec::new(),
+            pcp: Vec::new(),
+            pcp_batch: 1,
+            pcp_high: 0,
+            pcp_rules: PcpRules::default(),
+            nr_pcp: 0,
         }
     }
 
@@ -725,6 +826,18 @@ impl Zone {
         pages.free_mt[pfn as usize] = t;
         let l: &mut [crate::page::Frame] = &mut pages.hot;
         l.add_head(&mut self.free_area[order as usize][t as usize], pfn);
+        self.nr_free[order as usize] += 1;
+        self.free += 1 << order;
+    }
+
+    /// [`Zone::add_free_block`] at the list's tail (`__add_to_free_list(..., tail)`).
+    #[inline]
+    fn add_free_block_tail(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32, t: u8) {
+        pages.hot[pfn as usize].flags = pg::BUDDY;
+        pages.hot[pfn as usize].order = order as u8;
+        pages.free_mt[pfn as usize] = t;
+        let l: &mut [crate::page::Frame] = &mut pages.hot;
+        l.add_tail(&mut self.free_area[order as usize][t as usize], pfn);
         self.nr_free[order as usize] += 1;
         self.free += 1 << order;
     }
@@ -1131,7 +1244,206 @@ impl Zone {
             pfn = pfn.min(buddy);
             order += 1;
         }
-        self.add_free_block(pages, pfn, order, t);
+        if self.buddy_merge_likely(pages, pfn, order) {
+            self.add_free_block_tail(pages, pfn, order, t);
+        } else {
+            self.add_free_block(pages, pfn, order, t);
+        }
+    }
+
+    /// Kernel: `buddy_merge_likely()` (v5.1+; the same test inline in `__free_one_page()`
+    /// since v2.6.36, "page allocator: reduce fragmentation in buddy allocator by adding
+    /// buddies that are merging to the tail of the free lists"): below order
+    /// `MAX_PAGE_ORDER - 1`, when the buddy of the block the freed one would merge into is
+    /// free at that order, the freed block goes to the list's tail, so that it stays free
+    /// longer (allocations take the head) and the pair is more likely to merge.
+    #[inline]
+    fn buddy_merge_likely(&self, pages: &FrameTable, pfn: Pfn, order: u32) -> bool {
+        if order + 1 >= MAX_PAGE_ORDER {
+            return false;
+        }
+        let combined = pfn & !((1u32 << (order + 1)) - 1);
+        let higher_buddy = combined ^ (1u32 << (order + 1));
+        self.contains(higher_buddy)
+            && (higher_buddy as u64 + (2u64 << order)) <= self.end_pfn as u64
+            && pages.test(higher_buddy, pg::BUDDY)
+            && pages.hot[higher_buddy as usize].order as u32 == order + 1
+    }
+
+    /// Kernel: `rmqueue_pcplist()` → `__rmqueue_pcplist()` for an order-0 page of type `t` on
+    /// `cpu`'s lists: the head of the list of `t` (the page freed last: LIFO, cache hot);
+    /// an empty list is first refilled with `batch` pages by `rmqueue_bulk()`. v5.14+ halves
+    /// `free_factor` on every allocation. Falls back to [`Zone::rmqueue`] when the zone has
+    /// no per-CPU lists.
+    pub fn rmqueue_pcplist(
+        &mut self,
+        pages: &mut FrameTable,
+        cpu: u16,
+        t: u8,
+        flags: u32,
+        ev: &mut VmEvents,
+    ) -> Option<Pfn> {
+        if self.pcp.is_empty() || t >= mt::PCPTYPES {
+            return self.rmqueue(pages, 0, t, flags, ev);
+        }
+        let c = cpu as usize % self.pcp.len();
+        if self.pcp_rules.free_factor {
+            self.pcp[c].free_factor >>= 1;
+        }
+        if self.pcp[c].lists[t as usize].is_empty() {
+            self.rmqueue_bulk(pages, c, t, flags, ev);
+        }
+        let l = &mut self.pcp[c].lists[t as usize];
+        if l.is_empty() {
+            return None;
+        }
+        let pfn = l.head;
+        let hot: &mut [crate::page::Frame] = &mut pages.hot;
+        hot.del(l, pfn);
+        self.pcp[c].count -= 1;
+        self.nr_pcp -= 1;
+        Some(pfn)
+    }
+
+    /// Kernel: `rmqueue_bulk()`: `batch` order-0 pages of type `t` through `__rmqueue()` (so
+    /// a refill is where fallbacks to other types, their block claims and watermark boosts
+    /// happen), each added at the list's tail, so the list holds them in the order
+    /// `__rmqueue()` returned them (for pages split from one block: ascending pfn). The pages
+    /// leave NR_FREE_PAGES here. Stops early when the buddy lists run out.
+    fn rmqueue_bulk(
+        &mut self,
+        pages: &mut FrameTable,
+        c: usize,
+        t: u8,
+        flags: u32,
+        ev: &mut VmEvents,
+    ) {
+        for _ in 0..self.pcp_batch {
+            let Some(pfn) = self.rmqueue(pages, 0, t, flags, ev) else {
+                break;
+            };
+            let hot: &mut [crate::page::Frame] = &mut pages.hot;
+            hot.add_tail(&mut self.pcp[c].lists[t as usize], pfn);
+            self.pcp[c].count += 1;
+            self.nr_pcp += 1;
+        }
+    }
+
+    /// Kernel: `free_unref_page()` → `free_unref_page_commit()` for an order-0 page on `cpu`
+    /// (v4.x `free_hot_cold_page()`, hot): the page goes to the head of the list of its
+    /// pageblock's type (`get_pfnblock_migratetype()`; a HIGHATOMIC block's page goes
+    /// straight to the buddy lists, as the kernel frees isolated ones) and, when the list
+    /// reaches `high`, [`Zone::free_pcppages_bulk`] returns `batch` of them (v5.14+:
+    /// `nr_pcp_free()`). Without per-CPU lists the page goes to the buddy lists.
+    pub fn free_unref_page(&mut self, pages: &mut FrameTable, cpu: u16, pfn: Pfn) {
+        let t = self.pageblock_mt(pfn);
+        if self.pcp.is_empty() || t >= mt::PCPTYPES {
+            self.free_block(pages, pfn, 0);
+            return;
+        }
+        let c = cpu as usize % self.pcp.len();
+        pages.hot[pfn as usize].flags = 0;
+        pages.hot[pfn as usize].order = 0;
+        let hot: &mut [crate::page::Frame] = &mut pages.hot;
+        hot.add_head(&mut self.pcp[c].lists[t as usize], pfn);
+        self.pcp[c].count += 1;
+        self.nr_pcp += 1;
+        if self.pcp[c].count >= self.pcp_high {
+            let n = self.nr_pcp_free(c);
+            self.free_pcppages_bulk(pages, c, n, t);
+        }
+    }
+
+    /// Pages an overflowing list returns: before v5.14 `batch`; v5.14+ `nr_pcp_free()`: 1 if
+    /// `high < batch`, else `batch << free_factor` clamped to `[batch, high - batch]`,
+    /// `free_factor` growing while the doubled batch stays under `high - batch`.
+    fn nr_pcp_free(&mut self, c: usize) -> u32 {
+        let (high, batch) = (self.pcp_high, self.pcp_batch);
+        if !self.pcp_rules.free_factor {
+            return batch;
+        }
+        if high < batch {
+            return 1;
+        }
+        let (min_nr, max_nr) = (batch, high - batch);
+        let b = batch << self.pcp[c].free_factor.min(16);
+        if b < max_nr {
+            self.pcp[c].free_factor += 1;
+        }
+        b.clamp(min_nr, max_nr.max(min_nr))
+    }
+
+    /// Kernel: `free_pcppages_bulk()`: return `count` pages of CPU `c`'s lists to the buddy
+    /// lists (`__free_one_page()`), each from a list's tail (the coldest). Before v5.18 the
+    /// lists are visited round robin from the one after UNMOVABLE, taking `batch_free` pages
+    /// from each: 1, plus 1 for every empty list passed on the way to it (a lone non-empty
+    /// list gives all); v5.18+ the list of `first` (the freed page's type) is emptied first,
+    /// then each list in turn.
+    pub fn free_pcppages_bulk(&mut self, pages: &mut FrameTable, c: usize, count: u32, first: u8) {
+        let mut to_free = count.min(self.pcp[c].count);
+        let n = mt::PCPTYPES as usize;
+        if self.pcp_rules.drain_requested_first {
+            let mut idx = first as usize % n;
+            while to_free > 0 {
+                while self.pcp[c].lists[idx].is_empty() {
+                    idx = (idx + 1) % n;
+                }
+                while to_free > 0 && !self.pcp[c].lists[idx].is_empty() {
+                    self.free_pcp_tail(pages, c, idx);
+                    to_free -= 1;
+                }
+            }
+            return;
+        }
+        let (mut idx, mut batch_free) = (0usize, 0u32);
+        while to_free > 0 {
+            loop {
+                batch_free += 1;
+                idx = (idx + 1) % n;
+                if !self.pcp[c].lists[idx].is_empty() {
+                    break;
+                }
+            }
+            if batch_free == n as u32 {
+                batch_free = to_free;
+            }
+            loop {
+                self.free_pcp_tail(pages, c, idx);
+                to_free -= 1;
+                batch_free -= 1;
+                if to_free == 0 || batch_free == 0 || self.pcp[c].lists[idx].is_empty() {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Take the tail page of CPU `c`'s list `idx` and free it to the buddy lists.
+    #[inline]
+    fn free_pcp_tail(&mut self, pages: &mut FrameTable, c: usize, idx: usize) {
+        let l = &mut self.pcp[c].lists[idx];
+        let pfn = l.tail;
+        let hot: &mut [crate::page::Frame] = &mut pages.hot;
+        hot.del(l, pfn);
+        self.pcp[c].count -= 1;
+        self.nr_pcp -= 1;
+        self.free_block(pages, pfn, 0);
+    }
+
+    /// Kernel: `drain_pages_zone()` for CPU `c`: every page of its lists back to the buddy
+    /// lists (`free_pcppages_bulk(zone, pcp->count, ...)`).
+    pub fn drain_pages_zone(&mut self, pages: &mut FrameTable, c: usize) {
+        let count = self.pcp[c].count;
+        if count > 0 {
+            self.free_pcppages_bulk(pages, c, count, mt::UNMOVABLE);
+        }
+    }
+
+    /// Kernel: `drain_all_pages(zone)`: every CPU's lists of the zone.
+    pub fn drain_all_pages(&mut self, pages: &mut FrameTable) {
+        for c in 0..self.pcp.len() {
+            self.drain_pages_zone(pages, c);
+        }
     }
 }
 
@@ -1880,5 +2192,215 @@ mod tests {
                 .rmqueue(&mut pages, 0, mt::UNMOVABLE, 0, &mut ev)
                 .is_some());
         }
+    }
+
+    /// `zone_batchsize()` / `zone_highsize()` against the guest's and the host's
+    /// /proc/zoneinfo "pagesets" (docs/zoneinfo: 6.1 with 1 CPU, 6.18 with 2) and by hand
+    /// for v4.6 (half-MiB cap, `high = 6 * batch`).
+    #[test]
+    fn pcp_batch_and_high_of_measured_zones() {
+        use crate::workingset::KernelVersion as K;
+        // Guest 6.1, 1 CPU: DMA managed 3840, low 40 → batch 1, high 40; DMA32 managed
+        // 51813, low 543 → 51813 >> 10 = 50, / 4 = 12, rounddown_pow_of_two(18) - 1 = 15;
+        // high = max(543 / 1, 60) = 543.
+        assert_eq!(pcp_batch_high(3840, 40, 1, K::new(6, 1)), (1, 40));
+        assert_eq!(pcp_batch_high(51813, 543, 1, K::new(6, 1)), (15, 543));
+        // Host 6.18, 2 CPUs: DMA32 managed 772808, low 2887 → min(754, 256) / 4 = 64,
+        // rounddown_pow_of_two(96) - 1 = 63; high = 2887 / 2 = 1443. (Normal's high is
+        // autotuned there; the model keeps high_min = 20163 / 2.)
+        assert_eq!(pcp_batch_high(772808, 2887, 2, K::new(6, 18)), (63, 1443));
+        assert_eq!(
+            pcp_batch_high(5394266, 20163, 2, K::new(6, 18)),
+            (63, 10081)
+        );
+        // A DMA zone with a low watermark under 4 batches gets 4 batches.
+        assert_eq!(pcp_batch_high(3840, 3, 2, K::new(6, 1)), (1, 4));
+        // v4.6: cap 512 KiB = 128 pages, / 4 = 32, rounddown_pow_of_two(48) - 1 = 31,
+        // high 186; DMA: 3840 / 1024 = 3, / 4 = 0 → 1, rounddown_pow_of_two(1) - 1 = 0:
+        // high 0, batch 1 (every free goes straight through).
+        assert_eq!(pcp_batch_high(126_000, 500, 16, K::new(4, 6)), (31, 186));
+        assert_eq!(pcp_batch_high(3840, 40, 16, K::new(4, 6)), (1, 0));
+        assert_eq!(pcp_batch_high(51813, 543, 1, K::new(4, 6)), (15, 90));
+    }
+
+    /// A 4096-page zone with per-CPU lists on 2 CPUs, batch 7, high 20.
+    fn pcp_zone(rules: PcpRules) -> (FrameTable, Zone) {
+        let mut pages = FrameTable::new(4096);
+        let mut z = Zone::new("Normal", 0, 4096);
+        z.init_free(&mut pages);
+        z.pcp = vec![PerCpuPages::default(); 2];
+        z.pcp_batch = 7;
+        z.pcp_high = 20;
+        z.pcp_rules = rules;
+        (pages, z)
+    }
+
+    fn pcp_alloc(z: &mut Zone, pages: &mut FrameTable, cpu: u16, t: u8) -> Pfn {
+        let mut ev = VmEvents::default();
+        let p = z.rmqueue_pcplist(pages, cpu, t, 0, &mut ev).unwrap();
+        pages.hot[p as usize].flags = pg::HEAD;
+        p
+    }
+
+    fn pcp_list(z: &Zone, pages: &FrameTable, cpu: usize, t: u8) -> Vec<Pfn> {
+        let mut v = Vec::new();
+        let mut p = z.pcp[cpu].lists[t as usize].head;
+        while p != NIL {
+            v.push(p);
+            p = pages.hot[p as usize].next;
+        }
+        v
+    }
+
+    #[test]
+    fn pcp_refill_takes_a_batch_and_freed_pages_are_reused_lifo() {
+        let (mut pages, mut z) = pcp_zone(PcpRules::default());
+        let p = pcp_alloc(&mut z, &mut pages, 0, mt::MOVABLE);
+        // rmqueue_bulk(): 7 pages left NR_FREE_PAGES, 6 wait on CPU 0's list in the order
+        // __rmqueue() split them off one block (ascending pfn).
+        assert_eq!((z.free, z.nr_pcp, z.pcp[0].count), (4096 - 7, 6, 6));
+        assert_eq!(
+            pcp_list(&z, &pages, 0, mt::MOVABLE),
+            (p + 1..p + 7).collect::<Vec<_>>()
+        );
+        let q = pcp_alloc(&mut z, &mut pages, 0, mt::MOVABLE);
+        assert_eq!(q, p + 1);
+        // A page freed on CPU 0 is the next one CPU 0 allocates; CPU 1's free stays on CPU 1.
+        z.free_unref_page(&mut pages, 1, q);
+        z.free_unref_page(&mut pages, 0, p);
+        assert_eq!(z.free, 4096 - 7, "freed pages stay off NR_FREE_PAGES");
+        assert_eq!(pcp_alloc(&mut z, &mut pages, 0, mt::MOVABLE), p);
+        assert_eq!(pcp_list(&z, &pages, 1, mt::MOVABLE), vec![q]);
+        assert_eq!(z.nr_pcp, 5 + 1);
+    }
+
+    #[test]
+    fn pcp_overflow_returns_a_batch_of_the_coldest_pages() {
+        let (mut pages, mut z) = pcp_zone(PcpRules::default());
+        let got: Vec<Pfn> = (0..21)
+            .map(|_| pcp_alloc(&mut z, &mut pages, 0, mt::MOVABLE))
+            .collect();
+        assert_eq!((z.nr_pcp, z.free), (0, 4096 - 21));
+        for &p in &got {
+            z.free_unref_page(&mut pages, 0, p);
+        }
+        // The 20th free reached high: free_pcppages_bulk() returned batch = 7 pages from the
+        // list's tail (the first 7 freed); the 21st stays.
+        assert_eq!((z.pcp[0].count, z.free), (14, 4096 - 14));
+        let l = pcp_list(&z, &pages, 0, mt::MOVABLE);
+        assert_eq!(l.first(), Some(&got[20]));
+        assert_eq!(l.last(), Some(&got[7]));
+        // drain_all_pages(): everything back, and the buddy lists merge the zone whole again.
+        z.drain_all_pages(&mut pages);
+        assert_eq!((z.nr_pcp, z.free), (0, 4096));
+        assert_eq!(
+            z.nr_free_list(MAX_PAGE_ORDER as usize, mt::MOVABLE as usize),
+            4
+        );
+    }
+
+    #[test]
+    fn pcp_free_factor_doubles_the_bulk_free_from_v5_14() {
+        let rules = PcpRules {
+            free_factor: true,
+            drain_requested_first: true,
+        };
+        let (mut pages, mut z) = pcp_zone(rules);
+        // 28 pages: four refills of 7, the list empty again.
+        let got: Vec<Pfn> = (0..28)
+            .map(|_| pcp_alloc(&mut z, &mut pages, 0, mt::MOVABLE))
+            .collect();
+        assert_eq!(z.pcp[0].count, 0);
+        for &p in &got {
+            z.free_unref_page(&mut pages, 0, p);
+        }
+        // Free 20 reaches high: 7 << 0 = 7 freed (free_factor → 1), count 13. Frees 21-27
+        // reach 20 again: 7 << 1 = 14 is not under high - batch = 13 → clamped to 13
+        // (free_factor stays 1), count 7. Free 28: count 8.
+        assert_eq!((z.pcp[0].count, z.pcp[0].free_factor), (8, 1));
+        // An allocation halves free_factor.
+        pcp_alloc(&mut z, &mut pages, 0, mt::MOVABLE);
+        assert_eq!(z.pcp[0].free_factor, 0);
+    }
+
+    /// free_pcppages_bulk()'s list order: v4.x–v5.17 round robin from MOVABLE with a growing
+    /// batch_free (one more page for each empty list passed); v5.18+ the requested list
+    /// first, whole lists.
+    #[test]
+    fn pcp_bulk_free_list_order_by_version() {
+        // [UNMOVABLE, MOVABLE, RECLAIMABLE] pages freed by a bulk free of 4 with UNMOVABLE
+        // requested: round robin, one page a list while none is empty: MOVABLE,
+        // RECLAIMABLE, UNMOVABLE, MOVABLE; v5.18+ empties UNMOVABLE (3) and takes 1 from
+        // MOVABLE.
+        for (first, expect) in [(false, [1u32, 2, 1]), (true, [3, 1, 0])] {
+            let (mut pages, mut z) = full_zone(2048, 0..0);
+            z.pcp = vec![PerCpuPages::default(); 1];
+            z.pcp_batch = 7;
+            z.pcp_high = 100;
+            z.pcp_rules = PcpRules {
+                free_factor: false,
+                drain_requested_first: first,
+            };
+            z.set_pageblock_mt(0, mt::UNMOVABLE);
+            z.set_pageblock_mt(1024, mt::RECLAIMABLE);
+            for base in [0u32, 512, 1024] {
+                for k in 0..3 {
+                    z.free_unref_page(&mut pages, 0, base + k);
+                }
+            }
+            assert_eq!((z.pcp[0].count, z.free), (9, 0));
+            z.free_pcppages_bulk(&mut pages, 0, 4, mt::UNMOVABLE);
+            let freed: Vec<u32> = (0..3).map(|t| 3 - z.pcp[0].lists[t].len).collect();
+            assert_eq!(freed, expect.to_vec(), "drain_requested_first={first}");
+            assert_eq!((z.pcp[0].count, z.free, z.nr_pcp), (5, 4, 5));
+        }
+    }
+
+    /// `buddy_merge_likely()`: a freed block whose merged-with buddy one order up is free goes
+    /// to the tail of its list.
+    #[test]
+    fn freed_block_goes_to_the_tail_when_its_buddy_is_likely_to_merge() {
+        let (mut pages, mut z) = full_zone(2048, 0..0);
+        z.free_block(&mut pages, 0, 0);
+        z.free_block(&mut pages, 1, 0);
+        assert_eq!(z.free_area[1][mt::MOVABLE as usize].head, 0);
+        // pfn 8: its pair at order 1 is pfns 10-11, allocated: head.
+        z.free_block(&mut pages, 8, 0);
+        // pfn 2: buddy 3 allocated; the order-1 block it would form (2-3) has its buddy
+        // (0-1) free at order 1: tail.
+        z.free_block(&mut pages, 2, 0);
+        let l = &z.free_area[0][mt::MOVABLE as usize];
+        assert_eq!((l.head, l.tail), (8, 2));
+        // The next order-0 allocation takes pfn 8; pfn 2 waits for pfn 3.
+        assert_eq!(z.rmqueue_smallest(&mut pages, 0, mt::MOVABLE), Some(8));
+    }
+
+    /// A refill of an UNMOVABLE list with only MOVABLE memory free falls back inside
+    /// rmqueue_bulk(): one fallback claims a pageblock, the rest of the batch comes from it.
+    #[test]
+    fn pcp_refill_is_where_the_fallback_happens() {
+        let (mut pages, mut z) = pcp_zone(PcpRules::default());
+        let mut ev = VmEvents::default();
+        let p = z
+            .rmqueue_pcplist(&mut pages, 0, mt::UNMOVABLE, 0, &mut ev)
+            .unwrap();
+        assert_eq!(ev.get(Ev::ExtfragFallback), 1);
+        assert_eq!(z.pageblock_mt(p), mt::UNMOVABLE);
+        let l = pcp_list(&z, &pages, 0, mt::UNMOVABLE);
+        assert_eq!(l.len(), 6);
+        assert!(l
+            .iter()
+            .all(|&q| q >> PAGEBLOCK_ORDER == p >> PAGEBLOCK_ORDER));
+        // The next six unmovable allocations on CPU 0 come from the list: no fallback, no
+        // buddy access.
+        let free = z.free;
+        for _ in 0..6 {
+            z.rmqueue_pcplist(&mut pages, 0, mt::UNMOVABLE, 0, &mut ev)
+                .unwrap();
+        }
+        assert_eq!(
+            (ev.get(Ev::ExtfragFallback), z.free, z.nr_pcp),
+            (1, free, 0)
+        );
     }
 }

@@ -513,6 +513,36 @@ impl KernelVersion {
         self >= KernelVersion::new(5, 0)
     }
 
+    /// `zone_batchsize()`'s cap on the per-CPU refill batch, in bytes, before it is quartered
+    /// and rounded: half a MiB until v4.19 ("mm, page_alloc: double zone's batchsize", Aaron
+    /// Lu, 2018: 31 → 63 pages on any zone over 1 GiB), a MiB since.
+    pub fn pcp_batch_cap_bytes(self) -> u64 {
+        if self >= KernelVersion::new(4, 19) {
+            1 << 20
+        } else {
+            512 << 10
+        }
+    }
+
+    /// Since v5.14 ("mm/page_alloc: disassociate the pcp->high from pcp->batch", Mel
+    /// Gorman): `pcp->high` is the zone's low watermark split over the node's CPUs
+    /// (`zone_highsize()`, at least 4 batches), and `nr_pcp_free()` doubles the pages a free
+    /// returns to the buddy lists on each overflow without an allocation between
+    /// (`free_factor`). Before: `high = 6 * batch` (`pageset_set_batch()`) and every overflow
+    /// returns one batch.
+    pub fn pcp_high_from_low_wmark(self) -> bool {
+        self >= KernelVersion::new(5, 14)
+    }
+
+    /// Since v5.18 ("mm/page_alloc: drain the requested list first during bulk free" and
+    /// "simplify how many pages are selected per pcp list during bulk free", Mel Gorman):
+    /// `free_pcppages_bulk()` empties the freed page's own list first, then whole lists in
+    /// turn. Before: round robin from the MOVABLE list, one page from each non-empty list
+    /// plus one for every empty list passed (`batch_free`).
+    pub fn pcp_drain_requested_list_first(self) -> bool {
+        self >= KernelVersion::new(5, 18)
+    }
+
     /// Since v5.9 ("mm: proactive compaction", facdaa917c4d): kcompactd's 500 ms timer
     /// compacts the node when its fragmentation score is above the high mark of
     /// `vm.compaction_proactiveness`. Before: kcompactd compacts only when woken (the sysctl

@@ -125,6 +125,7 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
         memcg_stats_flush_ns: s.model.memcg_stats_flush_ns,
         memcg_stats_first_flush_ns: s.model.memcg_stats_first_flush_ns,
         kernel: refault_mm::workingset::KernelVersion::parse(&s.model.kernel).unwrap_or_default(),
+        nr_cpus: s.machine.cpus.max(1),
         costs: Costs {
             touch_ns: s.costs.touch_ns,
             minor_fault_ns: s.costs.minor_fault_ns,

@@ -354,6 +354,7 @@ impl Kthreads {
         }
         let mut ctx = Ctx::new(now, io, 0);
         ctx.cpu = c as u16;
+        mm.set_cpu(ctx.cpu);
         let (rc0, ipi0) = (mm.reclaim_cpu.clone(), mm.tlb_stats.shootdowns);
         let next = mm.kswapd_step(&mut ctx);
         mm.lru_settle(&mut ctx);
@@ -767,6 +768,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         if th == kcompactd_id {
             let mut ctx = Ctx::new(now, &mut io, 0);
             ctx.cpu = c as u16;
+            mm.set_cpu(ctx.cpu);
             if mm.kcompactd.wake_pending {
                 mm.kcompactd_do_work(&mut ctx);
                 kcompactd_timer = if kcompactd_timer == u64::MAX {
@@ -865,6 +867,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             };
             let mut ctx = Ctx::new(t_now, &mut io, task.memcg);
             ctx.cpu = c as u16;
+            mm.set_cpu(ctx.cpu);
             ctx.task = th;
             ctx.resched = Some(&mut hook);
             match op {
