@@ -408,6 +408,11 @@ impl Mm {
             if mark >= index && mark < index + (1 << o) {
                 self.pages.set(pfn, pg::READAHEAD);
             }
+            // filemap_add_folio() adds a readahead folio locked; it stays locked until its
+            // read completes (submit_read_run() sets that time). Until the window's read is
+            // submitted, a reclaim entered by a later allocation of the same window (or kswapd
+            // at one of its preemption points) finds it locked and keeps it.
+            self.pages.lock_for_io(pfn, u64::MAX);
             if run_start == u64::MAX {
                 run_start = index;
             }
@@ -561,7 +566,10 @@ impl Mm {
                     return;
                 }
             } else if self.pages.test(e as u32, pg::READAHEAD) {
+                // The read holds its reference to the folio across the readahead.
+                self.read_pinned = e as u32;
                 self.page_cache_async_ra(ctx, obj, index as u32, e as u32);
+                self.read_pinned = crate::types::NIL;
             }
             let pfn = e as u32;
             let t = self.pages.wait_locked(pfn, ctx.now);

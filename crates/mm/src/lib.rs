@@ -692,6 +692,12 @@ pub struct Mm {
     pub(crate) scratch3: Vec<u32>,
     /// Reusable buffer for readahead and writeback IO batches.
     pub(crate) io_buf: Vec<u32>,
+    /// The page-cache folio a `read()` holds a reference to while it starts the next
+    /// asynchronous readahead window (`filemap_get_pages()` → `filemap_readahead()` with the
+    /// folio from `filemap_get_read_batch()`), or `NIL`: reclaim entered by that window's
+    /// allocations cannot free it (`__remove_mapping()`'s `folio_ref_freeze()` fails: `goto
+    /// keep_locked`).
+    pub(crate) read_pinned: u32,
     /// The flusher should run (dirty > background threshold).
     pub flusher_wanted: bool,
     /// The filesystem journal (fsync commits).
@@ -888,6 +894,7 @@ impl Mm {
             scratch2: Vec::with_capacity(64),
             scratch3: Vec::with_capacity(64),
             io_buf: Vec::with_capacity(64),
+            read_pinned: crate::types::NIL,
             flusher_wanted: false,
             journal: Default::default(),
             wb: Default::default(),

@@ -1182,7 +1182,20 @@ impl Mm {
             let mut nr = self.pages.nr_pages(pfn);
             let file = self.pages.is_file_lru(pfn);
             let anon = !file;
-            let f = self.pages.hot[pfn as usize].flags;
+            let mut f = self.pages.hot[pfn as usize].flags;
+            // folio_trylock(): a folio whose read is still in flight is locked (readahead adds
+            // its folios to the page cache locked, `filemap_add_folio()`, and the read's
+            // completion unlocks them; a swap-in's folio likewise), so reclaim cannot take it
+            // and puts it back (`goto keep`). PG_locked is cleared lazily once the read is
+            // known to be done.
+            if f & pg::LOCKED != 0 {
+                if self.pages.io_done_ns[pfn as usize] > ctx.now {
+                    self.scratch2.push(pfn);
+                    continue;
+                }
+                self.pages.clear(pfn, pg::LOCKED);
+                f &= !pg::LOCKED;
+            }
             // folio_check_dirty_writeback(): only file-LRU folios report dirty/writeback to
             // the statistics (an anon folio under swap-out does not), while the writeback
             // test below uses the folio flag itself.
@@ -1218,6 +1231,12 @@ impl Mm {
                 self.end_writeback(pfn);
             }
             let refs = self.folio_check_references(ctx, pfn);
+            if pfn == self.read_pinned && !matches!(refs, FolioRef::Activate) {
+                // The read's own reference: __remove_mapping() cannot freeze the refcount
+                // (`goto keep_locked`).
+                self.scratch2.push(pfn);
+                continue;
+            }
             match refs {
                 FolioRef::Activate => {
                     self.activate_locked(pfn, &mut stat);
