@@ -819,25 +819,33 @@ impl Zone {
             .map(|&(_, e)| e)
     }
 
+    /// Free block `pfn` of `order` onto the head of free list `t`.
     #[inline]
     fn add_free_block(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32, t: u8) {
-        pages.hot[pfn as usize].flags = pg::BUDDY;
-        pages.hot[pfn as usize].order = order as u8;
-        pages.free_mt[pfn as usize] = t;
-        let l: &mut [crate::page::Frame] = &mut pages.hot;
-        l.add_head(&mut self.free_area[order as usize][t as usize], pfn);
-        self.nr_free[order as usize] += 1;
-        self.free += 1 << order;
+        self.add_to_free_list(pages, pfn, order, t, false);
     }
 
-    /// [`Zone::add_free_block`] at the list's tail (`__add_to_free_list(..., tail)`).
+    /// Kernel: `__add_to_free_list()`: free block `pfn` of `order` onto free list `t`, at
+    /// its tail when `tail`.
     #[inline]
-    fn add_free_block_tail(&mut self, pages: &mut FrameTable, pfn: Pfn, order: u32, t: u8) {
+    fn add_to_free_list(
+        &mut self,
+        pages: &mut FrameTable,
+        pfn: Pfn,
+        order: u32,
+        t: u8,
+        tail: bool,
+    ) {
         pages.hot[pfn as usize].flags = pg::BUDDY;
         pages.hot[pfn as usize].order = order as u8;
         pages.free_mt[pfn as usize] = t;
         let l: &mut [crate::page::Frame] = &mut pages.hot;
-        l.add_tail(&mut self.free_area[order as usize][t as usize], pfn);
+        let list = &mut self.free_area[order as usize][t as usize];
+        if tail {
+            l.add_tail(list, pfn);
+        } else {
+            l.add_head(list, pfn);
+        }
         self.nr_free[order as usize] += 1;
         self.free += 1 << order;
     }
@@ -1244,11 +1252,8 @@ impl Zone {
             pfn = pfn.min(buddy);
             order += 1;
         }
-        if self.buddy_merge_likely(pages, pfn, order) {
-            self.add_free_block_tail(pages, pfn, order, t);
-        } else {
-            self.add_free_block(pages, pfn, order, t);
-        }
+        let tail = self.buddy_merge_likely(pages, pfn, order);
+        self.add_to_free_list(pages, pfn, order, t, tail);
     }
 
     /// Kernel: `buddy_merge_likely()` (v5.1+; the same test inline in `__free_one_page()`
