@@ -838,14 +838,12 @@ impl Mm {
                 next_skip_pfn = chunk_end(p, cc.order);
             }
             let i = p as usize;
-            let mut f = self.pages.hot[i].flags;
-            if f & pg::LOCKED != 0 && self.pages.io_done_ns[i] <= cc.now {
-                // PG_locked is cleared lazily in the model (`FrameTable::wait_locked()`);
-                // the kernel unlocks a folio when its read completes (`folio_end_read()`),
-                // so a read that is over no longer keeps the folio from migrating.
-                self.pages.clear(p, pg::LOCKED);
-                f &= !pg::LOCKED;
-            }
+            // PG_locked is cleared lazily in the model (`FrameTable::wait_locked()` clears it
+            // once the read is done); the kernel unlocks a folio when its read completes
+            // (`folio_end_read()`), so a read that is over no longer keeps the folio from
+            // migrating.
+            self.pages.wait_locked(p, cc.now);
+            let f = self.pages.hot[i].flags;
             let o = self.pages.hot[i].order as u32;
             if f & pg::BUDDY != 0 {
                 cc.migrate_scanned += 1 << o;

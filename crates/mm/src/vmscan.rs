@@ -1182,20 +1182,16 @@ impl Mm {
             let mut nr = self.pages.nr_pages(pfn);
             let file = self.pages.is_file_lru(pfn);
             let anon = !file;
-            let mut f = self.pages.hot[pfn as usize].flags;
             // folio_trylock(): a folio whose read is still in flight is locked (readahead adds
             // its folios to the page cache locked, `filemap_add_folio()`, and the read's
             // completion unlocks them; a swap-in's folio likewise), so reclaim cannot take it
-            // and puts it back (`goto keep`). PG_locked is cleared lazily once the read is
-            // known to be done.
-            if f & pg::LOCKED != 0 {
-                if self.pages.io_done_ns[pfn as usize] > ctx.now {
-                    self.scratch2.push(pfn);
-                    continue;
-                }
-                self.pages.clear(pfn, pg::LOCKED);
-                f &= !pg::LOCKED;
+            // and puts it back (`goto keep`). `wait_locked()` clears a PG_locked whose read
+            // is known to be done.
+            if self.pages.wait_locked(pfn, ctx.now) > ctx.now {
+                self.scratch2.push(pfn);
+                continue;
             }
+            let f = self.pages.hot[pfn as usize].flags;
             // folio_check_dirty_writeback(): only file-LRU folios report dirty/writeback to
             // the statistics (an anon folio under swap-out does not), while the writeback
             // test below uses the folio flag itself.
