@@ -619,17 +619,32 @@ impl Mm {
     }
 
     /// write() of pages [page, page + nr) (`generic_perform_write()`), then
-    /// `balance_dirty_pages_ratelimited()`.
+    /// `balance_dirty_pages_ratelimited()`. The pages are found or created by
+    /// `grab_cache_page_write_begin()`, which marks them accessed only before v4.7
+    /// ([`crate::workingset::KernelVersion::write_begin_marks_accessed`]): since then a page
+    /// written once is inactive and unreferenced, and its LRU order is creation order.
     pub fn file_write(&mut self, ctx: &mut Ctx, obj: u32, page: u32, nr: u32) {
         let end = page as u64 + nr as u64;
         let mut dirtied = 0;
+        let marks_accessed = self.cfg.kernel.write_begin_marks_accessed();
         for index in page as u64..end {
             let pfn = match self.cache_lookup(obj, index as u32) {
-                Some(p) => p,
+                Some(p) => {
+                    // Before v4.7, pagecache_get_page(FGP_ACCESSED) on a cached page.
+                    if marks_accessed {
+                        self.folio_mark_accessed(p);
+                    }
+                    p
+                }
                 None => {
                     let Some(p) = self.alloc_folio(ctx, 0, ctx.memcg) else {
                         return;
                     };
+                    // Before v4.7 a new page starts referenced (FGP_ACCESSED:
+                    // __SetPageReferenced() before it is added to the LRU).
+                    if marks_accessed {
+                        self.pages.set(p, pg::REFERENCED);
+                    }
                     // A write does not check the shadow (__GFP_WRITE): it is overwritten.
                     if !self.add_to_page_cache(ctx, obj, index, p, false) {
                         self.free_folio(p);

@@ -94,6 +94,7 @@ impl Shadow {
 /// | 6.10 | "mm, vmscan: retry kswapd's priority loop with cache_trim_mode off on failure" | [`Self::kswapd_retries_without_cache_trim`] |
 /// | 6.2 | "mm: vmscan: make rotations a secondary factor in balancing anon vs file" | [`Self::lru_cost_counts_rotations`] |
 /// | 6.15 | "mm: page_alloc: don't steal single pages from biggest buddy" | [`Self::boost_on_every_fallback`] |
+/// | 4.7 | "mm: filemap: only do access activations on reads" | [`Self::write_begin_marks_accessed`] |
 /// | 4.6 | SLUB `allocate_slab()`'s first attempt clears `__GFP_RECLAIM` (not only direct reclaim; boundary not bisected) | [`Self::slab_first_try_skips_kswapd`] |
 /// | 4.8 | "mm, vmscan: make kswapd reclaim in terms of nodes" | [`Self::kswapd_balances_high_order`] |
 /// | 5.0 | "mm: reclaim small amounts of memory when an external fragmentation event occurs" | [`Self::watermark_boosting`] |
@@ -322,6 +323,16 @@ impl KernelVersion {
     /// those two forms, not a bisected commit.
     pub fn slab_first_try_skips_kswapd(self) -> bool {
         self >= KernelVersion::new(4, 6)
+    }
+
+    /// Before v4.7 ("mm: filemap: only do access activations on reads", bbddabe2e436,
+    /// merged for v4.7-rc1) `grab_cache_page_write_begin()` asked `pagecache_get_page()` for
+    /// FGP_ACCESSED: a page a write() creates starts with PG_referenced
+    /// (`__SetPageReferenced()` before `add_to_page_cache_lru()`), and a write to a cached
+    /// page calls `mark_page_accessed()`, so a page written twice is activated. Since v4.7
+    /// writes mark nothing (v5.3's XFS path, `iomap_write_begin()`, calls the same helper).
+    pub fn write_begin_marks_accessed(self) -> bool {
+        self < KernelVersion::new(4, 7)
     }
 
     /// Since v4.8 ("mm, vmscan: make kswapd reclaim in terms of nodes", Mel Gorman's node-LRU

@@ -881,3 +881,158 @@ mod tests {
         assert_eq!((wb.write_bandwidth, wb.avg_write_bandwidth), (1000, 1000));
     }
 }
+
+/// Where a written page goes on the LRU, and when reclaim meets it still dirty (issue 14,
+/// seed S3's `nr_vmscan_immediate_reclaim`), under v5.3's rules.
+#[cfg(test)]
+mod dirty_tail_tests {
+    use crate::mmzone::{ZONE_DMA32, ZONE_NORMAL};
+    use crate::page::pg;
+    use crate::testutil::*;
+    use crate::vmscan::ScanControl;
+    use crate::vmstat::Ev;
+    use crate::workingset::KernelVersion;
+    use crate::*;
+
+    fn mm_5_3(zones: Vec<(&'static str, u64)>) -> Mm {
+        let mut cfg = tiny_config(BalanceKind::Legacy, 4096);
+        cfg.zones = zones;
+        cfg.kernel = KernelVersion::new(5, 3);
+        cfg.readahead_max_pages = 0;
+        cfg.swap_areas.clear();
+        Mm::new(cfg)
+    }
+
+    /// One kswapd-like pass over the node, as `balance_pgdat()` calls `shrink_node()`.
+    fn kswapd_pass(mm: &mut Mm, reclaim_idx: usize, nr: u64) -> u64 {
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(1_000_000, &mut io, 0);
+        let mut sc = ScanControl::new(nr, 0);
+        sc.kswapd = true;
+        sc.may_swap = false;
+        sc.priority = 0;
+        sc.reclaim_idx = reclaim_idx;
+        mm.shrink_node(&mut ctx, &mut sc)
+    }
+
+    fn inactive_tail(mm: &Mm) -> u32 {
+        mm.lruvecs[0].lists[LruList::InactiveFile.idx()].tail
+    }
+
+    /// A page written once by write() is inactive and unreferenced: since v4.7 ("mm:
+    /// filemap: only do access activations on reads") `grab_cache_page_write_begin()` asks
+    /// `pagecache_get_page()` for FGP_LOCK | FGP_WRITE | FGP_CREAT without FGP_ACCESSED, and
+    /// v5.3's XFS write path (`iomap_write_actor()` → `iomap_write_begin()`) marks nothing
+    /// accessed either; a second write changes nothing, a read marks it referenced
+    /// (`mark_page_accessed()`). Under v4.6's rules the new page starts referenced and the
+    /// second write activates it.
+    #[test]
+    fn a_written_page_is_inactive_and_unreferenced() {
+        let mut mm = mm_5_3(vec![("Normal", 4096)]);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        mm.file_write(&mut ctx, 1, 0, 1);
+        let pfn = mm.cache_lookup(1, 0).unwrap();
+        assert!(mm.pages.test(pfn, pg::DIRTY) && mm.pages.test(pfn, pg::LRU));
+        assert!(!mm.pages.test(pfn, pg::ACTIVE | pg::REFERENCED));
+        mm.file_write(&mut ctx, 1, 0, 1);
+        assert!(!mm.pages.test(pfn, pg::ACTIVE | pg::REFERENCED));
+        mm.file_read(&mut ctx, 1, 0, 1);
+        assert!(mm.pages.test(pfn, pg::REFERENCED) && !mm.pages.test(pfn, pg::ACTIVE));
+
+        let mut mm = mm_5_3(vec![("Normal", 4096)]);
+        mm.cfg.kernel = KernelVersion::new(4, 6);
+        mm.file_write(&mut ctx, 1, 0, 1);
+        let pfn = mm.cache_lookup(1, 0).unwrap();
+        assert!(mm.pages.test(pfn, pg::REFERENCED) && !mm.pages.test(pfn, pg::ACTIVE));
+        mm.file_write(&mut ctx, 1, 0, 1);
+        assert!(mm.pages.test(pfn, pg::ACTIVE) && !mm.pages.test(pfn, pg::REFERENCED));
+        assert_eq!(mm.node_lru(LruList::ActiveFile), 1);
+    }
+
+    /// The inactive list is FIFO for a write-once stream, and the flusher cleans in the
+    /// same order, so reclaim meets a dirty page only once the list's clean part is gone.
+    /// 40 clean pages older than 60 dirty ones: a 32-page pass takes clean ones and counts
+    /// no immediate reclaim. The next pass frees the last 8 and reaches the dirty ones: each
+    /// is counted in `nr_vmscan_immediate_reclaim` (v5.3's `shrink_page_list()`: a dirty
+    /// file page that kswapd has not met before is left to the flusher, `SetPageReclaim()`,
+    /// and activated). When its writeback completes, `end_page_writeback()` →
+    /// `rotate_reclaimable_page()` moves it to the inactive tail, where the next pass frees
+    /// it without counting it again.
+    #[test]
+    fn a_short_inactive_list_meets_dirty_pages_at_its_tail() {
+        let mut mm = mm_5_3(vec![("Normal", 4096)]);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        mm.file_write(&mut ctx, 1, 0, 100);
+        mm.objects[1].wb_index = 0;
+        mm.writeback_file(&mut ctx, 1, 40, BioOp::Write);
+        mm.run_completions(0);
+        assert_eq!((mm.node.nr_dirty, mm.node.nr_writeback), (60, 0));
+        assert_eq!(mm.node_lru(LruList::InactiveFile), 100);
+        assert_eq!(kswapd_pass(&mut mm, ZONE_NORMAL, 32), 32);
+        assert_eq!(mm.ev.get(Ev::NrVmscanImmediateReclaim), 0);
+        // 8 clean pages are left at the tail, then the dirty ones.
+        assert_eq!(kswapd_pass(&mut mm, ZONE_NORMAL, 32), 8);
+        let immediate = mm.ev.get(Ev::NrVmscanImmediateReclaim);
+        assert_eq!(immediate, 60);
+        assert_eq!(mm.node_lru(LruList::ActiveFile), 60);
+        let marked = mm.cache_lookup(1, 40).unwrap();
+        for f in [pg::DIRTY, pg::RECLAIM, pg::ACTIVE] {
+            assert!(mm.pages.test(marked, f));
+        }
+        // The flusher writes the dirty pages; completion rotates the marked ones.
+        mm.objects[1].wb_index = 0;
+        mm.writeback_file(&mut ctx, 1, 60, BioOp::WriteBackground);
+        mm.run_completions(u64::MAX);
+        assert_eq!(mm.ev.get(Ev::PgRotated), immediate);
+        assert_eq!(mm.node_lru(LruList::ActiveFile), 0);
+        assert_eq!(
+            inactive_tail(&mm),
+            mm.cache_lookup(1, 40 + immediate as u32 - 1).unwrap()
+        );
+        let before = mm.node_lru(LruList::InactiveFile);
+        assert_eq!(kswapd_pass(&mut mm, ZONE_NORMAL, immediate), immediate);
+        assert_eq!(mm.node_lru(LruList::InactiveFile), before - immediate);
+        assert_eq!(mm.ev.get(Ev::NrVmscanImmediateReclaim), immediate);
+    }
+
+    /// 1,500 pages read into Normal (clean, the allocator fills the highest zone first),
+    /// then 300 written, which land in DMA32 once Normal is at its low watermark.
+    fn clean_normal_then_dirty_dma32() -> Mm {
+        let mut mm = mm_5_3(vec![("DMA32", 2048), ("Normal", 2048)]);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for p in 0..1500 {
+            mm.file_read(&mut ctx, 1, p, 1);
+        }
+        mm.file_write(&mut ctx, 1, 2000, 300);
+        mm
+    }
+
+    /// Zone-restricted reclaim breaks the FIFO: v5.3's `isolate_lru_pages()` for kswapd
+    /// woken by a DMA32 boost (`reclaim_idx` = DMA32) skips every Normal page it meets (no
+    /// cap before v6.13) and splices them back at the head, so the DMA32 pages it reaches
+    /// can be the youngest, still dirty, although the inactive list is six times the dirty
+    /// pool. Here every DMA32 file page is one of the 300 written last: an unrestricted
+    /// pass frees clean Normal pages and meets no dirty page; a DMA32 pass frees nothing
+    /// and counts each DMA32 page it takes in `nr_vmscan_immediate_reclaim`.
+    #[test]
+    fn dma32_reclaim_reaches_dirty_pages_past_the_clean_normal_tail() {
+        let mut mm = clean_normal_then_dirty_dma32();
+        let dma32_file = mm.zones[0].nr_lru[LruList::InactiveFile.idx()];
+        let normal_file = mm.zones[1].nr_lru[LruList::InactiveFile.idx()];
+        assert_eq!(normal_file + dma32_file, 1800);
+        assert!(dma32_file >= 32, "{dma32_file} written pages in DMA32");
+        assert_eq!(mm.node.nr_dirty, 300);
+        assert_eq!(kswapd_pass(&mut mm, ZONE_NORMAL, 32), 32);
+        assert_eq!(mm.ev.get(Ev::NrVmscanImmediateReclaim), 0);
+
+        let mut mm = clean_normal_then_dirty_dma32();
+        assert_eq!(kswapd_pass(&mut mm, ZONE_DMA32, 32), 0);
+        let immediate = mm.ev.get(Ev::NrVmscanImmediateReclaim);
+        assert_eq!(immediate, dma32_file);
+        assert_eq!(mm.ev.get(Ev::PgSkipNormal), normal_file);
+        assert_eq!(mm.node_lru(LruList::ActiveFile), immediate);
+    }
+}
