@@ -86,7 +86,9 @@ impl Mm {
     /// Kernel: `folio_add_lru()`: a new folio lands at the head of the inactive list of its
     /// type, or the active list if PG_active was set (refault activation). Under the
     /// multi-gen LRU a folio added in a page fault (`lru_gen_in_fault()`) is made active, so
-    /// it joins the second youngest generation.
+    /// `lru_gen_add_folio()` puts it in the youngest generation (`max_seq`) before v6.14
+    /// (6.1, 6.12) and in the second youngest (`max_seq - 1`, or `max_seq` with
+    /// PG_workingset) from v6.14 ([`crate::mglru::LruGen::folio_seq`]).
     ///
     /// A new folio of an mlocked mapping (`mlock_new_folio()`, from `folio_add_lru_vma()`)
     /// is PG_mlocked and PG_unevictable and goes to the unevictable list

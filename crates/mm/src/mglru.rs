@@ -2954,4 +2954,68 @@ mod tests {
             mm.check_invariants().unwrap();
         }
     }
+
+    /// A file stream read past a hot anon set on 6.1 (the guest's v04, docs/fidelity.md
+    /// session 21), 2,048 pages of which ~1,510 are on the LRU once reclaim starts (the rest
+    /// free). The hot set's faults put it in `max_seq` (3); the stream's read() misses join
+    /// generation 1 (`min_seq + 1` of four generations). The first eviction finds both
+    /// oldest generations (0) empty and moves both `min_seq` to 1 (anon's, which could go
+    /// to 2, may not pass file's). Three generations are left, and `should_run_aging()`
+    /// before v6.14 asks for a new one when the youngest holds more than half the pages or
+    /// the oldest less than a quarter:
+    /// - 1,000 hot pages (2 x 1,000 > ~1,510): one aging (`max_seq` 4). Its walk promotes
+    ///   the hot pages it finds young to generation 3 (the walk's `max_seq`), the reads
+    ///   join generation 2 until generation 1 drains, then both `min_seq` move to 2: three
+    ///   generations again, the youngest (4) empty and the oldest (2) the stream's ~500
+    ///   pages (4 x 500 > ~1,510), so no second aging; the reads join the oldest generation
+    ///   (`min_seq + MIN_NR_GENS >= max_seq`) from then on. Anon's oldest generation is
+    ///   empty throughout: no anon page is scanned (the guest scans anon of its own
+    ///   processes and initramfs, older than the hot set, which the model leaves out).
+    /// - 600 hot pages (2 x 600 < ~1,500; the stream's ~900 in the oldest): no aging
+    ///   (`max_seq` stays 3, as in the guest's v07).
+    ///
+    /// Cost: ~0.05 s (debug build).
+    #[test]
+    fn file_stream_beside_hot_anon_ages_once_on_6_1() {
+        use crate::{Ctx, InstantIo};
+        for (hot, max_seq) in [(1000u32, 4u64), (600, 3)] {
+            let mut cfg = crate::testutil::tiny_config(crate::BalanceKind::RefaultCost, 2048);
+            cfg.lru = crate::LruKind::Mglru;
+            cfg.readahead_max_pages = 0;
+            cfg.kernel = KernelVersion::new(6, 1);
+            let mut mm = crate::Mm::new(cfg);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            for i in 0..hot {
+                mm.touch(&mut ctx, 0, i, true);
+            }
+            for i in 0..4 * 2048u32 {
+                mm.file_read(&mut ctx, 1, i, 1);
+                mm.touch(&mut ctx, 0, (i * 7) % hot, false);
+                ctx.now += 10_000;
+            }
+            let ev = |e: Ev| mm.ev.0[e as usize];
+            assert!(
+                ev(Ev::PgStealKswapd) + ev(Ev::PgStealDirect) > 4000,
+                "hot {hot}"
+            );
+            let lg = &mm.lruvecs[0].lrugen;
+            assert_eq!(
+                (lg.max_seq, lg.walk.agings),
+                (max_seq, max_seq - 3),
+                "hot {hot}"
+            );
+            assert_eq!(lg.min_seq, [max_seq - 2; 2], "hot {hot}");
+            assert_eq!(ev(Ev::PgScanAnon), 0, "hot {hot}");
+            // The stream is in the oldest generation, the hot set in the one after it.
+            let pages = |seq: u64, ty: usize| lg.nr_pages[lru_gen_from_seq(seq)][ty][0];
+            let total: u64 = (lg.min_seq[ANON]..=lg.max_seq)
+                .map(|seq| pages(seq, ANON) + pages(seq, FILE))
+                .sum();
+            assert!(pages(max_seq - 2, FILE) * 4 > total, "hot {hot}");
+            assert_eq!(pages(max_seq - 2, ANON), 0, "hot {hot}");
+            assert!(pages(3, ANON) >= hot as u64 * 9 / 10, "hot {hot}");
+            mm.check_invariants().unwrap();
+        }
+    }
 }

@@ -2009,8 +2009,9 @@ pub const GUEST_PAGE_CACHE: &str = "guest-page-cache";
 /// the guest switched its MGLRU on after the executor's reads, and `fill_evictable()` moved
 /// the active folios to `max_seq` with no refs (its `lru_gen_full` shows 1,293 of 1,327
 /// there in v04), where reads under the model's MGLRU would give them refs
-/// (`folio_inc_refs()`) instead; the model's fault puts all of them in the second youngest
-/// generation (a difference left).
+/// (`folio_inc_refs()`) instead; the model's fault puts all of them in `max_seq` too when it
+/// simulates a kernel before v6.14 (6.1, 6.12: `lru_gen_add_folio()` puts an active folio
+/// there), and in the second youngest generation from v6.14 (the default kernel).
 ///
 /// A task of their own ([`GUEST_PAGE_CACHE`], appended after the scenario's objects and
 /// tasks so theirs keep their indices and random streams) builds them; the guest kernel
@@ -2314,9 +2315,9 @@ mod tests {
     /// The guest's page cache starts as the guest's zoneinfo counts it: under the classic
     /// LRU the `nr_active_file` pages are on the active list once the guest's task is done
     /// (read twice: `folio_activate()`), the rest inactive; under the multi-gen LRU none is
-    /// read (a read would give it refs) and all are where the model's fault puts them, the
-    /// second youngest generation (the guest's `lru_gen_full` shows most in `max_seq`: a
-    /// difference this change leaves).
+    /// read (a read would give it refs) and all are where the model's fault puts them: with
+    /// the default kernel (v6.14+) the second youngest generation (6.1 and 6.12 put them in
+    /// `max_seq`, where the 6.1 guest's `lru_gen_full` shows most of them).
     #[test]
     fn guest_active_file_pages_start_active() {
         let zoneinfo = ZONEINFO
