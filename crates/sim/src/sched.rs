@@ -38,7 +38,20 @@
 //! - Waiting threads are served in the order they became runnable (round robin). EEVDF orders
 //!   them by virtual deadline; for nice-0 threads with equal slices placed at zero lag, that
 //!   is the same order. Lag kept across a sleep (`PLACE_LAG`), eligibility and
-//!   `DELAY_DEQUEUE` are not modelled.
+//!   `DELAY_DEQUEUE` are not modelled: every woken thread is placed at zero lag. The kernel
+//!   saves a sleeping thread's lag (`update_entity_lag()`: `avg_vruntime() - vruntime`,
+//!   clamped to ± max(2 × slice, one tick)) and `place_entity()` gives it back at the
+//!   wakeup. A kswapd that wakes owed CPU (positive lag) leaves the task not eligible, so
+//!   `pick_eevdf()` returns kswapd and `check_preempt_wakeup_fair()` preempts at once,
+//!   `RUN_TO_PARITY` notwithstanding; with negative lag it waits until the task has run
+//!   twice that lag more. v6.6 keeps a negative lag across any sleep; v6.12's
+//!   `DELAY_DEQUEUE` keeps a sleeper that is not eligible queued until it is picked, and
+//!   `DELAY_ZERO` then leaves it zero lag. A prototype with the kernel's bookkeeping brings
+//!   v02's direct reclaim to the EEVDF guests' order, but the model's uninterruptible steps
+//!   (kswapd's `balance_pgdat()` iteration, a task's event outside reclaim) overrun the
+//!   ticks that would preempt them, and the lag rule then charges that back as waits the
+//!   kernel cannot have; it needs preemption points inside kswapd's step first
+//!   (docs/fidelity.md, session 21).
 //! - Outside reclaim a step cannot be interrupted: a CPU is busy until the CPU time of the
 //!   step it runs is spent, so a thread woken during a step waits for its end. A thread a
 //!   task's step wakes (`wakeup_kswapd()`, the flusher, kcompactd) is put on the run queue
