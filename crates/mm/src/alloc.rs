@@ -231,6 +231,22 @@ impl Mm {
         };
         loop {
             for zi in (0..self.zones.len()).rev() {
+                // v6.7+: a zone found under its high watermark gets ZONE_BELOW_HIGH, which
+                // shrinks its per-CPU lists' `high` on frees (Zone::nr_pcp_high). The kernel
+                // then skips the allocation's own watermark test when the high one passed;
+                // that test passes whenever the high one does, so the model just runs it.
+                if self.zones[zi].pcp_rules.autotune && !self.zones[zi].below_high {
+                    let z = &self.zones[zi];
+                    let high = z.wmark_pages(Wmark::High) + (1 << order) - 1;
+                    let ok = if rights == HighatomicRights::default() {
+                        z.watermark_ok(order, high)
+                    } else {
+                        z.watermark_ok_flags(order, high, rights.reserves, rights.highatomic)
+                    };
+                    if !ok {
+                        self.zones[zi].below_high = true;
+                    }
+                }
                 let z = &self.zones[zi];
                 let mut mark = z.wmark_pages(w);
                 if w == Wmark::Min {

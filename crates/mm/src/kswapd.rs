@@ -195,6 +195,11 @@ impl Mm {
                 })
                 .collect();
             self.kswapd.nr_boost_reclaim = self.kswapd.zone_boosts.iter().sum();
+            // restart: set_reclaim_active(): ZONE_RECLAIM_ACTIVE on the zones up to
+            // highest_zoneidx for the whole run (it caps their per-CPU lists, v5.14+).
+            for z in &mut self.zones {
+                z.reclaim_active = z.zone_type <= idx;
+            }
             self.kswapd.boost_stats.runs += 1;
             if self.kswapd.nr_boost_reclaim > 0 {
                 self.kswapd.boost_stats.boosted_runs += 1;
@@ -419,6 +424,10 @@ impl Mm {
         }
         let v = &mut self.lruvecs[0];
         v.refaults = v.workingset_activate;
+        // out: clear_reclaim_active().
+        for z in &mut self.zones {
+            z.reclaim_active = false;
+        }
         self.kswapd.running = false;
         KswapdNext::Done
     }

@@ -724,6 +724,10 @@ pub struct Mm {
     pub(crate) oom_pending: bool,
     /// When the periodic memcg statistics flush is next due (u64::MAX when off).
     pub memcg_stats_next_flush: u64,
+    /// When vmstat's next per-CPU refresh runs (`vmstat_update()`, every
+    /// [`mmzone::STAT_INTERVAL_NS`]); u64::MAX when it does nothing the model keeps (no
+    /// per-CPU lists, or a kernel before v6.7's `decay_pcp_high()`).
+    pub vmstat_next_update: u64,
     /// Per-CPU memcg charge stocks (`memcg_stock_pcp`), grown to the highest CPU seen.
     pub memcg_stock: Vec<memcontrol::MemcgStock>,
     /// The simulated CPU of the operation in progress (`smp_processor_id()`): whose per-CPU
@@ -910,6 +914,11 @@ impl Mm {
                 cfg.memcg_stats_flush_ns,
                 cfg.memcg_stats_first_flush_ns,
             ),
+            vmstat_next_update: if cfg.nr_cpus > 0 && cfg.kernel.pcp_high_autotuned() {
+                mmzone::STAT_INTERVAL_NS
+            } else {
+                u64::MAX
+            },
             memcg_stock: Vec::new(),
             pcp_cpu: 0,
             cfg,
@@ -1011,9 +1020,13 @@ impl Mm {
                 z.pcp = vec![mmzone::PerCpuPages::default(); cfg.nr_cpus as usize];
                 z.pcp_batch = batch;
                 z.pcp_high = high;
+                z.pcp_high_max =
+                    mmzone::pcp_high_max(z.managed, batch, high, cfg.nr_cpus, cfg.kernel);
                 z.pcp_rules = mmzone::PcpRules {
                     free_factor: cfg.kernel.pcp_high_from_low_wmark(),
                     drain_requested_first: cfg.kernel.pcp_drain_requested_list_first(),
+                    reclaim_active_cap: cfg.kernel.pcp_high_capped_under_reclaim(),
+                    autotune: cfg.kernel.pcp_high_autotuned(),
                 };
             }
             z.lowmem_reserve = cfg
@@ -1091,6 +1104,31 @@ impl Mm {
     #[inline]
     pub fn set_cpu(&mut self, cpu: u16) {
         self.pcp_cpu = cpu;
+    }
+
+    /// Kernel: `vmstat_update()` → `refresh_cpu_vm_stats(true)` on every CPU, when due at
+    /// `now`: v6.7+ `decay_pcp_high()` of each zone's per-CPU lists
+    /// ([`mmzone::Zone::decay_pcp_high`]). The kernel's per-CPU work is deferrable and
+    /// `round_jiffies_relative()`-aligned; the model runs every CPU's at each whole
+    /// [`mmzone::STAT_INTERVAL_NS`]. The NUMA-only `drain_zone_pages()` of remote zones has
+    /// nothing to do on the model's single node. The engine calls it with the memcg flush
+    /// and ends a task's run of events at [`Mm::vmstat_update_due`].
+    pub fn vmstat_update(&mut self, now: u64) {
+        if now < self.vmstat_next_update {
+            return;
+        }
+        for z in &mut self.zones {
+            for c in 0..z.pcp.len() {
+                z.decay_pcp_high(&mut self.pages, c);
+            }
+        }
+        let p = mmzone::STAT_INTERVAL_NS;
+        self.vmstat_next_update = (now / p + 1) * p;
+    }
+
+    /// When vmstat's next refresh is due (u64::MAX when it has nothing to do).
+    pub fn vmstat_update_due(&self) -> u64 {
+        self.vmstat_next_update
     }
 
     /// Pages on the node's per-CPU page lists (free, but not in NR_FREE_PAGES).

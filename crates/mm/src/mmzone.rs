@@ -289,20 +289,53 @@ pub struct PcpRules {
     pub free_factor: bool,
     /// v5.18+ `free_pcppages_bulk()`: the freed page's own list first, whole lists in turn.
     pub drain_requested_first: bool,
+    /// v5.14+ `nr_pcp_high()`: while kswapd reclaims the zone (`ZONE_RECLAIM_ACTIVE`,
+    /// [`Zone::reclaim_active`]) a list overflows at `min(4 * batch, high)`.
+    pub reclaim_active_cap: bool,
+    /// v6.7+ `pcp->high` autotuning ([`Zone::nr_pcp_high`]): `high` moves between
+    /// `high_min` ([`Zone::pcp_high`]) and `high_max` ([`Zone::pcp_high_max`]), growing on
+    /// refills and on frees that overflow it, shrinking while the zone is below its high
+    /// watermark (`ZONE_BELOW_HIGH`) or kswapd reclaims it, and decaying by an eighth a
+    /// second from vmstat's refresh ([`Zone::decay_pcp_high`]); `free_count` replaces
+    /// `free_factor` and `alloc_factor` scales refills ([`Zone::nr_pcp_alloc`]).
+    pub autotune: bool,
 }
 
+/// Kernel: `CONFIG_PCP_BATCH_SCALE_MAX` (default 5, v6.7+): the largest shift of `batch`
+/// for a refill (`alloc_factor`), for `free_count`, and for the pages one
+/// `decay_pcp_high()` or high-order free may return.
+pub const PCP_BATCH_SCALE_MAX: u32 = 5;
+
+/// Kernel: `MIN_PERCPU_PAGELIST_HIGH_FRACTION` (8): v6.7+ `high_max` is this fraction of
+/// the zone's managed pages, split over its CPUs (`zone_set_pageset_high_and_batch()`).
+pub const MIN_PERCPU_PAGELIST_HIGH_FRACTION: u64 = 8;
+
+/// Kernel: `sysctl_stat_interval` (HZ): vmstat's per-CPU `vmstat_update()` runs
+/// `refresh_cpu_vm_stats()` (and from v6.7 `decay_pcp_high()`) once a second.
+pub const STAT_INTERVAL_NS: u64 = 1_000_000_000;
+
 /// Kernel: `struct per_cpu_pages`, order-0 part: one list per mobility type, the pages on
-/// them (`count`; not in NR_FREE_PAGES) and `free_factor` (v5.14+). The lists link pages
-/// through the frame table's `prev`/`next`, like the buddy lists; a page on them is neither
-/// `PageBuddy` nor a folio (flags 0).
+/// them (`count`; not in NR_FREE_PAGES), `free_factor` (v5.14–v6.6) and the v6.7+ tuning
+/// state (`high`, `free_count`, `alloc_factor`). The lists link pages through the frame
+/// table's `prev`/`next`, like the buddy lists; a page on them is neither `PageBuddy` nor a
+/// folio (flags 0).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PerCpuPages {
     /// `lists[migratetype]` for UNMOVABLE, MOVABLE, RECLAIMABLE.
     pub lists: [ListHead; mt::PCPTYPES as usize],
     /// `count`: pages on the lists.
     pub count: u32,
-    /// `free_factor` (v5.14+, [`PcpRules::free_factor`]).
+    /// `free_factor` (v5.14–v6.6, [`PcpRules::free_factor`]).
     pub free_factor: u32,
+    /// `high` (v6.7+, [`PcpRules::autotune`]): this CPU's current overflow mark, clamped to
+    /// `[high_min, high_max]` on use (0 at boot, as the kernel's boot pageset).
+    pub high: u32,
+    /// `free_count` (v6.7+): pages freed since the last allocation, halved by each
+    /// allocation, at most `batch << PCP_BATCH_SCALE_MAX`.
+    pub free_count: u32,
+    /// `alloc_factor` (v6.7+): refills without a free between double their size, up to
+    /// `PCP_BATCH_SCALE_MAX`; each free halves it.
+    pub alloc_factor: u32,
 }
 
 /// Kernel: `zone_batchsize()`: the pages a per-CPU list takes from or gives back to the buddy
@@ -320,19 +353,19 @@ pub fn zone_batchsize(managed: u64, cap_bytes: u64) -> u32 {
 }
 
 /// Kernel: `zone_highsize()` with `vm.percpu_pagelist_high_fraction` = 0 (the default; the
-/// model has no other value), v5.14+: the zone's low watermark split over the node's CPUs,
+/// model has no other value), v5.14+: `total_pages` (the zone's low watermark for `high`,
+/// from v6.7 also an eighth of its managed pages for `high_max`) split over the node's CPUs,
 /// at least four batches ("the historical relationship between high and batch").
-pub fn zone_highsize(low_wmark: u64, batch: u32, nr_cpus: u32) -> u32 {
-    let high = low_wmark / nr_cpus.max(1) as u64;
+pub fn zone_highsize(total_pages: u64, batch: u32, nr_cpus: u32) -> u32 {
+    let high = total_pages / nr_cpus.max(1) as u64;
     high.max((batch as u64) << 2) as u32
 }
 
 /// The per-CPU lists' `(batch, high)` for a zone: `zone_set_pageset_high_and_batch()` (v5.14+:
 /// `batch = max(1, zone_batchsize())`, `high = zone_highsize()`), before v5.14
 /// `pageset_set_batch()` (`high = 6 * zone_batchsize()`, `batch = max(1, zone_batchsize())`).
-/// From v6.7 the kernel tunes `pcp->high` between `high_min` (this value) and `high_max`
-/// (an eighth of the zone split over the CPUs) as frees and allocations come (`nr_pcp_high()`,
-/// `decay_pcp_high()`); the model keeps `high_min`.
+/// From v6.7 this `high` is `high_min`, the floor of the autotuned `pcp->high`
+/// ([`pcp_high_max`] is its ceiling).
 pub fn pcp_batch_high(
     managed: u64,
     low_wmark: u64,
@@ -345,6 +378,24 @@ pub fn pcp_batch_high(
         (batch, zone_highsize(low_wmark, batch, nr_cpus))
     } else {
         (b.max(1), 6 * b)
+    }
+}
+
+/// v6.7+ `high_max` (`zone_set_pageset_high_and_batch()` without a
+/// `percpu_pagelist_high_fraction`): `zone_highsize()` of the zone's managed pages divided
+/// by [`MIN_PERCPU_PAGELIST_HIGH_FRACTION`]. Before v6.7 `high` is fixed: `high_max` is
+/// `high` itself.
+pub fn pcp_high_max(
+    managed: u64,
+    batch: u32,
+    high_min: u32,
+    nr_cpus: u32,
+    kernel: crate::workingset::KernelVersion,
+) -> u32 {
+    if kernel.pcp_high_autotuned() {
+        zone_highsize(managed / MIN_PERCPU_PAGELIST_HIGH_FRACTION, batch, nr_cpus).max(high_min)
+    } else {
+        high_min
     }
 }
 
@@ -427,8 +478,21 @@ pub struct Zone {
     pub pcp: Vec<PerCpuPages>,
     /// `pcp->batch` ([`pcp_batch_high`]), the same on every CPU.
     pub pcp_batch: u32,
-    /// `pcp->high` ([`pcp_batch_high`]), the same on every CPU.
+    /// `pcp->high` ([`pcp_batch_high`]), the same on every CPU; from v6.7 `pcp->high_min`,
+    /// the floor of each CPU's autotuned [`PerCpuPages::high`].
     pub pcp_high: u32,
+    /// `pcp->high_max` ([`pcp_high_max`]): v6.7+ the ceiling of the autotuned `high`;
+    /// before, equal to `pcp_high`.
+    pub pcp_high_max: u32,
+    /// `ZONE_RECLAIM_ACTIVE` (v5.14+): kswapd's `balance_pgdat()` is reclaiming for this
+    /// zone (`set_reclaim_active()` / `clear_reclaim_active()`); caps the per-CPU lists
+    /// ([`PcpRules::reclaim_active_cap`]).
+    pub reclaim_active: bool,
+    /// `ZONE_BELOW_HIGH` (v6.7+): an allocation found the zone under its high watermark
+    /// (`get_page_from_freelist()`); cleared by a bulk free that lifts it back over
+    /// (`free_unref_page_commit()`). While set, frees shrink `pcp->high` and refills do not
+    /// grow it.
+    pub below_high: bool,
     /// The per-CPU lists' rules by kernel version ([`PcpRules`]).
     pub pcp_rules: PcpRules,
     /// Pages on every CPU's lists (the sum of their `count`s).
@@ -475,6 +539,9 @@ impl Zone {
             pcp: Vec::new(),
             pcp_batch: 1,
             pcp_high: 0,
+            pcp_high_max: 0,
+            reclaim_active: false,
+            below_high: false,
             pcp_rules: PcpRules::default(),
             nr_pcp: 0,
         }
@@ -1277,9 +1344,9 @@ impl Zone {
 
     /// Kernel: `rmqueue_pcplist()` → `__rmqueue_pcplist()` for an order-0 page of type `t` on
     /// `cpu`'s lists: the head of the list of `t` (the page freed last: LIFO, cache hot);
-    /// an empty list is first refilled with `batch` pages by `rmqueue_bulk()`. v5.14+ halves
-    /// `free_factor` on every allocation. Falls back to [`Zone::rmqueue`] when the zone has
-    /// no per-CPU lists.
+    /// an empty list is first refilled by `rmqueue_bulk()` with `batch` pages (v6.7+:
+    /// [`Zone::nr_pcp_alloc`]). v5.14–v6.6 halve `free_factor` on every allocation, v6.7+
+    /// `free_count`. Falls back to [`Zone::rmqueue`] when the zone has no per-CPU lists.
     pub fn rmqueue_pcplist(
         &mut self,
         pages: &mut FrameTable,
@@ -1292,11 +1359,18 @@ impl Zone {
             return self.rmqueue(pages, 0, t, flags, ev);
         }
         let c = cpu as usize % self.pcp.len();
-        if self.pcp_rules.free_factor {
+        if self.pcp_rules.autotune {
+            self.pcp[c].free_count >>= 1;
+        } else if self.pcp_rules.free_factor {
             self.pcp[c].free_factor >>= 1;
         }
         if self.pcp[c].lists[t as usize].is_empty() {
-            self.rmqueue_bulk(pages, c, t, flags, ev);
+            let n = if self.pcp_rules.autotune {
+                self.nr_pcp_alloc(c)
+            } else {
+                self.pcp_batch
+            };
+            self.rmqueue_bulk(pages, c, t, n, flags, ev);
         }
         let l = &mut self.pcp[c].lists[t as usize];
         if l.is_empty() {
@@ -1310,7 +1384,7 @@ impl Zone {
         Some(pfn)
     }
 
-    /// Kernel: `rmqueue_bulk()`: `batch` order-0 pages of type `t` through `__rmqueue()` (so
+    /// Kernel: `rmqueue_bulk()`: `count` order-0 pages of type `t` through `__rmqueue()` (so
     /// a refill is where fallbacks to other types, their block claims and watermark boosts
     /// happen), each added at the list's tail, so the list holds them in the order
     /// `__rmqueue()` returned them (for pages split from one block: ascending pfn). The pages
@@ -1320,10 +1394,11 @@ impl Zone {
         pages: &mut FrameTable,
         c: usize,
         t: u8,
+        count: u32,
         flags: u32,
         ev: &mut VmEvents,
     ) {
-        for _ in 0..self.pcp_batch {
+        for _ in 0..count {
             let Some(pfn) = self.rmqueue(pages, 0, t, flags, ev) else {
                 break;
             };
@@ -1334,12 +1409,41 @@ impl Zone {
         }
     }
 
+    /// Kernel (v6.7+): `nr_pcp_alloc()` for order 0: the refill size. `high` is first
+    /// clamped to `[high_min, high_max]` and, unless the zone is below its high watermark,
+    /// raised by the refill (`batch << alloc_factor`) up to `high_max` ("if we had larger
+    /// pcp->high, we could avoid to allocate from zone"). The refill is at most what fits
+    /// under `high` less one batch (at least one batch), and `alloc_factor` grows while the
+    /// doubled refill would still fit.
+    pub fn nr_pcp_alloc(&mut self, c: usize) -> u32 {
+        let (base, min, max) = (self.pcp_batch, self.pcp_high, self.pcp_high_max);
+        let p = &mut self.pcp[c];
+        let mut high = p.high.clamp(min, max);
+        p.high = high;
+        if high < base {
+            return 1;
+        }
+        let batch = base << p.alloc_factor;
+        if min != max && !self.below_high {
+            high = (high + batch).min(max);
+            p.high = high;
+        }
+        let max_nr_alloc = (high as i64 - p.count as i64 - base as i64).max(base as i64) as u32;
+        if batch <= max_nr_alloc && p.alloc_factor < PCP_BATCH_SCALE_MAX {
+            p.alloc_factor += 1;
+        }
+        batch.min(max_nr_alloc)
+    }
+
     /// Kernel: `free_unref_page()` → `free_unref_page_commit()` for an order-0 page on `cpu`
     /// (v4.x `free_hot_cold_page()`, hot): the page goes to the head of the list of its
     /// pageblock's type (`get_pfnblock_migratetype()`; a HIGHATOMIC block's page goes
     /// straight to the buddy lists, as the kernel frees isolated ones) and, when the list
-    /// reaches `high`, [`Zone::free_pcppages_bulk`] returns `batch` of them (v5.14+:
-    /// `nr_pcp_free()`). Without per-CPU lists the page goes to the buddy lists.
+    /// reaches `high` ([`Zone::nr_pcp_high`]), [`Zone::free_pcppages_bulk`] returns `batch`
+    /// of them (v5.14+: [`Zone::nr_pcp_free`]). v6.7+ halves `alloc_factor`, counts the
+    /// page in `free_count`, and after a bulk free that lifts the zone over its high
+    /// watermark clears `ZONE_BELOW_HIGH`. Without per-CPU lists the page goes to the buddy
+    /// lists.
     pub fn free_unref_page(&mut self, pages: &mut FrameTable, cpu: u16, pfn: Pfn) {
         let t = self.pageblock_mt(pfn);
         if self.pcp.is_empty() || t >= mt::PCPTYPES {
@@ -1353,17 +1457,76 @@ impl Zone {
         hot.add_head(&mut self.pcp[c].lists[t as usize], pfn);
         self.pcp[c].count += 1;
         self.nr_pcp += 1;
-        if self.pcp[c].count >= self.pcp_high {
-            let n = self.nr_pcp_free(c);
+        let batch = self.pcp_batch;
+        if self.pcp_rules.autotune {
+            let p = &mut self.pcp[c];
+            p.alloc_factor >>= 1;
+            if p.free_count < batch << PCP_BATCH_SCALE_MAX {
+                p.free_count += 1;
+            }
+        }
+        let high = self.nr_pcp_high(c);
+        if self.pcp[c].count >= high {
+            let n = self.nr_pcp_free(c, high);
             self.free_pcppages_bulk(pages, c, n, t);
+            // v6.7+: zone_watermark_ok(zone, 0, high_wmark_pages(zone), ZONE_MOVABLE, 0).
+            if self.below_high
+                && self.watermark_ok_idx(0, self.wmark_pages(Wmark::High), NR_ZONE_TYPES - 1)
+            {
+                self.below_high = false;
+            }
         }
     }
 
-    /// Pages an overflowing list returns: before v5.14 `batch`; v5.14+ `nr_pcp_free()`: 1 if
-    /// `high < batch`, else `batch << free_factor` clamped to `[batch, high - batch]`,
-    /// `free_factor` growing while the doubled batch stays under `high - batch`.
-    fn nr_pcp_free(&mut self, c: usize) -> u32 {
-        let (high, batch) = (self.pcp_high, self.pcp_batch);
+    /// Kernel: `nr_pcp_high()` (v5.14+) for a free on CPU `c`: the count at which its lists
+    /// overflow. Before v5.14 `pcp->high`. v5.14–v6.6: `high`, or `min(4 * batch, high)`
+    /// while kswapd reclaims the zone (`ZONE_RECLAIM_ACTIVE`). v6.7+ it also tunes the CPU's
+    /// `high` within `[high_min, high_max]`: reclaim active or the zone below its high
+    /// watermark lowers it by `max(free_count, batch)` (below high, the lists overflow once
+    /// they hold `high_min`); otherwise a list that reaches `high` raises it to
+    /// `free_count + batch`, so a run of frees is held rather than returned.
+    pub fn nr_pcp_high(&mut self, c: usize) -> u32 {
+        let (batch, min, max) = (self.pcp_batch, self.pcp_high, self.pcp_high_max);
+        if !self.pcp_rules.autotune {
+            if self.pcp_rules.reclaim_active_cap && self.reclaim_active && min != 0 {
+                return (batch << 2).min(min);
+            }
+            return min;
+        }
+        let p = &mut self.pcp[c];
+        let high = p.high.clamp(min, max);
+        p.high = high;
+        if high == 0 {
+            return 0;
+        }
+        if self.reclaim_active {
+            let free_count = p.free_count.max(batch);
+            p.high = high.saturating_sub(free_count).max(min);
+            return (batch << 2).min(p.high);
+        }
+        if min == max {
+            return high;
+        }
+        if self.below_high {
+            let free_count = p.free_count.max(batch);
+            p.high = high.saturating_sub(free_count).max(min);
+            return p.count.max(min);
+        }
+        if p.count >= high {
+            let need_high = p.free_count + batch;
+            if p.high < need_high {
+                p.high = need_high.clamp(min, max);
+            }
+        }
+        high
+    }
+
+    /// Pages an overflowing list of CPU `c` returns, `high` being [`Zone::nr_pcp_high`]'s:
+    /// before v5.14 `batch`; v5.14+ `nr_pcp_free()`: 1 if `high < batch`, else between
+    /// `batch` and `high - batch`: v5.14–v6.6 `batch << free_factor`, `free_factor` growing
+    /// while the doubled batch stays under `high - batch`; v6.7+ `free_count`.
+    pub fn nr_pcp_free(&mut self, c: usize, high: u32) -> u32 {
+        let batch = self.pcp_batch;
         if !self.pcp_rules.free_factor {
             return batch;
         }
@@ -1371,11 +1534,33 @@ impl Zone {
             return 1;
         }
         let (min_nr, max_nr) = (batch, high - batch);
+        if self.pcp_rules.autotune {
+            // clamp_t(): max first, then min (max_nr wins when it is under batch).
+            return self.pcp[c].free_count.max(min_nr).min(max_nr);
+        }
         let b = batch << self.pcp[c].free_factor.min(16);
         if b < max_nr {
             self.pcp[c].free_factor += 1;
         }
         b.clamp(min_nr, max_nr.max(min_nr))
+    }
+
+    /// Kernel (v6.7+): `decay_pcp_high()` from vmstat's `refresh_cpu_vm_stats()` once a
+    /// second on every CPU: a `high` over `high_min` drops by an eighth (but not under the
+    /// count less `batch << PCP_BATCH_SCALE_MAX`, nor under `high_min`), then pages over
+    /// `high` go back to the buddy lists. Returns the pages freed.
+    pub fn decay_pcp_high(&mut self, pages: &mut FrameTable, c: usize) -> u32 {
+        let (batch, min) = (self.pcp_batch, self.pcp_high);
+        let p = &mut self.pcp[c];
+        if p.high > min {
+            let floor = p.count.saturating_sub(batch << PCP_BATCH_SCALE_MAX);
+            p.high = floor.max(p.high - (p.high >> 3)).max(min);
+        }
+        let to_drain = p.count.saturating_sub(p.high);
+        if to_drain > 0 {
+            self.free_pcppages_bulk(pages, c, to_drain, 0);
+        }
+        to_drain
     }
 
     /// Kernel: `free_pcppages_bulk()`: return `count` pages of CPU `c`'s lists to the buddy
@@ -2212,12 +2397,17 @@ mod tests {
         assert_eq!(pcp_batch_high(51813, 543, 1, K::new(6, 1)), (15, 543));
         // Host 6.18, 2 CPUs: DMA32 managed 772808, low 2887 → min(754, 256) / 4 = 64,
         // rounddown_pow_of_two(96) - 1 = 63; high = 2887 / 2 = 1443. (Normal's high is
-        // autotuned there; the model keeps high_min = 20163 / 2.)
+        // autotuned there, between high_min = 20163 / 2 and high_max.)
         assert_eq!(pcp_batch_high(772808, 2887, 2, K::new(6, 18)), (63, 1443));
         assert_eq!(
             pcp_batch_high(5394266, 20163, 2, K::new(6, 18)),
             (63, 10081)
         );
+        // v6.7+ high_max: managed / 8 over the CPUs: 5394266 / 8 = 674283, / 2 = 337141;
+        // 772808 / 8 = 96601, / 2 = 48300. Before v6.7 high_max is high.
+        assert_eq!(pcp_high_max(5394266, 63, 10081, 2, K::new(6, 18)), 337141);
+        assert_eq!(pcp_high_max(772808, 63, 1443, 2, K::new(6, 7)), 48300);
+        assert_eq!(pcp_high_max(772808, 63, 1443, 2, K::new(6, 6)), 1443);
         // A DMA zone with a low watermark under 4 batches gets 4 batches.
         assert_eq!(pcp_batch_high(3840, 3, 2, K::new(6, 1)), (1, 4));
         // v4.6: cap 512 KiB = 128 pages, / 4 = 32, rounddown_pow_of_two(48) - 1 = 31,
@@ -2236,6 +2426,7 @@ mod tests {
         z.pcp = vec![PerCpuPages::default(); 2];
         z.pcp_batch = 7;
         z.pcp_high = 20;
+        z.pcp_high_max = 20;
         z.pcp_rules = rules;
         (pages, z)
     }
@@ -2309,6 +2500,7 @@ mod tests {
         let rules = PcpRules {
             free_factor: true,
             drain_requested_first: true,
+            ..PcpRules::default()
         };
         let (mut pages, mut z) = pcp_zone(rules);
         // 28 pages: four refills of 7, the list empty again.
@@ -2328,6 +2520,181 @@ mod tests {
         assert_eq!(z.pcp[0].free_factor, 0);
     }
 
+    /// `n` order-0 MOVABLE pages straight from the buddy lists, as in-use frames.
+    fn buddy_pages(z: &mut Zone, pages: &mut FrameTable, n: usize) -> Vec<Pfn> {
+        let mut ev = VmEvents::default();
+        (0..n)
+            .map(|_| {
+                let p = z.rmqueue(pages, 0, mt::MOVABLE, 0, &mut ev).unwrap();
+                pages.hot[p as usize].flags = pg::HEAD;
+                p
+            })
+            .collect()
+    }
+
+    const RULES_5_18: PcpRules = PcpRules {
+        free_factor: true,
+        drain_requested_first: true,
+        reclaim_active_cap: true,
+        autotune: false,
+    };
+    const RULES_6_7: PcpRules = PcpRules {
+        autotune: true,
+        ..RULES_5_18
+    };
+
+    /// v5.14+ nr_pcp_high(): with ZONE_RECLAIM_ACTIVE the lists overflow at 4 batches.
+    #[test]
+    fn pcp_lists_hold_four_batches_while_kswapd_reclaims_from_v5_14() {
+        let before = PcpRules {
+            reclaim_active_cap: false,
+            free_factor: false,
+            drain_requested_first: false,
+            autotune: false,
+        };
+        for (rules, active, left) in [
+            // high 40: free 40 overflows (7 << 0 = 7 returned, free_factor 1): 33, then 35.
+            (RULES_5_18, false, 35),
+            // high min(4 * 7, 40) = 28: free 28 returns 7 (free_factor 1, count 21), free 35
+            // returns 14 (under 28 - 7 = 21; free_factor 2, count 14), frees 36-42 → 21.
+            (RULES_5_18, true, 21),
+            // Before v5.14 the flag changes nothing: free 40 returns a batch → 33, then 35.
+            (before, true, 35),
+        ] {
+            let (mut pages, mut z) = pcp_zone(rules);
+            z.pcp_high = 40;
+            z.pcp_high_max = 40;
+            z.reclaim_active = active;
+            for p in buddy_pages(&mut z, &mut pages, 42) {
+                z.free_unref_page(&mut pages, 0, p);
+            }
+            assert_eq!(z.pcp[0].count, left, "{rules:?} reclaim active {active}");
+        }
+    }
+
+    /// v6.7+ nr_pcp_alloc(): each refill without a free between doubles (alloc_factor) and
+    /// raises `high` by itself up to high_max; not while the zone is below its high
+    /// watermark.
+    #[test]
+    fn pcp_refills_double_and_raise_high_from_v6_7() {
+        let (_, mut z) = pcp_zone(RULES_6_7);
+        z.pcp_high_max = 100;
+        // high 20 → 27, refill min(7, 27 - 7); 27 → 41, 14; 41 → 69, 28; 69 → 100, 56;
+        // then 112 is over 100 - 7 = 93: 93, alloc_factor stays 4.
+        let sizes: Vec<u32> = (0..5).map(|_| z.nr_pcp_alloc(0)).collect();
+        assert_eq!(sizes, [7, 14, 28, 56, 93]);
+        assert_eq!((z.pcp[0].high, z.pcp[0].alloc_factor), (100, 4));
+        // Below the high watermark high stays at 20: 7, then 14 is over 20 - 7 = 13.
+        z.below_high = true;
+        let sizes: Vec<u32> = (0..2).map(|_| z.nr_pcp_alloc(1)).collect();
+        assert_eq!(sizes, [7, 13]);
+        assert_eq!(z.pcp[1].high, 20);
+    }
+
+    /// v6.7+ nr_pcp_high() / nr_pcp_free() on frees: an overflow raises `high` to
+    /// free_count + batch and returns free_count pages (within [batch, high - batch]);
+    /// ZONE_BELOW_HIGH and ZONE_RECLAIM_ACTIVE take free_count off `high`.
+    #[test]
+    fn pcp_frees_raise_high_and_below_high_lowers_it_from_v6_7() {
+        // 39 frees: v5.18 (high 20): free 20 returns 7 (count 13), free 27 returns
+        // clamp(14, 7, 13) = 13 (count 7), frees 28-39 stay: 19.
+        // v6.7 (high 20..100): free 20 raises high to 20 + 7 = 27 and returns
+        // clamp(20, 7, 13) = 13 (count 7); frees 21-39 stay (count 26 < 27).
+        for (rules, left, high) in [(RULES_5_18, 19, 0), (RULES_6_7, 26, 27)] {
+            let (mut pages, mut z) = pcp_zone(rules);
+            z.pcp_high_max = 100;
+            for p in buddy_pages(&mut z, &mut pages, 39) {
+                z.free_unref_page(&mut pages, 0, p);
+            }
+            assert_eq!((z.pcp[0].count, z.pcp[0].high), (left, high), "{rules:?}");
+        }
+        let (mut pages, mut z) = pcp_zone(RULES_6_7);
+        z.pcp_high_max = 100;
+        z.wmark = [10, 20, 30];
+        let mut got = buddy_pages(&mut z, &mut pages, 60);
+        for p in got.drain(..40) {
+            z.free_unref_page(&mut pages, 0, p);
+        }
+        // Free 40: count 27 reaches high 27 → high 40 + 7 = 47, 20 returned (count 7).
+        assert_eq!(
+            (z.pcp[0].count, z.pcp[0].high, z.pcp[0].free_count),
+            (7, 47, 40)
+        );
+        // Below the high watermark: free 41 lowers high by free_count 41 to high_min 20.
+        z.below_high = true;
+        z.free_unref_page(&mut pages, 0, got.pop().unwrap());
+        assert_eq!((z.pcp[0].count, z.pcp[0].high), (8, 20));
+        // 12 more: count 20 reaches high_min, clamp(53, 7, 13) = 13 return; the zone is over
+        // its high watermark (30) again, so ZONE_BELOW_HIGH clears.
+        for _ in 0..12 {
+            z.free_unref_page(&mut pages, 0, got.pop().unwrap());
+        }
+        assert_eq!((z.pcp[0].count, z.below_high), (7, false));
+        // Reclaim active: high 60 less max(free_count, batch) = 7 (free_count 1) → 53, the
+        // list overflowing at min(4 * 7, 53) = 28.
+        pcp_alloc(&mut z, &mut pages, 0, mt::MOVABLE);
+        z.pcp[0].free_count = 0;
+        z.pcp[0].high = 60;
+        z.reclaim_active = true;
+        z.free_unref_page(&mut pages, 0, got.pop().unwrap());
+        assert_eq!(z.pcp[0].high, 53);
+        assert_eq!(z.nr_pcp_high(0), 28);
+    }
+
+    /// v6.7+ decay_pcp_high(): an eighth off `high` a second, the pages over it returned.
+    #[test]
+    fn pcp_high_decays_by_an_eighth_from_v6_7() {
+        let (mut pages, mut z) = pcp_zone(RULES_6_7);
+        z.pcp_high_max = 400;
+        z.pcp[0].high = 300;
+        for p in buddy_pages(&mut z, &mut pages, 250) {
+            z.free_unref_page(&mut pages, 0, p);
+        }
+        assert_eq!((z.pcp[0].count, z.free), (250, 4096 - 250));
+        // 300 - 37 = 263 (over count - 7 * 32 = 26): nothing to return; 263 - 32 = 231:
+        // 19 back; 231 - 28 = 203: 28 back.
+        let drained: Vec<u32> = (0..3).map(|_| z.decay_pcp_high(&mut pages, 0)).collect();
+        assert_eq!(drained, [0, 19, 28]);
+        assert_eq!(
+            (z.pcp[0].high, z.pcp[0].count, z.free),
+            (203, 203, 4096 - 203)
+        );
+        // At high_min nothing more decays.
+        z.pcp[1].high = 20;
+        assert_eq!(z.decay_pcp_high(&mut pages, 1), 0);
+        assert_eq!(z.pcp[1].high, 20);
+    }
+
+    /// Mm: vmstat's refresh runs every second only where it has work (v6.7+
+    /// `decay_pcp_high()`), and takes a whole-second decay step of every CPU's lists.
+    #[test]
+    fn vmstat_update_decays_every_cpus_lists_each_second_from_v6_7() {
+        use crate::testutil::tiny_config;
+        use crate::workingset::KernelVersion as K;
+        for (k, due) in [(K::new(6, 6), u64::MAX), (K::new(6, 7), STAT_INTERVAL_NS)] {
+            let mut cfg = tiny_config(crate::BalanceKind::RefaultCost, 8192);
+            cfg.kernel = k;
+            cfg.nr_cpus = 2;
+            let mut mm = crate::Mm::new(cfg);
+            assert_eq!(mm.vmstat_update_due(), due, "{k:?}");
+            if due == u64::MAX {
+                continue;
+            }
+            let zi = mm.zones.len() - 1;
+            let z = &mut mm.zones[zi];
+            assert!(z.pcp_high_max >= z.pcp_high);
+            // CPU 1's high 80 over high_min: a second later 70.
+            let min = z.pcp_high;
+            z.pcp[1].high = min + 80;
+            mm.vmstat_update(STAT_INTERVAL_NS - 1);
+            assert_eq!(mm.zones[zi].pcp[1].high, min + 80, "not due yet");
+            mm.vmstat_update(STAT_INTERVAL_NS + 5);
+            let h = min + 80;
+            assert_eq!(mm.zones[zi].pcp[1].high, h - (h >> 3).min(80));
+            assert_eq!(mm.vmstat_update_due(), 2 * STAT_INTERVAL_NS);
+        }
+    }
+
     /// free_pcppages_bulk()'s list order: v4.x–v5.17 round robin from MOVABLE with a growing
     /// batch_free (one more page for each empty list passed); v5.18+ the requested list
     /// first, whole lists.
@@ -2342,9 +2709,11 @@ mod tests {
             z.pcp = vec![PerCpuPages::default(); 1];
             z.pcp_batch = 7;
             z.pcp_high = 100;
+            z.pcp_high_max = 100;
             z.pcp_rules = PcpRules {
                 free_factor: false,
                 drain_requested_first: first,
+                ..PcpRules::default()
             };
             z.set_pageblock_mt(0, mt::UNMOVABLE);
             z.set_pageblock_mt(1024, mt::RECLAIMABLE);

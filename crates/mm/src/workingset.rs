@@ -545,6 +545,23 @@ impl KernelVersion {
         self >= KernelVersion::new(5, 14)
     }
 
+    /// Since v5.14 ("mm/page_alloc: limit the number of pages on PCP lists when reclaim is
+    /// active", Mel Gorman): while kswapd's `balance_pgdat()` reclaims a zone
+    /// (`ZONE_RECLAIM_ACTIVE`), `nr_pcp_high()` lets its per-CPU lists hold at most four
+    /// batches. Before: `high` regardless of reclaim.
+    pub fn pcp_high_capped_under_reclaim(self) -> bool {
+        self >= KernelVersion::new(5, 14)
+    }
+
+    /// Since v6.7 ("mm: tune PCP high automatically" and the rest of Huang Ying's series):
+    /// each CPU's `pcp->high` is tuned between `high_min` (the v5.14 `high`) and `high_max`
+    /// (an eighth of the zone split over its CPUs): refills and overflowing frees raise it,
+    /// `ZONE_BELOW_HIGH` and `ZONE_RECLAIM_ACTIVE` lower it, `decay_pcp_high()` takes an
+    /// eighth off every second; `free_count` and `alloc_factor` size bulk frees and refills.
+    pub fn pcp_high_autotuned(self) -> bool {
+        self >= KernelVersion::new(6, 7)
+    }
+
     /// Since v5.18 ("mm/page_alloc: drain the requested list first during bulk free" and
     /// "simplify how many pages are selected per pcp list during bulk free", Mel Gorman):
     /// `free_pcppages_bulk()` empties the freed page's own list first, then whole lists in

@@ -463,6 +463,7 @@ impl refault_mm::CondResched for InStep<'_> {
         loop {
             mm.run_completions(t);
             mm.memcg_flush_stats(t);
+            mm.vmstat_update(t);
             let (back, runnable) = match self
                 .kt
                 .kswapd_run(mm, io, self.sched, self.ready, self.c, t)
@@ -668,6 +669,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             }
             mm.run_completions(next_sample);
             mm.memcg_flush_stats(next_sample);
+            mm.vmstat_update(next_sample);
             sampler.sample(next_sample, &mm, &tasks_ops(&tasks));
             next_sample = sampler.next_after(next_sample);
         }
@@ -687,6 +689,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         }
         mm.run_completions(now);
         mm.memcg_flush_stats(now);
+        mm.vmstat_update(now);
         kt.measuring = baseline.is_some() || warmup == 0;
         // Get a CPU (crate::sched): a thread on one is at a preemption point; a woken one
         // takes an idle CPU or waits on the run queue.
@@ -1022,6 +1025,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 || t_now >= horizon
                 || t_now >= next_sample
                 || t_now >= mm.memcg_stats_flush_due()
+                || t_now >= mm.vmstat_update_due()
                 || mm.next_completion().is_some_and(|c| c <= t_now)
             {
                 break;
