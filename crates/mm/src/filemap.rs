@@ -385,6 +385,12 @@ impl Mm {
             if fallback {
                 o = 0;
             }
+            // filemap_alloc_folio() → __alloc_pages() → might_alloc(): a blocking
+            // allocation (readahead's mask allows direct reclaim) is a voluntary preemption
+            // point (might_sleep() → __cond_resched() under PREEMPT_VOLUNTARY, Debian's
+            // PREEMPT_DYNAMIC default), before each folio of the window. The folios of the
+            // window added so far are locked in the page cache, not isolated.
+            self.cond_resched(ctx);
             let pfn = match self.alloc_folio_gfp(ctx, o, ctx.memcg, if o == 0 { gfp0 } else { RA })
             {
                 Some(p) => Some(p),
@@ -897,6 +903,83 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A kernel thread that, at its `turn`-th preemption point, counts the locked folios of
+    /// the window [`WINDOW`] and runs a kswapd pass (priority 0) over everything.
+    #[derive(Default)]
+    struct Kthread {
+        turn: u64,
+        calls: u64,
+        locked: u64,
+        reclaimed: u64,
+    }
+
+    const WINDOW: std::ops::Range<u32> = 1000..1032;
+
+    impl crate::CondResched for Kthread {
+        fn cond_resched(
+            &mut self,
+            mm: &mut Mm,
+            io: &mut dyn crate::Io,
+            now: u64,
+            _: u64,
+        ) -> Option<u64> {
+            self.calls += 1;
+            if self.calls == self.turn {
+                self.locked = WINDOW
+                    .filter(|&i| {
+                        mm.cache_lookup(1, i)
+                            .is_some_and(|p| mm.pages.test(p, pg::LOCKED))
+                    })
+                    .count() as u64;
+                let mut ctx = Ctx::new(now, io, 0);
+                ctx.kswapd = true;
+                let mut sc = crate::vmscan::ScanControl::new(10_000, 0);
+                sc.kswapd = true;
+                sc.priority = 0;
+                self.reclaimed = mm.shrink_node(&mut ctx, &mut sc);
+            }
+            None
+        }
+    }
+
+    /// Each folio allocation of a readahead window is a preemption point (`might_alloc()`):
+    /// a 32-page read() of a cold file region allocates its 32-page window folio by folio,
+    /// and a kswapd that takes the CPU before the 16th finds the 15 already added locked in
+    /// the page cache. Its pass at priority 0 reclaims every clean page read before (500 and
+    /// the readahead past them) and keeps those 15; the read then completes its window.
+    /// Order-0 folios, no swap, no memory pressure (the only points are readahead's). Debug
+    /// build: milliseconds.
+    #[test]
+    fn readahead_allocations_are_preemption_points() {
+        let mut cfg = crate::testutil::tiny_config(crate::BalanceKind::RefaultCost, 4096);
+        cfg.swap_areas.clear();
+        cfg.max_file_folio_order = 0;
+        let mut mm = Mm::new(cfg);
+        let mut io = crate::InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        mm.file_read(&mut ctx, 1, 0, 500);
+        // 500 pages and the readahead past them.
+        let before = mm.lruvec_hier(0, LruList::InactiveFile);
+        assert!(before >= 500);
+        let mut k = Kthread {
+            turn: 16,
+            ..Default::default()
+        };
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        ctx.resched = Some(&mut k);
+        mm.file_read(&mut ctx, 1, WINDOW.start, WINDOW.len() as u32);
+        assert_eq!(
+            k.calls,
+            WINDOW.len() as u64,
+            "one point per folio of the window"
+        );
+        assert_eq!(k.locked, 15);
+        assert_eq!(k.reclaimed, before);
+        assert!(WINDOW.clone().all(|i| mm.cache_lookup(1, i).is_some()));
+        assert_eq!(mm.lruvec_hier(0, LruList::InactiveFile), 32);
+        mm.check_invariants().unwrap();
+    }
 
     /// A machine whose memory is all anon without swap: nothing can be reclaimed.
     fn full_of_unswappable_anon() -> Mm {

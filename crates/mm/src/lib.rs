@@ -748,7 +748,9 @@ impl Mm {
     /// Kernel: `cond_resched()` in reclaim (`shrink_lruvec()` between its
     /// `SWAP_CLUSTER_MAX` rounds, `shrink_node_memcgs()` before each memcg,
     /// `try_to_shrink_lruvec()` after each batch, `__perform_reclaim()` after
-    /// `try_to_free_pages()`), reached with no folio isolated. Under voluntary preemption
+    /// `try_to_free_pages()`; `might_alloc()` before each folio allocation of a readahead
+    /// window), reached with no folio isolated (the per-folio point of
+    /// `shrink_folio_list()` is [`Mm::cond_resched_isolated`]). Under voluntary preemption
     /// (Debian's `PREEMPT_DYNAMIC` default) this is where a kernel thread whose wakeup or
     /// tick asked for a reschedule takes a task's CPU: the scheduler ([`CondResched`]) runs
     /// it, and the task's clock moves on by the time it waited (`ctx.rq_wait_ns`; from
@@ -757,14 +759,43 @@ impl Mm {
         if ctx.resched.is_none() {
             return;
         }
-        let now = ctx.clock();
-        let Some(h) = ctx.resched.as_deref_mut() else {
-            return;
-        };
         debug_assert!(
             self.scratch.is_empty() && self.scratch2.is_empty() && self.node.nr_isolated == [0, 0],
             "cond_resched() with folios isolated"
         );
+        self.resched_to_kthread(ctx);
+    }
+
+    /// Kernel: the `cond_resched()` at the top of `shrink_folio_list()`'s loop, once per
+    /// isolated folio: the reclaimer holds the folios it isolated (the caller's list, off
+    /// every LRU list; those it decided to keep, in `self.scratch2`) and its deferred TLB
+    /// flush (`current->tlb_ubc`, [`Mm::tlb_ubc`]). A kernel thread that takes the CPU here
+    /// reclaims beside them, as kswapd does beside a direct reclaimer on another CPU: it
+    /// cannot isolate them, and the reclaimer's batch stays its own (both are set aside
+    /// while the thread runs). The thread sees them in NR_ISOLATED_*.
+    pub(crate) fn cond_resched_isolated(&mut self, ctx: &mut Ctx) {
+        if ctx.resched.is_none() {
+            return;
+        }
+        debug_assert!(self.scratch.is_empty(), "the isolated list is the caller's");
+        let kept = std::mem::take(&mut self.scratch2);
+        let ubc = std::mem::take(&mut self.tlb_ubc);
+        self.resched_to_kthread(ctx);
+        debug_assert!(self.scratch.is_empty() && self.scratch2.is_empty());
+        debug_assert!(
+            !self.tlb_ubc.flush_required,
+            "the thread flushed its own batch"
+        );
+        self.scratch2 = kept;
+        self.tlb_ubc = ubc;
+    }
+
+    /// The scheduler's side of [`Mm::cond_resched`] and [`Mm::cond_resched_isolated`].
+    fn resched_to_kthread(&mut self, ctx: &mut Ctx) {
+        let now = ctx.clock();
+        let Some(h) = ctx.resched.as_deref_mut() else {
+            return;
+        };
         if let Some(back) = h.cond_resched(self, &mut *ctx.io, now, ctx.cpu_ns) {
             debug_assert!(back >= now);
             ctx.rq_wait_ns = back - ctx.start - ctx.cpu_ns;

@@ -1176,6 +1176,8 @@ impl Mm {
         // A THP split below appends its tail pages to the list (split_folio_to_list()).
         let mut next = 0;
         while next < list.len() {
+            // cond_resched() per folio: a woken kernel thread may take the CPU here.
+            self.cond_resched_isolated(ctx);
             self.prefetch_isolated(&list, next);
             let pfn = list[next];
             next += 1;
@@ -2317,5 +2319,85 @@ mod reclaim_idx_tests {
             Some(ZONE_NORMAL),
             "never lowered"
         );
+    }
+}
+
+/// `shrink_folio_list()`'s per-folio `cond_resched()` ([`Mm::cond_resched_isolated`]).
+#[cfg(test)]
+mod resched_tests {
+    use super::*;
+    use crate::testutil::*;
+    use crate::*;
+
+    /// A kernel thread that, the first time it gets the CPU with file folios isolated, runs
+    /// kswapd-style reclaim of `nr` pages beside them.
+    #[derive(Default)]
+    struct Kthread {
+        calls: u64,
+        calls_isolated: u64,
+        isolated_seen: u64,
+        reclaimed: u64,
+    }
+
+    impl CondResched for Kthread {
+        fn cond_resched(&mut self, mm: &mut Mm, io: &mut dyn Io, now: u64, _: u64) -> Option<u64> {
+            self.calls += 1;
+            let isolated = mm.node.nr_isolated[1];
+            if isolated == 0 {
+                return None;
+            }
+            self.calls_isolated += 1;
+            if self.isolated_seen == 0 {
+                self.isolated_seen = isolated;
+                let mut ctx = Ctx::new(now, io, 0);
+                ctx.kswapd = true;
+                let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, 0);
+                sc.kswapd = true;
+                sc.priority = 0;
+                self.reclaimed = mm.shrink_node(&mut ctx, &mut sc);
+            }
+            None
+        }
+    }
+
+    /// Direct reclaim of 512 clean, once-read file pages (classic LRU, no anon on the lists)
+    /// offers the CPU once per folio it isolated, with that folio still isolated; a thread
+    /// that takes it there and reclaims beside the isolated batch neither sees nor disturbs
+    /// it. The thread's first turn comes with the first batch the direct reclaimer isolated
+    /// (priority 9's one page: 512 >> 9), and kswapd's pass at priority 0 then reclaims one
+    /// SWAP_CLUSTER_MAX round (32 pages; no anon target is left, so it stops). Afterwards
+    /// nothing is isolated and every page is free or on the inactive list. Debug build: a
+    /// few milliseconds.
+    #[test]
+    fn shrink_folio_list_yields_per_folio_with_its_batch_isolated() {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 2048);
+        cfg.readahead_max_pages = 0;
+        cfg.swap_areas.clear();
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for p in 0..512 {
+            mm.file_read(&mut ctx, 1, p, 1);
+        }
+        assert_eq!(mm.lruvec_hier(0, LruList::InactiveFile), 512);
+        let mut k = Kthread::default();
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        ctx.resched = Some(&mut k);
+        let direct = mm.try_to_free_pages(&mut ctx, 0, Gfp::HIGHUSER_MOVABLE);
+        let scanned = mm.ev.get(Ev::PgScanDirect);
+        assert!(direct >= SWAP_CLUSTER_MAX, "direct reclaim freed {direct}");
+        assert_eq!(mm.ev.get(Ev::PgStealDirect), direct);
+        // One point per folio, each with that folio (at least) isolated.
+        assert_eq!(k.calls_isolated, scanned);
+        assert!(k.calls > k.calls_isolated, "shrink_lruvec()'s own points");
+        assert_eq!(k.isolated_seen, 1);
+        assert_eq!(k.reclaimed, SWAP_CLUSTER_MAX);
+        assert_eq!(mm.ev.get(Ev::PgStealKswapd), SWAP_CLUSTER_MAX);
+        assert_eq!(mm.node.nr_isolated, [0, 0]);
+        assert_eq!(
+            mm.lruvec_hier(0, LruList::InactiveFile) + direct + k.reclaimed,
+            512
+        );
+        mm.check_invariants().unwrap();
     }
 }

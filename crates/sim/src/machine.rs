@@ -406,8 +406,9 @@ impl Kthreads {
 /// Where it differs from the kernel: only kswapd preempts inside a step (kcompactd and the
 /// flusher wait for the step's end, as before); while kswapd holds the task's CPU no other
 /// task runs, and the task gets it back before any other waiting task (its step is still
-/// running); `shrink_folio_list()`'s per-folio `cond_resched()`, with folios isolated,
-/// is not a preemption point.
+/// running). At `shrink_folio_list()`'s per-folio `cond_resched()` the reclaimer's isolated
+/// batch and deferred TLB flush are set aside while kswapd runs
+/// (`Mm::cond_resched_isolated`).
 struct InStep<'s> {
     sched: &'s mut Sched,
     ready: &'s mut Ready,

@@ -25,12 +25,14 @@
 //! flusher pass, one kcompactd run) and, inside a task's step, the `cond_resched()` points of
 //! reclaim: `shrink_lruvec()` after each round of `SWAP_CLUSTER_MAX` batches,
 //! `shrink_node_memcgs()` before each memcg, the multi-gen LRU's `try_to_shrink_lruvec()`
-//! after each batch, and `__perform_reclaim()` after `try_to_free_pages()`
-//! (`refault_mm::Mm::cond_resched`). There, a kswapd woken during the step (or whose nap
-//! ended during it) is put on the run queue when no CPU is idle, and when the rules below
-//! give it the CPU ([`Sched::horizon`]) it runs its `balance_pgdat()` iterations on the
-//! task's CPU until it sleeps or is itself rescheduled; the task's clock moves on by the time
-//! it waited, which counts as its run-queue wait (crates/sim/src/machine.rs, `InStep`).
+//! after each batch, `__perform_reclaim()` after `try_to_free_pages()`,
+//! `shrink_folio_list()` before each folio, and `might_alloc()` before each folio
+//! allocation of a readahead window (`refault_mm::Mm::cond_resched`). There, a kswapd
+//! woken during the step (or whose nap ended during it) is put on the run queue when no
+//! CPU is idle, and when the rules below give it the CPU ([`Sched::horizon`]) it runs its
+//! `balance_pgdat()` iterations on the task's CPU until it sleeps or is itself
+//! rescheduled; the task's clock moves on by the time it waited, which counts as its
+//! run-queue wait (crates/sim/src/machine.rs, `InStep`).
 //!
 //! # Where we differ from the kernel
 //! - One run queue for the whole machine (perfect load balancing) instead of one per CPU
@@ -52,19 +54,16 @@
 //!   ticks that would preempt them, and the lag rule then charges that back as waits the
 //!   kernel cannot have; it needs preemption points inside kswapd's step first
 //!   (docs/fidelity.md, session 21).
-//! - Outside reclaim a step cannot be interrupted: a CPU is busy until the CPU time of the
-//!   step it runs is spent, so a thread woken during a step waits for its end. A thread a
-//!   task's step wakes (`wakeup_kswapd()`, the flusher, kcompactd) is put on the run queue
-//!   before the task sleeps on the IO the step started, so the task's `schedule()` can pick
-//!   it (`try_to_wake_up()` ran inside the step). Not modelled: `cond_resched()` between
-//!   readahead's folio allocations (`might_sleep()` in the allocator under
-//!   `PREEMPT_VOLUNTARY`): the model puts a window's folios on the LRU as it allocates them
-//!   and submits their read as one request at the window's end, with no folio lock in
-//!   between, so a kswapd running between the allocations could reclaim a folio the read is
-//!   about to fill, where the kernel's are locked (docs/fidelity.md, session 20). One
-//!   `read()` allocates its whole readahead window before a woken kswapd can run, unless an
-//!   allocation enters direct reclaim. Nor the per-folio `cond_resched()` of
-//!   `shrink_folio_list()` (folios isolated), nor compaction's.
+//! - Outside reclaim and readahead a step cannot be interrupted: a CPU is busy until the
+//!   CPU time of the step it runs is spent, so a thread woken during a step waits for its
+//!   end. A thread a task's step wakes (`wakeup_kswapd()`, the flusher, kcompactd) is put
+//!   on the run queue before the task sleeps on the IO the step started, so the task's
+//!   `schedule()` can pick it (`try_to_wake_up()` ran inside the step). Inside a step the
+//!   preemption points are also `might_alloc()` before each folio allocation of a readahead
+//!   window (`might_sleep()` in the allocator under `PREEMPT_VOLUNTARY`; the window's folios
+//!   are locked in the page cache as they are added) and the per-folio `cond_resched()` of
+//!   `shrink_folio_list()`, with the batch isolated (session 21). Not modelled:
+//!   compaction's.
 //! - Inside a step only kswapd preempts: kcompactd and the flusher wait for the step's end.
 //!   While kswapd holds the task's CPU no other task runs there, and when kswapd gives it up
 //!   the task gets it back before any other waiting thread ([`Sched::hand_back`]): its step
