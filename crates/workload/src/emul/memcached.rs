@@ -137,9 +137,9 @@ impl HashChains {
 /// A lookup under way: the bucket read, then the items ahead in the chain.
 #[derive(Clone, Copy, Debug)]
 ///
-/// Host speed: the chain's links are read one call of [`EventSource::next_op`] after the
-/// call that learns where they are, having been prefetched then (the bucket's head when the
-/// request is drawn, a slot's `next` when its header is emitted), so the random load into
+/// Host speed: the chain's links are read after they were prefetched (the bucket's head when
+/// the request is drawn, one request ahead; a slot's `next` when its header is emitted, one
+/// call of [`EventSource::next_op`] ahead), so the random load into
 /// the 1 MiB arrays (for the scaled seed) overlaps the simulation of an operation instead of
 /// stalling the stream. The touches emitted are the same.
 struct Lookup {
@@ -189,6 +189,10 @@ pub struct MemcachedSource {
     hash: Option<(ObjId, Arc<HashChains>)>,
     /// The lookup being emitted.
     lookup: Option<Lookup>,
+    /// The next request, drawn one request ahead (the same draws in the same order) so that
+    /// its bucket's chain head, prefetched when it is drawn, has a whole request's
+    /// simulation to arrive in.
+    drawn: Option<Lookup>,
 }
 
 impl MemcachedSource {
@@ -278,6 +282,7 @@ impl MemcachedSource {
             total,
             hash,
             lookup: None,
+            drawn: None,
         };
         if (item_size != 0 || src.hash.is_some()) && spec.requests != 0 {
             // The touches per request depend on the key: count them on a copy of the stream.
@@ -434,7 +439,14 @@ impl EventSource for MemcachedSource {
             self.fill_pos += nr;
         } else if self.requests == 0 || self.served < self.requests {
             self.served += 1;
-            self.lookup = Some(self.request());
+            let l = match self.drawn.take() {
+                Some(l) => l,
+                None => self.request(),
+            };
+            self.lookup = Some(l);
+            if self.hash.is_some() && (self.requests == 0 || self.served < self.requests) {
+                self.drawn = Some(self.request());
+            }
             if let Some(op) = self.lookup_step() {
                 return Some(op);
             }
