@@ -979,6 +979,9 @@ impl Mm {
         let mut pending = [NIL; MIN_LRU_BATCH as usize];
         let (mut nr_pending, mut bits) = (0usize, 0u64);
         for i in start..end {
+            if i + crate::prefetch::WALK_AHEAD < end {
+                self.prefetch_frame(obj, (i + crate::prefetch::WALK_AHEAD) as u32);
+            }
             let Some((pfn, dirty)) = self.clear_young_pte(lv, obj, i, file, &mut present) else {
                 continue;
             };
