@@ -1144,10 +1144,18 @@ impl Mm {
     /// [`mmzone::STAT_INTERVAL_NS`]. The NUMA-only `drain_zone_pages()` of remote zones has
     /// nothing to do on the model's single node. The engine calls it with the memcg flush
     /// and ends a task's run of events at [`Mm::vmstat_update_due`].
+    #[inline]
     pub fn vmstat_update(&mut self, now: u64) {
-        if now < self.vmstat_next_update {
-            return;
+        if now >= self.vmstat_next_update {
+            self.vmstat_refresh(now);
         }
+    }
+
+    /// The refresh itself, out of line: the engine checks [`Mm::vmstat_update`] on every
+    /// pass of its loop and the refresh is due once a second.
+    #[cold]
+    #[inline(never)]
+    fn vmstat_refresh(&mut self, now: u64) {
         for z in &mut self.zones {
             for c in 0..z.pcp.len() {
                 z.decay_pcp_high(&mut self.pages, c);
