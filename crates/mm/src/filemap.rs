@@ -932,12 +932,7 @@ mod tests {
                             .is_some_and(|p| mm.pages.test(p, pg::LOCKED))
                     })
                     .count() as u64;
-                let mut ctx = Ctx::new(now, io, 0);
-                ctx.kswapd = true;
-                let mut sc = crate::vmscan::ScanControl::new(10_000, 0);
-                sc.kswapd = true;
-                sc.priority = 0;
-                self.reclaimed = mm.shrink_node(&mut ctx, &mut sc);
+                self.reclaimed = crate::testutil::kswapd_pass_at(mm, io, now, 10_000);
             }
             None
         }

@@ -727,7 +727,7 @@ pub struct Mm {
     /// When vmstat's next per-CPU refresh runs (`vmstat_update()`, every
     /// [`mmzone::STAT_INTERVAL_NS`]); u64::MAX when it does nothing the model keeps (no
     /// per-CPU lists, or a kernel before v6.7's `decay_pcp_high()`).
-    pub vmstat_next_update: u64,
+    pub(crate) vmstat_next_update: u64,
     /// Per-CPU memcg charge stocks (`memcg_stock_pcp`), grown to the highest CPU seen.
     pub memcg_stock: Vec<memcontrol::MemcgStock>,
     /// The simulated CPU of the operation in progress (`smp_processor_id()`): whose per-CPU
@@ -1142,8 +1142,8 @@ impl Mm {
     /// ([`mmzone::Zone::decay_pcp_high`]). The kernel's per-CPU work is deferrable and
     /// `round_jiffies_relative()`-aligned; the model runs every CPU's at each whole
     /// [`mmzone::STAT_INTERVAL_NS`]. The NUMA-only `drain_zone_pages()` of remote zones has
-    /// nothing to do on the model's single node. The engine calls it with the memcg flush
-    /// and ends a task's run of events at [`Mm::vmstat_update_due`].
+    /// nothing to do on the model's single node. The engine calls it through
+    /// [`Mm::run_background`].
     #[inline]
     pub fn vmstat_update(&mut self, now: u64) {
         if now >= self.vmstat_next_update {
@@ -1246,6 +1246,26 @@ impl Mm {
     /// Time of the next pending IO completion.
     pub fn next_completion(&self) -> Option<u64> {
         self.completions.peek().map(|r| r.0 .0)
+    }
+
+    /// What runs in the background as simulated time reaches `now`, in this order: the IO
+    /// completions due ([`Mm::run_completions`]), the periodic memcg statistics flush
+    /// ([`Mm::memcg_flush_stats`]) and vmstat's per-CPU refresh ([`Mm::vmstat_update`]).
+    /// The engine calls it before every step and sample, and [`Mm::background_due`] tells
+    /// it when a task's run of events must stop for it.
+    #[inline]
+    pub fn run_background(&mut self, now: u64) {
+        self.run_completions(now);
+        self.memcg_flush_stats(now);
+        self.vmstat_update(now);
+    }
+
+    /// Whether any of [`Mm::run_background`]'s work is due at `now`.
+    #[inline]
+    pub fn background_due(&self, now: u64) -> bool {
+        now >= self.memcg_stats_flush_due()
+            || now >= self.vmstat_update_due()
+            || self.next_completion().is_some_and(|c| c <= now)
     }
 
     /// Counter snapshot with every /proc/vmstat name we produce (events and gauges).

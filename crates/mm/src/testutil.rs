@@ -70,6 +70,17 @@ pub fn tiny_mm(balance: BalanceKind, pages: u64) -> Mm {
     Mm::new(tiny_config(balance, pages))
 }
 
+/// A kswapd pass at priority 0 over the node (`balance_pgdat()` → `shrink_node()`) reclaiming
+/// up to `nr` pages, as a kernel thread that takes the CPU at a preemption point runs it.
+pub fn kswapd_pass_at(mm: &mut Mm, io: &mut dyn Io, now: u64, nr: u64) -> u64 {
+    let mut ctx = Ctx::new(now, io, 0);
+    ctx.kswapd = true;
+    let mut sc = crate::vmscan::ScanControl::new(nr, 0);
+    sc.kswapd = true;
+    sc.priority = 0;
+    mm.shrink_node(&mut ctx, &mut sc)
+}
+
 /// An [`Io`] whose requests take a fixed time (exercises writeback and IO waits).
 pub struct DelayIo(pub u64);
 impl Io for DelayIo {

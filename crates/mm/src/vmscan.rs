@@ -2349,12 +2349,7 @@ mod resched_tests {
             self.calls_isolated += 1;
             if self.isolated_seen == 0 {
                 self.isolated_seen = isolated;
-                let mut ctx = Ctx::new(now, io, 0);
-                ctx.kswapd = true;
-                let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, 0);
-                sc.kswapd = true;
-                sc.priority = 0;
-                self.reclaimed = mm.shrink_node(&mut ctx, &mut sc);
+                self.reclaimed = kswapd_pass_at(mm, io, now, SWAP_CLUSTER_MAX);
             }
             None
         }

@@ -462,9 +462,7 @@ impl refault_mm::CondResched for InStep<'_> {
         debug_assert_eq!(next, Some(ks));
         let mut t = now;
         loop {
-            mm.run_completions(t);
-            mm.memcg_flush_stats(t);
-            mm.vmstat_update(t);
+            mm.run_background(t);
             let (back, runnable) = match self
                 .kt
                 .kswapd_run(mm, io, self.sched, self.ready, self.c, t)
@@ -668,9 +666,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 baseline_lock = mm.lru_lock_stats.clone();
                 baseline_tlb = mm.tlb_stats.clone();
             }
-            mm.run_completions(next_sample);
-            mm.memcg_flush_stats(next_sample);
-            mm.vmstat_update(next_sample);
+            mm.run_background(next_sample);
             sampler.sample(next_sample, &mm, &tasks_ops(&tasks));
             next_sample = sampler.next_after(next_sample);
         }
@@ -688,9 +684,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
             write_sysctl(&mut mm, &writes[next_write]);
             next_write += 1;
         }
-        mm.run_completions(now);
-        mm.memcg_flush_stats(now);
-        mm.vmstat_update(now);
+        mm.run_background(now);
         kt.measuring = baseline.is_some() || warmup == 0;
         // Get a CPU (crate::sched): a thread on one is at a preemption point; a woken one
         // takes an idle CPU or waits on the run queue.
@@ -1025,9 +1019,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                 || (slept && waiters)
                 || t_now >= horizon
                 || t_now >= next_sample
-                || t_now >= mm.memcg_stats_flush_due()
-                || t_now >= mm.vmstat_update_due()
-                || mm.next_completion().is_some_and(|c| c <= t_now)
+                || mm.background_due(t_now)
             {
                 break;
             }
