@@ -40,8 +40,10 @@
 //! - The journal: one log record of [`INODE_LOG_BYTES`] per inode (inode core, directory
 //!   entry and log-item overhead), written when its data is written; no log-space
 //!   throttling. A file re-created after its inode was evicted gets a new inode.
-//! - Negative dentries, directory inodes and the filesystem's own shrinker
-//!   (`free_cached_objects`) are not modelled.
+//! - Negative dentries, directory inodes and the filesystem's own inode reclaim
+//!   (`free_cached_objects`) are not modelled. The filesystem is XFS: a new inode also
+//!   allocates XFS's inode log item and, per inode chunk, its cluster buffers, and the
+//!   inode's write releases its cluster buffer to the buffer cache's LRU ([`crate::xfs`]).
 //!
 //! # Kernel references
 //! fs/dcache.c `d_alloc()`, `dput()`, `retain_dentry()`, `d_lru_add()`, `dentry_lru_isolate()`,
@@ -178,6 +180,8 @@ pub struct FsState {
     pub log_block: u64,
     /// Files created (`Op::Create` handled).
     pub files_created: u64,
+    /// XFS's inode cluster buffers and inode log items ([`crate::xfs`]).
+    pub xfs: crate::xfs::XfsBufs,
 }
 
 impl FsState {
@@ -203,6 +207,7 @@ impl FsState {
             inode_slab: vec![NIL; n],
             dentry_lru: ListLru::new(nr_memcgs, n),
             inode_lru: ListLru::new(nr_memcgs, n),
+            xfs: crate::xfs::XfsBufs::new(n),
             ..Default::default()
         }
     }
@@ -245,7 +250,9 @@ impl Mm {
         };
         let f = fid as usize;
         if !self.fs.has(fid, fst::INODE) {
-            // new_inode() via the filesystem's alloc_inode().
+            // xfs_dialloc(): a new inode chunk's cluster buffers, then xfs_iget()'s
+            // xfs_inode (alloc_inode()) and xfs_trans_ijoin()'s inode log item.
+            self.xfs_ialloc(ctx, fid);
             let Some(id) = self.slab_alloc(ctx, INODE, ctx.memcg) else {
                 return;
             };
@@ -253,6 +260,10 @@ impl Mm {
             self.fs.memcg[f] = ctx.memcg;
             self.fs.state[f] |= fst::INODE;
             self.fs.nr_inodes += 1;
+            if !self.xfs_inode_item_init(ctx, fid) {
+                self.fs_inode_unused(fid);
+                return;
+            }
         } else if self.fs.has(fid, fst::I_LRU) {
             // igrab(): in use again.
             let m = self.fs.memcg[f] as usize;
@@ -336,6 +347,7 @@ impl Mm {
         self.fs.state[fid as usize] &= !fst::I_DIRTY;
         self.fs.log_pending += INODE_LOG_BYTES;
         self.fs_log_flush(ctx, false);
+        self.xfs_iflush(ctx, fid);
         self.fs_inode_unused(fid);
     }
 
@@ -455,6 +467,7 @@ impl Mm {
         let id = std::mem::replace(&mut self.fs.inode_slab[f], NIL);
         self.fs.nr_inodes -= 1;
         self.slab_free(INODE, id, self.fs.memcg[f]);
+        self.xfs_inode_item_destroy(fid);
     }
 
     /// Kernel: `invalidate_mapping_pages()` over a created file: drop its clean, unmapped,
@@ -556,7 +569,7 @@ impl Mm {
                 cache_objs(INODE)
             ));
         }
-        Ok(())
+        self.check_xfs()
     }
 }
 

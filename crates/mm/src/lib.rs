@@ -56,6 +56,7 @@ pub mod vmstat;
 pub mod workingset;
 pub mod writeback;
 pub mod xarray;
+pub mod xfs;
 pub mod zeroed;
 
 #[cfg(test)]

@@ -18,6 +18,9 @@
 //! child's. The pages freed (empty slabs and inode page cache invalidated by
 //! `prune_icache_sb()`) are returned through `reclaim_state` and added to
 //! `sc.nr_reclaimed` for global reclaim only (`flush_reclaim_state()`, v6.4+).
+//! XFS's buffer target shrinker (`xfs_buftarg_shrink_scan()`, [`crate::xfs`]: not memcg
+//! aware, so only the root memcg's call runs it) frees unused inode cluster buffers; its
+//! scans count in `slabs_scanned`.
 //!
 //! Kernels before v5.13 (the seed S3's v5.3) handled deferred work differently: a call took
 //! the whole backlog (capped to half the cache while the call's own share is small) and left
@@ -25,7 +28,8 @@
 //! `KernelVersion::shrinker_deferred_by_priority`); both shrinkers follow the version.
 //!
 //! # Where we differ from the kernel (v6.18)
-//! - The workingset shadow-node shrinker and filesystem-private caches are not modelled.
+//! - XFS's inode reclaim (`free_cached_objects`) and its other private caches (dquots) are
+//!   not modelled.
 //! - `shrink_slab_memcg()`'s shrinker bitmap is implied: a memcg with empty lists counts 0
 //!   (SHRINK_EMPTY) and is skipped.
 //!
@@ -215,9 +219,16 @@ impl Mm {
     /// root memcg: the global lists; a child: `shrink_slab_memcg()`, memcg-aware shrinkers
     /// only). Returns the objects freed; the pages freed accumulate in `slab.reclaimed`.
     pub fn shrink_slab(&mut self, memcg: usize, priority: i32, kswapd: bool) -> u64 {
-        // The shadow-node shrinker (`mm-shadow`, crate::xarray), then the superblock's.
+        // The shadow-node shrinker (`mm-shadow`, crate::xarray), then the superblock's,
+        // then (root memcg only: not memcg aware) XFS's buffer target's (crate::xfs).
         let shadow = self.shrink_shadow_nodes(memcg, priority);
-        shadow + self.shrink_super(memcg, priority, kswapd)
+        let mut freed = shadow + self.shrink_super(memcg, priority, kswapd);
+        if memcg == 0 {
+            let (bufs, scanned) = self.shrink_xfs_buftarg(priority);
+            self.ev.add(Ev::SlabsScanned, scanned);
+            freed += bufs;
+        }
+        freed
     }
 
     /// The superblock shrinker's turn in [`Mm::shrink_slab`].

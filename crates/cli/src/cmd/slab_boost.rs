@@ -72,12 +72,15 @@ pub struct S3Figures {
     /// Share of the boosted balance_pgdat() runs that found the node imbalanced and dropped
     /// the boost (normal reclaim, slab shrunk under both rules), %.
     pub boost_dropped_pct: f64,
-    /// `mm_page_alloc_extfrag` events of slab (RECLAIMABLE and UNMOVABLE allocations) that
-    /// took a block below pageblock order (each boosts a watermark under 5.3 rules), and
-    /// that took whole free pageblocks (no boost); of page-cache (MOVABLE) allocations
-    /// below pageblock order; all zones, whole run.
+    /// `mm_page_alloc_extfrag` events of reclaimable slab (RECLAIMABLE: dentries, inodes,
+    /// xarray nodes) that took a block below pageblock order (each boosts a watermark under
+    /// 5.3 rules), and that took whole free pageblocks (no boost); the same of UNMOVABLE
+    /// allocations (XFS's inode log items and inode cluster buffers, refault_mm::xfs); of
+    /// page-cache (MOVABLE) allocations below pageblock order; all zones, whole run.
     pub slab_fragmenting: f64,
     pub slab_whole_pageblock: f64,
+    pub unmovable_fragmenting: f64,
+    pub unmovable_whole_pageblock: f64,
     pub movable_fragmenting: f64,
     /// `boost_watermark()` calls that raised a zone's boost, per simulated second.
     pub boosts_per_s: f64,
@@ -142,8 +145,10 @@ pub fn figures(r: &SimResult) -> S3Figures {
             let k = &r.kswapd_boost;
             k.boost_dropped as f64 * 100.0 / (k.boosted_runs as f64).max(1.0)
         },
-        slab_fragmenting: extfrag(r, |x| x.fragmenting[0] + x.fragmenting[2]),
-        slab_whole_pageblock: extfrag(r, |x| x.whole_pageblock[0] + x.whole_pageblock[2]),
+        slab_fragmenting: extfrag(r, |x| x.fragmenting[2]),
+        slab_whole_pageblock: extfrag(r, |x| x.whole_pageblock[2]),
+        unmovable_fragmenting: extfrag(r, |x| x.fragmenting[0]),
+        unmovable_whole_pageblock: extfrag(r, |x| x.whole_pageblock[0]),
         movable_fragmenting: extfrag(r, |x| x.fragmenting[1]),
         boosts_per_s: extfrag(r, |x| x.boosts) / r.sim_seconds.max(1e-9),
         files: mmtests_stats(&files),
@@ -259,6 +264,20 @@ pub fn rows(b: &S3Figures, c: &S3Figures) -> Vec<Expect> {
             "slab fallbacks to whole pageblocks",
             b.slab_whole_pageblock,
             c.slab_whole_pageblock,
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "unmovable fallbacks below pageblock order",
+            b.unmovable_fragmenting,
+            c.unmovable_fragmenting,
+            None,
+            f64::INFINITY,
+        ),
+        row(
+            "unmovable fallbacks to whole pageblocks",
+            b.unmovable_whole_pageblock,
+            c.unmovable_whole_pageblock,
             None,
             f64::INFINITY,
         ),
