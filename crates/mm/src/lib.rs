@@ -638,7 +638,8 @@ pub struct NodeState {
     /// Frames reserved at boot ([`ZoneBoot::reserved`]) or holes ([`ZoneBoot::holes`]):
     /// never managed.
     pub nr_reserved_pages: u64,
-    /// Cursor of the round-robin memcg walk of direct reclaim (`mem_cgroup_iter` cookie).
+    /// Cursor of the round-robin memcg walk of direct reclaim (`mem_cgroup_iter` cookie;
+    /// v6.11+, [`crate::workingset::KernelVersion::direct_reclaim_partial_memcg_walk`]).
     pub memcg_cursor: usize,
     /// Reclaimers sleeping in `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)`: (start, wakeup)
     /// times; their number is `pgdat->nr_writeback_throttled`.

@@ -50,6 +50,9 @@
 //!   object's madvise hint standing for the VMA flags; FMODE_NOREUSE is not modelled.
 //! - `shrink_slab()` runs after each memcg's `shrink_lruvec()` ([`crate::shrinker`]); no
 //!   memory.low/min protection.
+//! - Global direct reclaim's partial walk over the memcgs (v6.11+; every memcg per call
+//!   before, `KernelVersion::direct_reclaim_partial_memcg_walk`) has no second, full walk
+//!   (`sc->memcg_full_walk`) when it reclaimed nothing.
 //! - Dirty file folios reached by direct reclaim are activated with PG_reclaim and the flusher
 //!   is woken, as the kernel does; kswapd writes them itself only on the second encounter
 //!   with PGDAT_DIRTY set.
@@ -622,20 +625,25 @@ impl Mm {
             self.shrink_lruvec(ctx, sc.target, sc);
             self.shrink_slab_for(sc.target, sc);
         } else {
-            // shrink_node_memcgs(): kswapd walks every memcg; direct reclaim resumes the
-            // shared round-robin walk and stops once it has reclaimed enough.
+            // shrink_node_memcgs(): kswapd walks every memcg; since v6.11 direct reclaim
+            // resumes the shared round-robin walk and stops once it has reclaimed enough,
+            // before it walks every memcg too
+            // ([`crate::workingset::KernelVersion::direct_reclaim_partial_memcg_walk`]).
+            // Not modelled: v6.11's second, full walk (`memcg_full_walk`) of a direct
+            // reclaim whose partial walks reclaimed nothing at every priority.
+            let partial = !sc.kswapd && self.cfg.kernel.direct_reclaim_partial_memcg_walk();
             let n = self.lruvecs.len();
-            let start = if sc.kswapd {
-                0
-            } else {
+            let start = if partial {
                 self.node.memcg_cursor % n
+            } else {
+                0
             };
             for k in 0..n {
                 let lv = (start + k) % n;
                 self.cond_resched(ctx);
                 self.shrink_lruvec(ctx, lv, sc);
                 self.shrink_slab_for(lv, sc);
-                if !sc.kswapd && sc.nr_reclaimed >= sc.nr_to_reclaim {
+                if partial && sc.nr_reclaimed >= sc.nr_to_reclaim {
                     self.node.memcg_cursor = lv + 1;
                     break;
                 }
@@ -1974,6 +1982,57 @@ mod kernel_rules {
             assert_eq!(mm.lruvec_page_state(0, LruList::InactiveFile), seen);
             // The periodic flusher's schedule is its own.
             assert_eq!(mm.memcg_stats_flush_due(), 1_000_000_000);
+        }
+    }
+
+    /// shrink_node_memcgs() for global direct reclaim: from v5.5 to v6.10 each call walks
+    /// every memcg; since v6.11 it stops at the memcg where it met its goal and the next
+    /// call resumes after it. Two memcgs (the root and one child) hold 2,000 clean, unmapped
+    /// inactive file pages each, nothing else, so from priority 11 on (4000 >> 11 > 0) the
+    /// root's cache-trim mode scans file only, 2000 >> p pages per memcg and priority:
+    /// 0, 1, 3, 7 at priorities 11 to 8 (11 per memcg, 22 in all, short of
+    /// SWAP_CLUSTER_MAX), then 15 at priority 7. 6.1 takes the 15 from both memcgs: 26 each,
+    /// 52 in all. 6.11+ stops after the root's 15 (22 + 15 = 37): the root gave 26, the
+    /// child 11; the next call starts at the child (3,963 pages left: again from priority
+    /// 11), which gives 26 and the root 11.
+    #[test]
+    fn direct_reclaim_walks_every_memcg_before_6_11() {
+        for (kernel, partial) in [
+            ((6, 1), false),
+            ((6, 10), false),
+            ((6, 11), true),
+            ((6, 18), true),
+        ] {
+            let mut cfg = tiny_config(BalanceKind::RefaultCost, 16_384);
+            cfg.readahead_max_pages = 0;
+            cfg.kernel = crate::workingset::KernelVersion::new(kernel.0, kernel.1);
+            cfg.memcgs = vec![crate::MemcgCfg {
+                max_pages: None,
+                swappiness: None,
+                swap_max_pages: None,
+            }];
+            let mut mm = Mm::new(cfg);
+            let mut io = InstantIo;
+            for memcg in [0u16, 1] {
+                let mut ctx = Ctx::new(0, &mut io, memcg);
+                for p in 0..2000 {
+                    mm.file_read(&mut ctx, 1, memcg as u32 * 2000 + p, 1);
+                }
+            }
+            let file = |mm: &Mm, lv: usize| mm.lruvecs[lv].nr[LruList::InactiveFile.idx()];
+            assert_eq!((file(&mm, 0), file(&mm, 1)), (2000, 2000));
+            let mut ctx = Ctx::new(1_000_000, &mut io, 1);
+            let gfp = Gfp::HIGHUSER_MOVABLE;
+            if partial {
+                assert_eq!(mm.try_to_free_pages(&mut ctx, 0, gfp), 37, "{kernel:?}");
+                assert_eq!((file(&mm, 0), file(&mm, 1)), (1974, 1989), "{kernel:?}");
+                assert_eq!(mm.try_to_free_pages(&mut ctx, 0, gfp), 37, "{kernel:?}");
+                assert_eq!((file(&mm, 0), file(&mm, 1)), (1963, 1963), "{kernel:?}");
+            } else {
+                assert_eq!(mm.try_to_free_pages(&mut ctx, 0, gfp), 52, "{kernel:?}");
+                assert_eq!((file(&mm, 0), file(&mm, 1)), (1974, 1974), "{kernel:?}");
+            }
+            mm.check_invariants().unwrap();
         }
     }
 

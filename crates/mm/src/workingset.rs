@@ -588,6 +588,19 @@ impl KernelVersion {
         self >= KernelVersion::new(5, 13)
     }
 
+    /// Global direct reclaim walks the memcgs incrementally: it stops once it has reclaimed
+    /// `nr_to_reclaim` and the next direct reclaimer resumes at the following memcg (an
+    /// iterator shared through a `mem_cgroup_reclaim_cookie`; "mm: vmscan: restore
+    /// incremental cgroup iteration", Johannes Weiner, posted 2024-05-14 during v6.10's merge
+    /// window: v6.11 at the earliest, the release the model takes; not bisected).
+    /// From v5.5 ("mm: vmscan: do not share cgroup iteration between reclaimers",
+    /// 1ba6fc9af35b) to v6.10, `shrink_node_memcgs()` walks every memcg on each call; before
+    /// v5.5 the walk was shared, but only memcg limit reclaim stopped at its goal, so global
+    /// reclaim also covered every memcg per call. kswapd always walks them all.
+    pub fn direct_reclaim_partial_memcg_walk(self) -> bool {
+        self >= KernelVersion::new(6, 11)
+    }
+
     /// `isolate_lru_folios()` sets aside at most `SWAP_CLUSTER_MAX_SKIPPED` folios of
     /// ineligible zones per call ("mm/vmscan: fix hard LOCKUP in function
     /// isolate_lru_folios", posted December 2024, in v6.18; the release it first shipped in
