@@ -38,7 +38,10 @@
 //!   pageblocks (the kernel's `__reset_isolation_suitable()` moves them to the first and last
 //!   blocks worth scanning); a pass that starts at the first is a whole-zone pass.
 //! - No capture of a freed block (`compaction_capture()`), no lock contention,
-//!   `too_many_isolated()` or `need_resched()` aborts, no pcp lists to drain.
+//!   `too_many_isolated()` or `need_resched()` aborts. Migration sources go straight to the
+//!   buddy lists (the kernel frees them to the compacting CPU's per-CPU lists, which
+//!   `compact_zone()` drains once the migrate scanner leaves the block; the model drains
+//!   that CPU's lists at the same point, for the pages other tasks left there).
 //! - The fast searches walk the model's free lists, whose order is the model's (freed blocks
 //!   go to the head; the kernel sometimes frees to the tail).
 //! - Folios under writeback or with a read in flight are not isolated (sync-light migration
@@ -528,6 +531,14 @@ impl Mm {
             if ret == CompactResult::Contended {
                 break;
             }
+            // check_drain:
+            if cc.order > 0 && last_migrated_pfn != 0 {
+                let current_block_start = cc.migrate_pfn & !((1u32 << cc.order) - 1);
+                if last_migrated_pfn < current_block_start {
+                    self.drain_local_pages(zi);
+                    last_migrated_pfn = 0;
+                }
+            }
         }
         // release_free_list(): the free pages left over go back; the cached free pfn moves
         // back up to the highest of them (only up: the scanners may have met and reset it).
@@ -557,6 +568,25 @@ impl Mm {
         ctx.cpu_ns += cost;
         self.compact_cpu_ns[cc.who as usize] += cost;
         ret
+    }
+
+    /// Kernel: `lru_add_drain_cpu_zone()` from `compact_zone()` (v4.6: `drain_local_pages()`
+    /// under `get_cpu()`, with `lru_add_drain_cpu()`): once the migrate scanner has left the
+    /// `cc->order`-aligned block it last isolated from, the compacting CPU's per-CPU lists of
+    /// the zone go back to the buddy lists, "so that they can merge and compact_finished()
+    /// can detect immediately if allocation would succeed". The kernel frees migration
+    /// sources to that CPU's lists, so they are among the pages drained; the model frees
+    /// them straight to the buddy lists, and what this drain returns is what other tasks
+    /// left on the lists of the CPU the compactor runs on (kcompactd runs wherever the
+    /// scheduler puts it). The LRU batches' drain is left out: the model's batches hold only
+    /// their lock cost, no folios compaction could isolate.
+    fn drain_local_pages(&mut self, zi: usize) {
+        let z = &mut self.zones[zi];
+        if z.pcp.is_empty() {
+            return;
+        }
+        let c = self.pcp_cpu as usize % z.pcp.len();
+        z.drain_pages_zone(&mut self.pages, c);
     }
 
     #[inline]
@@ -1665,6 +1695,53 @@ mod behaviour {
         assert_eq!(pte_pfn(mm.objects[0].ent[1]), busy);
         assert!(mm.pages.test(busy, pg::LOCKED));
         mm.check_invariants().unwrap();
+    }
+
+    /// `compact_zone()`'s drain of the compacting CPU's per-CPU lists (v4.6
+    /// `drain_local_pages()`, v5.x+ `lru_add_drain_cpu_zone()`) once the migrate scanner
+    /// leaves a block it migrated from. A 4096-page DMA32 zone below a 32768-page Normal one
+    /// (v4.6 lists: batch 7, high 42), 34000 anon pages faulted on CPU 0 (Normal full),
+    /// then every other one of the first 4000 unmapped on CPU 1, whose lists keep what
+    /// their last bulk free left. Compacting Normal from CPU 1 empties CPU 1's lists; from CPU 0 it leaves them
+    /// (it drains CPU 0's). Before the drain both runs left CPU 1's lists as they were.
+    #[test]
+    fn compaction_drains_the_compacting_cpus_lists() {
+        for on in [1u16, 0] {
+            let mut cfg = tiny_config(BalanceKind::RefaultCost, 32768);
+            cfg.zones = vec![("DMA32", 4096), ("Normal", 32768)];
+            cfg.readahead_max_pages = 0;
+            cfg.watermark_boost_factor = 0;
+            cfg.nr_cpus = 2;
+            cfg.kernel = crate::workingset::KernelVersion::new(4, 6);
+            let mut mm = Mm::new(cfg);
+            let zi = 1;
+            assert_eq!((mm.zones[zi].pcp_batch, mm.zones[zi].pcp_high), (7, 42));
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            mm.set_cpu(0);
+            for i in 0..34000 {
+                mm.touch(&mut ctx, 0, i, true);
+            }
+            mm.set_cpu(1);
+            for i in (0..4000).step_by(2) {
+                zap_anon(&mut mm, 0, i);
+            }
+            let held = mm.zones[zi].pcp[1].count;
+            assert!(held > 0 && held < 42, "CPU 1 holds {held}");
+            mm.set_cpu(on);
+            ctx.cpu = on;
+            let mut cc = CompactControl::new(zi, 9, MigrateMode::SyncLight, Compactor::Kcompactd);
+            mm.compact_zone(&mut ctx, &mut cc);
+            assert!(mm.ev.get(Ev::PgmigrateSuccess) > 0);
+            let left = mm.zones[zi].pcp[1].count;
+            if on == 1 {
+                assert_eq!(left, 0, "compacting on CPU 1 drains its lists");
+            } else {
+                assert_eq!(left, held, "compacting on CPU 0 leaves CPU 1's lists");
+                assert_eq!(mm.zones[zi].pcp[0].count, 0);
+            }
+            mm.check_invariants().unwrap();
+        }
     }
 
     /// `__isolate_free_page()`'s watermark by version: v4.6 keeps the low watermark plus the

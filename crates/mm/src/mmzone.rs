@@ -39,8 +39,9 @@
 //!   fixed at `high_min` (no v6.7+ autotuning, no v5.16+ `ZONE_RECLAIM_ACTIVE` lowering of
 //!   high while kswapd reclaims, no `free_high`); compaction's freed source pages and its
 //!   released free pages go straight to the buddy lists (the kernel frees them to the
-//!   compacting CPU's lists and drains those per pageblock, `drain_local_pages()`); a
-//!   page's type is its pageblock's at the time of the free.
+//!   compacting CPU's lists and drains those per block, `drain_local_pages()`; the model
+//!   keeps the drain, for what other tasks left on that CPU's lists); a page's type is its
+//!   pageblock's at the time of the free.
 //! - No CMA or isolate types; no highatomic reserve (the list exists and stays empty).
 //! - Every allocation of the model is GFP_KERNEL or GFP_HIGHUSER_MOVABLE (highest zone
 //!   Normal, or the empty Movable zone whose reserve equals Normal's), so the watermark
