@@ -1129,7 +1129,10 @@ impl Mm {
         self.charge_rmap_walk(ctx, self.cfg.costs.rmap_per_mapping_ns, 1);
     }
 
-    /// Kernel: `folio_check_references()`. Under the multi-gen LRU since v6.14 a young PTE
+    /// Kernel: `folio_check_references()`. Before v5.9 (`new_anon_active()`, the legacy balance
+    /// and the v4.7 series) a young PTE activates a swap-backed folio at once (v4.7's
+    /// `page_check_references()`); from v5.9 anon, like file, is kept and marked at the first
+    /// sighting and activated at the second. Under the multi-gen LRU since v6.14 a young PTE
     /// goes through `lru_gen_set_refs()`. Before v6.14
     /// ([`crate::workingset::KernelVersion::mglru_folio_seq_by_workingset`]) the classic
     /// rules apply (`isolate_folio()` cleared PG_referenced, and look-around sets it again on
@@ -1158,6 +1161,14 @@ impl Mm {
         }
         let referenced = self.pages.test_clear(pfn, pg::REFERENCED);
         if ptes > 0 {
+            // Before v5.9 a young PTE activated a swap-backed folio (anon or shmem) at once:
+            // page_check_references()'s `if (PageSwapBacked(page)) return PAGEREF_ACTIVATE`,
+            // removed by b518154e59aa ("mm/vmscan: protect the workingset on anonymous
+            // LRU"), the commit that also made new anon pages start inactive, which is what
+            // `new_anon_active()` stands for.
+            if self.balance.new_anon_active() && self.pages.test(pfn, pg::SWAPBACKED) {
+                return FolioRef::Activate;
+            }
             self.pages.set(pfn, pg::REFERENCED);
             if referenced || ptes > 1 {
                 return FolioRef::Activate;
@@ -1584,6 +1595,49 @@ mod list_tests {
     use crate::testutil::*;
     use crate::vmscan::ScanControl;
     use crate::*;
+
+    /// page_check_references() on a folio with one young PTE and PG_referenced clear. Before
+    /// v5.9 (the legacy balance and the v4.7 series, `new_anon_active()`) a swap-backed folio
+    /// is activated at once; a file folio is kept and marked. From v5.9 (b518154e59aa) anon
+    /// is treated as file: kept and marked at the first sighting, reclaimed at the next if no
+    /// PTE was young in between.
+    #[test]
+    fn young_swap_backed_folio_activates_at_once_before_v5_9() {
+        use crate::vmscan::FolioRef;
+        for (balance, anon_first, anon_second) in [
+            (BalanceKind::Legacy, FolioRef::Activate, FolioRef::Reclaim),
+            (BalanceKind::RefaultCost, FolioRef::Keep, FolioRef::Reclaim),
+        ] {
+            let mut mm = tiny_mm(balance, 4096);
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            mm.touch(&mut ctx, 0, 0, true);
+            mm.touch(&mut ctx, 1, 0, false);
+            let anon = crate::memory::pte_pfn(mm.objects[0].ent[0]);
+            let file = mm.cache_lookup(1, 0).unwrap();
+            assert!(mm.pages.test(anon, pg::SWAPBACKED));
+            let got = mm.folio_check_references(&mut ctx, anon);
+            assert_eq!(got, anon_first, "{balance:?}");
+            // Activation leaves PG_referenced clear; keeping sets it.
+            assert_eq!(
+                mm.pages.test(anon, pg::REFERENCED),
+                got == FolioRef::Keep,
+                "{balance:?}"
+            );
+            // No young PTE since: a second look without PG_referenced reclaims, with it (an
+            // anon folio is not clean-reclaimable) reclaims too.
+            assert_eq!(
+                mm.folio_check_references(&mut ctx, anon),
+                anon_second,
+                "{balance:?}"
+            );
+            assert_eq!(
+                mm.folio_check_references(&mut ctx, file),
+                FolioRef::Keep,
+                "{balance:?}: a file folio needs two looks under every kernel"
+            );
+        }
+    }
 
     /// should_continue_reclaim() outcomes on a 4096-page machine whose memory is page cache.
     #[test]

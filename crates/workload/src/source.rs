@@ -163,9 +163,21 @@ pub fn try_task_sources(scn: &Scenario) -> Result<Vec<TaskSource>, SourceError> 
                 Workload::Phases { phases, repeat } => Source::Phases(
                     PhaseSource::new(phases, *repeat, &scn.objects, seed, scn.seed).map_err(err)?,
                 ),
-                Workload::Pgbench(spec) => Source::Pgbench(Box::new(
-                    PgbenchSource::new(spec, &scn.objects, seed).map_err(err)?,
-                )),
+                Workload::Pgbench(spec) => {
+                    // The task's clients are served by one server: its shared buffers, WAL
+                    // and history (the previous instance's).
+                    let prev = match out.last() {
+                        Some(TaskSource {
+                            task,
+                            source: Source::Pgbench(p),
+                            ..
+                        }) if *task == t => Some(&**p),
+                        _ => None,
+                    };
+                    Source::Pgbench(Box::new(
+                        PgbenchSource::sharing(spec, &scn.objects, seed, prev).map_err(err)?,
+                    ))
+                }
                 Workload::Memcached(spec) => {
                     // The task's instances share one hash table (the previous instance's).
                     let prev = match out.last() {

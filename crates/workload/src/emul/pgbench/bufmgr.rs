@@ -66,7 +66,7 @@ pub(crate) enum BufAccess {
     },
 }
 
-/// The shared buffer pool of one client (see the module doc).
+/// The shared buffer pool of one server, used by all its clients (see the module doc).
 #[derive(Clone, Debug)]
 pub(crate) struct BufferPool {
     /// Block held by each buffer, `NO_PAGE` if none.

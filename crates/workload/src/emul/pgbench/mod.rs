@@ -64,14 +64,22 @@
 //! - synchronous_commit: one WAL write and one fsync per transaction, wrapping at the WAL
 //!   object's size as recycled WAL segments do.
 //!
+//! # Shared between the clients
+//! The instances of one task (pgbench's clients, each served by its own backend) share what
+//! PostgreSQL keeps in shared memory ([`SharedState`]): one buffer pool with one buffer table
+//! and one clock hand (src/backend/storage/buffer/README, "Buffer Ring Replacement
+//! Strategy": `StrategyControl->nextVictimBuffer` is shared by all backends), one WAL insert
+//! position (xlog.c, `XLogCtl->Insert`), and one pgbench_history relation whose tail page
+//! every client inserts into. So a branch, teller or index inner page occupies one buffer
+//! whichever client touches it, a block one client read is a hit for the others, and each
+//! history page takes 80 rows from all clients together.
+//!
 //! # Simplified
-//! - Each client (instance) keeps its own directory of the whole buffer pool, where the real
-//!   backends share one. With uniform account accesses the hit ratio is the same
-//!   (capacity / database size) and every directory holds the hot pages, but a block two
-//!   clients both need is read twice, and the memory is O(shared_buffers) per client.
+//! - A client draws its whole transaction when the engine asks for its first event, so the
+//!   shared pool sees a transaction's block accesses at once, not interleaved with other
+//!   clients' at the times their IO completes; no buffer pins or content locks.
 //! - One 4 KiB page per block (PostgreSQL's are 8 KiB); one WAL page per commit, with no
-//!   group commit and every client starting at WAL page 0 and history page 0 (the shared
-//!   WAL and history tail, approximately).
+//!   group commit.
 //! - No background writer, checkpointer (no periodic data-file fsync), autovacuum, HOT
 //!   pruning, index splits, or sorting/hashing memory; no CPU time for query execution
 //!   except what `think_ns` stands for.
@@ -91,6 +99,7 @@ use crate::rng::Rng;
 use crate::seq::OpSeq;
 use crate::zipf::Zipf;
 use bufmgr::{BufAccess, BufferPool};
+use std::sync::{Arc, Mutex};
 
 /// History rows per 4 KiB page: pgbench_history rows are ~50 bytes with their header.
 const HISTORY_ROWS_PER_PAGE: u64 = 80;
@@ -175,7 +184,20 @@ pub struct PgbenchStats {
     pub dirty_writes: u64,
 }
 
-/// One pgbench client and the PostgreSQL backend serving it (see the module doc).
+/// What PostgreSQL keeps in shared memory for all backends (see the module doc, "Shared
+/// between the clients").
+#[derive(Debug)]
+pub(crate) struct SharedState {
+    /// The buffer pool: buffer table, usage counts, clock hand.
+    pool: BufferPool,
+    /// The next WAL page to write (the WAL insert position).
+    wal_pos: u32,
+    /// Rows inserted into pgbench_history by all clients.
+    history_rows: u64,
+}
+
+/// One pgbench client and the PostgreSQL backend serving it (see the module doc). Clones
+/// share the [`SharedState`] as the instances of one task do.
 #[derive(Clone, Debug)]
 pub struct PgbenchSource {
     shared_buffers: ObjId,
@@ -184,12 +206,10 @@ pub struct PgbenchSource {
     layout: DbLayout,
     /// Popularity within the hot region.
     hot: Zipf,
-    pool: BufferPool,
-    /// WAL size and the next WAL page to write.
+    /// Shared with the other clients of the same database (`sharing`).
+    shared: Arc<Mutex<SharedState>>,
+    /// WAL size in pages.
     wal_pages: u32,
-    wal_pos: u32,
-    /// Rows this client inserted into pgbench_history.
-    history_rows: u64,
     /// Transactions to run; 0 = forever.
     transactions: u64,
     think_ns: u64,
@@ -200,11 +220,23 @@ pub struct PgbenchSource {
 }
 
 impl PgbenchSource {
-    /// A client of `spec`'s database drawing from `Rng::new(seed)`.
+    /// A client of `spec`'s database drawing from `Rng::new(seed)`, alone on its server.
     pub fn new(
         spec: &PgbenchSpec,
         objects: &[ObjectSpec],
         seed: u64,
+    ) -> Result<Self, SourceErrorKind> {
+        Self::sharing(spec, objects, seed, None)
+    }
+
+    /// [`PgbenchSource::new`], connected to the same server as `other` (its buffer pool, WAL
+    /// and history: [`SharedState`]) when `other` uses the same shared-buffer, database and
+    /// WAL objects.
+    pub fn sharing(
+        spec: &PgbenchSpec,
+        objects: &[ObjectSpec],
+        seed: u64,
+        other: Option<&PgbenchSource>,
     ) -> Result<Self, SourceErrorKind> {
         let sb = check::object(
             objects,
@@ -229,16 +261,28 @@ impl PgbenchSource {
         )?;
         check::exponent(spec.zipf_s, &|| "zipf_s".into())?;
         let layout = DbLayout::new(db.size_pages as u32);
+        let shared = match other {
+            Some(o)
+                if o.shared_buffers == spec.shared_buffers as ObjId
+                    && o.database == spec.database as ObjId
+                    && o.wal == spec.wal as ObjId =>
+            {
+                Arc::clone(&o.shared)
+            }
+            _ => Arc::new(Mutex::new(SharedState {
+                pool: BufferPool::new(sb.size_pages as u32),
+                wal_pos: 0,
+                history_rows: 0,
+            })),
+        };
         Ok(PgbenchSource {
             shared_buffers: spec.shared_buffers as ObjId,
             database: spec.database as ObjId,
             wal: spec.wal as ObjId,
             layout,
             hot: Zipf::new(u64::from(layout.hot.len), spec.zipf_s),
-            pool: BufferPool::new(sb.size_pages as u32),
+            shared,
             wal_pages: wal.size_pages as u32,
-            wal_pos: 0,
-            history_rows: 0,
             transactions: spec.transactions,
             think_ns: spec.think_ns,
             stats: PgbenchStats::default(),
@@ -259,39 +303,42 @@ impl PgbenchSource {
 
     /// Queues the events of one transaction.
     fn transaction(&mut self) {
+        let shared = Arc::clone(&self.shared);
+        let mut sh = shared.lock().unwrap_or_else(|e| e.into_inner());
+        let sh = &mut *sh;
         let l = self.layout;
         // UPDATE accounts: descend the primary-key index to aid's leaf, update the row.
         let aid = self.rng.below(u64::from(l.accounts.len));
         let inner = l.hot.start + self.hot.sample(&mut self.rng) as u32;
-        self.block(inner, false, false);
+        self.block(&mut sh.pool, inner, false, false);
         let leaf = aid * u64::from(l.index.len) / u64::from(l.accounts.len);
-        self.block(l.index.start + leaf as u32, false, false);
-        self.block(l.accounts.start + aid as u32, true, false);
+        self.block(&mut sh.pool, l.index.start + leaf as u32, false, false);
+        self.block(&mut sh.pool, l.accounts.start + aid as u32, true, false);
         // SELECT abalance: the page just updated, a guaranteed hit (folded in).
         // UPDATE tellers, UPDATE branches.
         let teller = l.hot.start + self.hot.sample(&mut self.rng) as u32;
-        self.block(teller, true, false);
+        self.block(&mut sh.pool, teller, true, false);
         let branch = l.hot.start + self.hot.sample(&mut self.rng) as u32;
-        self.block(branch, true, false);
+        self.block(&mut sh.pool, branch, true, false);
         // INSERT INTO history: the tail page; a fresh page extends the relation.
-        let row = self.history_rows;
-        self.history_rows += 1;
+        let row = sh.history_rows;
+        sh.history_rows += 1;
         let hpage = (row / HISTORY_ROWS_PER_PAGE) % u64::from(l.history.len);
         // The first row of a page extends the relation (kept as `% == 0` in two steps for
         // the workspace's rust-version 1.80, which predates is_multiple_of).
         let row_in_page = row % HISTORY_ROWS_PER_PAGE;
         let extend = row_in_page == 0;
-        self.block(l.history.start + hpage as u32, true, extend);
+        self.block(&mut sh.pool, l.history.start + hpage as u32, true, extend);
         // COMMIT with synchronous_commit: the WAL record is written and flushed.
         self.seq.push(Op::Write {
             obj: self.wal,
-            page: self.wal_pos,
+            page: sh.wal_pos,
             nr: 1,
         });
-        self.wal_pos = if self.wal_pos + 1 == self.wal_pages {
+        sh.wal_pos = if sh.wal_pos + 1 == self.wal_pages {
             0
         } else {
-            self.wal_pos + 1
+            sh.wal_pos + 1
         };
         self.seq.push(Op::Fsync { obj: self.wal });
         self.seq.finish(self.think_ns);
@@ -301,8 +348,8 @@ impl PgbenchSource {
     /// One block access through the buffer pool. `extend`: the block is new (relation
     /// extension writes a zeroed block instead of reading one).
     #[inline]
-    fn block(&mut self, page: u32, write: bool, extend: bool) {
-        match self.pool.access(page, write) {
+    fn block(&mut self, pool: &mut BufferPool, page: u32, write: bool, extend: bool) {
+        match pool.access(page, write) {
             BufAccess::Hit { buf } => {
                 self.stats.buffer_hits += 1;
                 self.seq.push(Op::Touch {
@@ -502,12 +549,14 @@ mod tests {
         while src.next_op().is_some() {
             n += 1;
             if n % 101 == 0 {
-                assert!(src.pool.nr_valid() <= src.pool.nbuffers());
-                assert_eq!(src.pool.nbuffers(), 50);
+                let sh = src.shared.lock().unwrap();
+                assert!(sh.pool.nr_valid() <= sh.pool.nbuffers());
+                assert_eq!(sh.pool.nbuffers(), 50);
             }
         }
-        src.pool.check();
-        assert_eq!(src.pool.nr_valid(), 50);
+        let sh = src.shared.lock().unwrap();
+        sh.pool.check();
+        assert_eq!(sh.pool.nr_valid(), 50);
         let s = src.stats();
         // A 50-page pool over 10000 pages misses most account and leaf accesses, and
         // writes dirty victims back.
@@ -546,6 +595,53 @@ mod tests {
         assert_eq!(db_writes, 8);
         let s = src.stats();
         assert!(s.buffer_hits > 100 * s.buffer_misses, "{s:?}");
+    }
+
+    /// PostgreSQL's buffer pool, WAL insert position and history relation are shared by all
+    /// backends (buffer/README; xlog.c XLogCtl->Insert): once one client has read the whole
+    /// database (it fits in the pool), a second client of the same server reads and writes
+    /// no database block, and its first commit writes the WAL page after the first client's
+    /// last. With a pool of its own the second client would read every block it touches again
+    /// and start its WAL at page 0.
+    #[test]
+    fn clients_share_one_buffer_pool_wal_and_history() {
+        let objs = objects(512, 400, 16);
+        let mut a = PgbenchSource::new(&spec(20_003), &objs, 1).unwrap();
+        let mut b = PgbenchSource::sharing(&spec(2_000), &objs, 2, Some(&a)).unwrap();
+        let a_reads = std::iter::from_fn(|| a.next_op())
+            .filter(|o| matches!(o, Op::Read { .. }))
+            .count();
+        // Accounts (340 pages), leaves (48), hot (4): all visited by 20003 transactions.
+        assert!(a_reads >= 390, "{a_reads}");
+        let ops: Vec<Op> = std::iter::from_fn(|| b.next_op()).collect();
+        let db_io = ops
+            .iter()
+            .filter(|o| {
+                matches!(o, Op::Read { .. })
+                    || matches!(o, Op::Write { obj, .. } if *obj == DB as u32)
+            })
+            .count();
+        assert_eq!(db_io, 0);
+        assert_eq!(b.stats().buffer_misses, 0);
+        let first_wal = ops.iter().find_map(|o| match *o {
+            Op::Write { obj, page, .. } if obj == WAL as u32 => Some(page),
+            _ => None,
+        });
+        // 20003 commits on a 16-page WAL: the next page is 20003 % 16 = 3.
+        assert_eq!(first_wal, Some(3));
+        // A client of another database (different objects) gets its own server.
+        let objs2 = vec![
+            shmem("sb", 512),
+            file("db", 400),
+            file("wal", 16),
+            file("db2", 400),
+        ];
+        let other = PgbenchSpec {
+            database: 3,
+            ..spec(10)
+        };
+        let mut c = PgbenchSource::sharing(&other, &objs2, 3, Some(&b)).unwrap();
+        assert!(std::iter::from_fn(|| c.next_op()).any(|o| matches!(o, Op::Read { .. })));
     }
 
     #[test]
