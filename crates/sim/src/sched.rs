@@ -7,7 +7,8 @@
 //! (`sysctl_sched_base_slice`, 0.75 ms × `1 + ilog2(min(ncpus, 8))`, the
 //! `SCHED_TUNABLESCALING_LOG` factor of `get_update_sysctl_factor()`), and picks the eligible
 //! thread with the earliest virtual deadline. A woken thread goes to an idle CPU if there is
-//! one (`select_idle_sibling()`); else it waits on a run queue. The running thread keeps its
+//! one (`select_idle_sibling()`: its previous CPU when idle, else the next idle one after
+//! it); else it waits on a run queue. The running thread keeps its
 //! CPU for its whole slice (`RUN_TO_PARITY`: `protect_slice()`), and its deadline is only
 //! found passed when `update_curr()` runs: at a scheduler tick (HZ = 250, Debian's
 //! `CONFIG_HZ_250`) or when a thread wakes up onto its run queue
@@ -258,6 +259,9 @@ pub struct Sched {
     rq_seq: u64,
     /// CPU of each thread, or NONE.
     on_cpu: Vec<u32>,
+    /// The CPU each thread last ran on (`task_cpu()`, kept across sleeps), or NONE before
+    /// it first ran: `select_idle_sibling()`'s `prev`.
+    prev_cpu: Vec<u32>,
     queued: Vec<bool>,
     pub stats: Vec<ThreadStats>,
     pub slice_ns: u64,
@@ -294,6 +298,7 @@ impl Sched {
             rq: Default::default(),
             rq_seq: 0,
             on_cpu: vec![NONE; nthreads],
+            prev_cpu: vec![NONE; nthreads],
             queued: vec![false; nthreads],
             stats: vec![ThreadStats::default(); nthreads],
             slice_ns: base_slice_ns(n),
@@ -414,10 +419,12 @@ impl Sched {
         self.cpus[c].start = at;
         self.cpus[c].v_start = self.vruntime[th as usize];
         self.on_cpu[th as usize] = c as u32;
+        self.prev_cpu[th as usize] = c as u32;
     }
 
-    /// `th` becomes runnable at `t` (`try_to_wake_up()`): it takes an idle CPU (the one free
-    /// first; it waits there for the end of a step still running past `t`) and returns when
+    /// `th` becomes runnable at `t` (`try_to_wake_up()`): it takes an idle CPU (its previous
+    /// one if idle, [`Sched::select_idle_cpu`]; it waits there for the end of a step still
+    /// running past `t`) and returns when
     /// it runs, or finds every CPU taken and waits on the run queue from `arrival` (>= `t`:
     /// the end of the step that woke it, when that ends after `t`) (None).
     pub fn wake(&mut self, th: u32, t: u64, arrival: u64) -> Option<u64> {
@@ -431,9 +438,7 @@ impl Sched {
             let v = &mut self.vruntime[th as usize];
             *v = (*v).max(floor);
         }
-        let idle = (0..self.cpus.len())
-            .filter(|&c| self.cpus[c].curr == NONE)
-            .min_by_key(|&c| (self.cpus[c].free_at, c));
+        let idle = self.select_idle_cpu(th, t);
         match idle {
             Some(c) => {
                 let at = self.cpus[c].free_at.max(t);
@@ -457,6 +462,33 @@ impl Sched {
                 None
             }
         }
+    }
+
+    /// The idle CPU a thread woken at `t` takes (`select_task_rq_fair()` for a wakeup):
+    /// its previous CPU if that is idle (`wake_affine_idle()` and `select_idle_sibling()`
+    /// both return `prev` when `available_idle_cpu(prev)`), else the first idle CPU after it
+    /// in CPU order, wrapping (`select_idle_cpu()`'s `for_each_cpu_wrap(cpu, cpus, target +
+    /// 1)` over the last-level cache, which is the whole machine here). A CPU is idle at `t`
+    /// when it has no thread and its last step has ended by `t`. When none is, the CPU that
+    /// frees first (a step ending past `t`; the thread waits there for its end).
+    ///
+    /// Simplified: `target` is always `prev` (the kernel's `wake_affine()` may pick the
+    /// waker's CPU instead when `prev` is busy: the model does not know the waker's CPU),
+    /// `SIS_UTIL` does not cut the scan short, and `recent_used_cpu` is not kept. A thread
+    /// that never ran starts the scan at CPU 0.
+    fn select_idle_cpu(&self, th: u32, t: u64) -> Option<usize> {
+        let n = self.cpus.len();
+        let prev = self.prev_cpu[th as usize];
+        let start = if prev == NONE { 0 } else { prev as usize };
+        let idle_at = |c: usize| self.cpus[c].curr == NONE && self.cpus[c].free_at <= t;
+        (0..n)
+            .map(|i| (start + i) % n)
+            .find(|&c| idle_at(c))
+            .or_else(|| {
+                (0..n)
+                    .filter(|&c| self.cpus[c].curr == NONE)
+                    .min_by_key(|&c| (self.cpus[c].free_at, c))
+            })
     }
 
     /// Some thread waits for a CPU.
@@ -650,6 +682,35 @@ mod tests {
         assert_eq!(s.wake(2, 4_800_000, 4_800_000), Some(5_000_000));
         assert_eq!(s.stats[2].wait_ns, 200_000);
         assert_eq!(s.stats[1].cpu_ns, 500_000);
+    }
+
+    /// A woken thread takes its previous CPU when that is idle (`select_idle_sibling()`'s
+    /// `prev`), else the first idle CPU after it, wrapping; not the CPU idle longest.
+    #[test]
+    fn woken_thread_takes_its_previous_cpu_when_idle() {
+        let mut s = Sched::new(4, 4);
+        // Threads 0, 1, 2 wake at 0 on CPUs 0, 1, 2 (never ran: the scan starts at CPU 0).
+        assert_eq!(s.wake(0, 0, 0), Some(0));
+        assert_eq!(s.wake(1, 0, 0), Some(0));
+        assert_eq!(s.wake(2, 0, 0), Some(0));
+        assert_eq!(
+            (s.cpu_of(0), s.cpu_of(1), s.cpu_of(2)),
+            (Some(0), Some(1), Some(2))
+        );
+        // Thread 2 sleeps at 1 ms; thread 0 at 2 ms. CPUs 0, 2 and 3 are idle, CPU 3 longest.
+        s.ran(2, 1_000_000, 1_000_000);
+        assert_eq!(s.block(2), None);
+        s.ran(0, 2_000_000, 2_000_000);
+        assert_eq!(s.block(0), None);
+        // Thread 2 wakes at 3 ms: back on CPU 2, not CPU 3 (idle since 0) or CPU 0.
+        assert_eq!(s.wake(2, 3_000_000, 3_000_000), Some(3_000_000));
+        assert_eq!(s.cpu_of(2), Some(2));
+        // Thread 3 never ran: the first idle CPU from CPU 0.
+        assert_eq!(s.wake(3, 3_000_000, 3_000_000), Some(3_000_000));
+        assert_eq!(s.cpu_of(3), Some(0));
+        // Thread 0 wakes with its CPU taken: the first idle CPU after CPU 0 is CPU 3.
+        assert_eq!(s.wake(0, 3_500_000, 3_500_000), Some(3_500_000));
+        assert_eq!(s.cpu_of(0), Some(3));
     }
 
     /// A kernel thread that took a task's CPU at a `cond_resched()` point inside the task's
