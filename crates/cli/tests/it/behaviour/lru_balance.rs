@@ -32,8 +32,8 @@ const IDLE_PAGES: u64 = 32 * 256;
 /// (the scenario's kernel 4.7: SCAN_FILE while the inactive file list is not low), SCAN_FRACT
 /// gives anon a share by rotation ratios when the active file list outgrows the inactive
 /// one, and some anon is swapped too, but less (the seed: 3,149 swap-outs against 86,932).
-/// Measured (issue 16, kernel 4.7): legacy 5037 and refault-cost 8495 swap-outs; file
-/// refaults 58016 and 28916 (-50%; the seed: -55%).
+/// Measured (issue 16, kernel 4.7, before session 22's pre-v5.9 anon reference rule): legacy
+/// 5037 and refault-cost 8495 swap-outs; file refaults 58016 and 28916 (-50%; the seed: -55%).
 #[test]
 fn thrashing_cache_swaps_idle_anon_more_under_refault_cost_than_legacy() {
     let rc = mini_s0(&[("policy.balance", "refault-cost")]);
