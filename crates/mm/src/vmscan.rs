@@ -44,7 +44,9 @@
 //!   zones only (`lruvec_lru_size(lruvec, lru, sc->reclaim_idx)`, v5.3 and v6.18 alike).
 //!   v5.3's `inactive_list_is_low()` also left the ineligible zones out of the
 //!   inactive:active ratio; the model uses the whole lruvec there (as v6.18's
-//!   `inactive_is_low()` does). The multi-gen LRU's eviction does not skip by zone.
+//!   `inactive_is_low()` does). The multi-gen LRU's eviction takes the eligible zones' lists
+//!   first and moves ineligible folios to the next generation (`scan_folios()`,
+//!   `sort_folio()` in `crate::mglru`).
 //! - No VM_EXEC mappings, mlock or unevictable folios: the VM_EXEC rotation rules never fire.
 //! - `folio_referenced()` ignores mappings without recency (`vma_has_recency()`), with the
 //!   object's madvise hint standing for the VMA flags; FMODE_NOREUSE is not modelled.
