@@ -115,7 +115,8 @@ pub mod fst {
     pub const I_REFERENCED: u8 = 1 << 7;
 }
 
-/// A per-memcg `list_lru` over file ids: entries are added at the tail and walked from the
+/// A per-memcg `list_lru` over object ids (file ids for the dentry and inode LRUs; cluster
+/// ids for XFS's buffer LRU, one list): entries are added at the tail and walked from the
 /// head (`list_lru_add()`, `list_lru_walk_one()`).
 #[derive(Clone, Debug, Default)]
 pub struct ListLru {
@@ -125,21 +126,21 @@ pub struct ListLru {
 }
 
 impl ListLru {
-    fn new(nr_memcgs: usize, nr_files: usize) -> Self {
+    pub(crate) fn new(nr_memcgs: usize, nr_files: usize) -> Self {
         ListLru {
             lists: vec![ListHead::new(); nr_memcgs],
             prev: vec![NIL; nr_files],
             next: vec![NIL; nr_files],
         }
     }
-    fn add(&mut self, memcg: usize, fid: u32) {
+    pub(crate) fn add(&mut self, memcg: usize, fid: u32) {
         Links {
             prev: &mut self.prev,
             next: &mut self.next,
         }
         .add_tail(&mut self.lists[memcg], fid);
     }
-    fn del(&mut self, memcg: usize, fid: u32) {
+    pub(crate) fn del(&mut self, memcg: usize, fid: u32) {
         Links {
             prev: &mut self.prev,
             next: &mut self.next,
@@ -150,7 +151,7 @@ impl ListLru {
     pub fn count(&self, memcg: usize) -> u64 {
         self.lists[memcg].len as u64
     }
-    fn head(&self, memcg: usize) -> u32 {
+    pub(crate) fn head(&self, memcg: usize) -> u32 {
         self.lists[memcg].head
     }
 }

@@ -71,7 +71,7 @@
 //! `xfs_inode_item_destroy()`; fs/xfs/xfs_super.c `xfs_init_zones()`.
 
 use crate::alloc::Gfp;
-use crate::list::{LinkStore, Links, ListHead};
+use crate::fs::ListLru;
 use crate::shrinker::{do_shrink_slab_as, ScanResult, DEFAULT_SEEKS, SHRINK_BATCH};
 use crate::slab::XFS_ILI;
 use crate::types::*;
@@ -114,10 +114,9 @@ pub struct XfsBufs {
     lru_ref: Vec<u8>,
     /// Per cluster: the pfns of its [`CLUSTER_PAGES`] pages (NIL when absent).
     pfns: Vec<Pfn>,
-    /// The buffer target's LRU (`bt_lru`) over cluster ids.
-    lru: ListHead,
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    /// The buffer target's LRU (`bt_lru`) over cluster ids: one list, the buffer cache's
+    /// `list_lru` is not memcg aware.
+    lru: ListLru,
     /// Per file: the slab id of its inode log item (NIL: none).
     pub ili_slab: Vec<u32>,
     /// The buffer shrinker's `nr_deferred`.
@@ -139,8 +138,7 @@ impl XfsBufs {
             state: vec![0; clusters],
             lru_ref: vec![0; clusters],
             pfns: vec![NIL; clusters * CLUSTER_PAGES as usize],
-            prev: vec![NIL; clusters],
-            next: vec![NIL; clusters],
+            lru: ListLru::new(1, clusters),
             ili_slab: vec![NIL; nr_files],
             ..Default::default()
         }
@@ -148,28 +146,16 @@ impl XfsBufs {
 
     /// `xfs_buftarg_shrink_count()`: buffers on the LRU.
     pub fn lru_count(&self) -> u64 {
-        self.lru.len as u64
-    }
-
-    fn links(&mut self) -> (Links<'_>, &mut ListHead) {
-        (
-            Links {
-                prev: &mut self.prev,
-                next: &mut self.next,
-            },
-            &mut self.lru,
-        )
+        self.lru.count(0)
     }
 
     fn lru_add(&mut self, c: u32) {
-        let (mut l, head) = self.links();
-        l.add_tail(head, c);
+        self.lru.add(0, c);
         self.state[c as usize] |= bs::LRU;
     }
 
     fn lru_del(&mut self, c: u32) {
-        let (mut l, head) = self.links();
-        l.del(head, c);
+        self.lru.del(0, c);
         self.state[c as usize] &= !bs::LRU;
     }
 
@@ -292,7 +278,7 @@ impl Mm {
         let mut freed = 0;
         let count_reclaimed = self.cfg.kernel >= BUF_FREE_COUNTS_AS_RECLAIMED;
         while walked < nr_to_walk {
-            let c = self.fs.xfs.lru.head;
+            let c = self.fs.xfs.lru.head(0);
             if c == NIL {
                 break;
             }
