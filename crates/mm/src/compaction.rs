@@ -581,12 +581,8 @@ impl Mm {
     /// scheduler puts it). The LRU batches' drain is left out: the model's batches hold only
     /// their lock cost, no folios compaction could isolate.
     fn drain_local_pages(&mut self, zi: usize) {
-        let z = &mut self.zones[zi];
-        if z.pcp.is_empty() {
-            return;
-        }
-        let c = self.pcp_cpu as usize % z.pcp.len();
-        z.drain_pages_zone(&mut self.pages, c);
+        let cpu = self.pcp_cpu;
+        self.zones[zi].drain_local_pages(&mut self.pages, cpu);
     }
 
     #[inline]

@@ -1630,6 +1630,15 @@ impl Zone {
         }
     }
 
+    /// Kernel: `drain_local_pages(zone)`: the lists of the CPU the caller runs on, `cpu`
+    /// mapped onto the zone's lists as [`Zone::rmqueue_pcplist`] maps it; nothing without
+    /// per-CPU lists.
+    pub fn drain_local_pages(&mut self, pages: &mut FrameTable, cpu: u16) {
+        if !self.pcp.is_empty() {
+            self.drain_pages_zone(pages, cpu as usize % self.pcp.len());
+        }
+    }
+
     /// Kernel: `drain_all_pages(zone)`: every CPU's lists of the zone.
     pub fn drain_all_pages(&mut self, pages: &mut FrameTable) {
         for c in 0..self.pcp.len() {
