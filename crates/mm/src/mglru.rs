@@ -804,8 +804,8 @@ impl Mm {
     }
 
     /// Kernel: `try_to_inc_min_seq()`: advance `min_seq` of the evictable types over empty
-    /// generations (every zone's list empty; keeping at least two), and keep anon and file within reach of each
-    /// other. Before v6.14 ([`KernelVersion::mglru_min_seqs_move_independently`]) with
+    /// generations (every zone's list empty; keeping at least two), and keep anon and file
+    /// within reach of each other. Before v6.14 ([`KernelVersion::mglru_min_seqs_move_independently`]) with
     /// swap, anon's `min_seq` may not pass file's and file's only follows anon's. Returns
     /// whether any advanced.
     fn try_to_inc_min_seq(&mut self, lv: usize, swappiness: u64) -> bool {
@@ -2013,9 +2013,10 @@ impl Mm {
     }
 
     /// Generation-list invariants: every folio on the list its list bits name, of the right
-    /// type, zone and memcg, with a generation within [min_seq, max_seq] of its type; page counts
-    /// per generation match; lists of retired generations are empty; the classic lists are
-    /// empty. Returns the compatibility sizes the lists add up to, per lruvec and zone.
+    /// type, zone and memcg, with a generation within [min_seq, max_seq] of its type; page
+    /// counts per generation match; lists of retired generations are empty; the classic
+    /// lists are empty. Returns the compatibility sizes the lists add up to, per lruvec and
+    /// zone.
     pub(crate) fn check_lru_gen(
         &self,
         lru_pages: &mut [[u64; NR_LRU_LISTS]],
