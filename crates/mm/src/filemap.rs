@@ -548,6 +548,8 @@ impl Mm {
 
     /// read() of pages [page, page + nr) (`filemap_read()`).
     pub fn file_read(&mut self, ctx: &mut Ctx, obj: u32, page: u32, nr: u32) {
+        // open(): the path walk of every file of a tree the read covers.
+        self.fs_lookup(ctx, obj, page, nr);
         let eof = self.objects[obj as usize].file_pages;
         let start = page as u64;
         let end = (start + nr as u64).min(eof);

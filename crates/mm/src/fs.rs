@@ -241,6 +241,60 @@ impl FsState {
 }
 
 impl Mm {
+    /// Kernel: the path walk of `open()` before a `read()` (`path_openat()` → `lookup_fast()`
+    /// / `lookup_slow()`; v4.6 `d_alloc()`, the filesystem's `->lookup()` → `iget_locked()`
+    /// / `alloc_inode()`) and the `dput()` after the read's `close()`, for every file of
+    /// directory `obj` that pages `[page, page + nr)` cover. A file whose dentry is not
+    /// cached gets an inode (unless its inode is still cached, on the inode LRU: taken off
+    /// it, as `igrab()` does) and a dentry from their slab caches, charged to the reader's
+    /// memcg; once the read is done the dentry has no user and stays cached on the tail of
+    /// the dentry LRU (`retain_dentry()` → `d_lru_add()`), holding its inode. A dentry
+    /// already on the LRU is marked referenced instead (`dput()`: `DCACHE_REFERENCED`), so
+    /// `prune_dcache_sb()` rotates it once. Not modelled: the inode's read from disk on a
+    /// cold lookup (an XFS inode cluster or ext4 inode table block), the directories'
+    /// own dentries and inodes, and the CPU time of the walk. A file the read does not reach
+    /// (past the directory's last whole file) is not looked up.
+    pub fn fs_lookup(&mut self, ctx: &mut Ctx, obj: u32, page: u32, nr: u32) {
+        let Some(first) = self.fs.file_of(obj, page as u64) else {
+            return;
+        };
+        let last = self
+            .fs
+            .file_of(obj, page as u64 + nr.max(1) as u64 - 1)
+            .unwrap_or(first);
+        for fid in first..=last {
+            let f = fid as usize;
+            if self.fs.has(fid, fst::DENTRY) {
+                if self.fs.has(fid, fst::D_LRU) {
+                    self.fs.state[f] |= fst::D_REFERENCED;
+                }
+                continue;
+            }
+            if !self.fs.has(fid, fst::INODE) {
+                let Some(id) = self.slab_alloc(ctx, INODE, ctx.memcg) else {
+                    return;
+                };
+                self.fs.inode_slab[f] = id;
+                self.fs.memcg[f] = ctx.memcg;
+                self.fs.state[f] |= fst::INODE;
+                self.fs.nr_inodes += 1;
+            } else if self.fs.has(fid, fst::I_LRU) {
+                let m = self.fs.memcg[f] as usize;
+                self.fs.inode_lru.del(m, fid);
+                self.fs.state[f] &= !fst::I_LRU;
+            }
+            let m = self.fs.memcg[f];
+            let Some(id) = self.slab_alloc(ctx, DENTRY, m) else {
+                self.fs_inode_unused(fid);
+                return;
+            };
+            self.fs.dentry_slab[f] = id;
+            self.fs.state[f] |= fst::DENTRY | fst::D_LRU;
+            self.fs.nr_dentry += 1;
+            self.fs.dentry_lru.add(m as usize, fid);
+        }
+    }
+
     /// `Op::Create`: create (or re-create) the file at page `page` of directory `obj`, write
     /// its `nr` pages, fsync it if asked, close it. See the module doc.
     pub fn fs_create(&mut self, ctx: &mut Ctx, obj: u32, page: u32, nr: u32, fsync: bool) {
@@ -609,6 +663,43 @@ mod tests {
             mm.fs_create(&mut ctx, 1, k, 1, fsync);
             assert!(!ctx.oom, "OOM creating file {k}");
         }
+    }
+
+    /// A read of a tree of files looks up every file it covers once: a dentry and an inode
+    /// each, kept on the dentry LRU after the read; a second read marks the dentry
+    /// referenced (pruning rotates it once); a file whose dentry was pruned gets a new
+    /// dentry and takes its cached inode back off the inode LRU.
+    #[test]
+    fn reads_of_a_tree_look_up_each_file_once() {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 8192);
+        cfg.objects[1].exists = true;
+        cfg.fs.dirs = vec![DirCfg {
+            obj: 1,
+            file_pages: 2,
+        }];
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        // Pages 1..5: files 0 (pages 0-1), 1 (2-3) and 2 (4-5).
+        mm.file_read(&mut ctx, 1, 1, 4);
+        assert_eq!((mm.fs.nr_dentry, mm.fs.nr_inodes), (3, 3));
+        assert_eq!(mm.fs.dentry_lru.count(0), 3);
+        assert_eq!(mm.fs.inode_lru.count(0), 0);
+        // One dentry slab page and one order-3 inode slab, both RECLAIMABLE.
+        assert_eq!(mm.slab.node_pages(), (1 + 8, 0));
+        mm.file_read(&mut ctx, 1, 2, 1);
+        assert_eq!((mm.fs.nr_dentry, mm.fs.nr_inodes), (3, 3));
+        assert!(mm.fs.has(1, fst::D_REFERENCED));
+        // File 1 is rotated, files 0 and 2 lose their dentries; their clean inodes go on
+        // the inode LRU.
+        assert_eq!(mm.prune_dcache_sb(0, 3), (3, 2));
+        assert_eq!((mm.fs.nr_dentry, mm.fs.nr_inodes), (1, 3));
+        assert_eq!(mm.fs.inode_lru.count(0), 2);
+        mm.file_read(&mut ctx, 1, 0, 1);
+        assert_eq!((mm.fs.nr_dentry, mm.fs.nr_inodes), (2, 3));
+        assert_eq!(mm.fs.inode_lru.count(0), 1);
+        assert!(mm.fs.has(0, fst::D_LRU) && !mm.fs.has(0, fst::I_LRU));
+        mm.check_invariants().unwrap();
     }
 
     /// A created file has a dentry pinning its inode: the inode is on no LRU until the

@@ -544,6 +544,15 @@ static OBJECT: SectionDef = array(
             false = it starts empty and grows by writes up to size. Default: true for files."
         ),
         k!(
+            "file_size",
+            IfUsed("\"20K\""),
+            "Files only: the object is a tree of files of this size each (rounded up to \
+            pages; file k holds pages [k * n, (k + 1) * n)). A read of a file whose dentry is \
+            not cached looks it up: a dentry and an inode from their slab caches (RECLAIMABLE \
+            pages), kept on the superblock's LRUs after the read until the shrinker frees \
+            them. A create phase on the object makes files of this size. Default: one file."
+        ),
+        k!(
             "madvise",
             Value("\"none\""),
             "Anon only: THP advice over the whole object, \"hugepage\" (MADV_HUGEPAGE: THP \

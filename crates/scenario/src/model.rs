@@ -370,6 +370,10 @@ pub struct ObjectSpec {
     /// false: it starts empty and grows by writes (size_pages is the maximum).
     /// Always false for anon and shmem objects (they are created when first touched).
     pub exists: bool,
+    /// Files only: pages per file of a tree of files (`file_size`), whose reads look up
+    /// each file's dentry and inode; 0 = the object is one file.
+    #[serde(default)]
+    pub file_pages: u64,
     /// Anon only: madvise(MADV_HUGEPAGE / MADV_NOHUGEPAGE) over the whole object.
     pub madvise: HugepageAdviceKind,
     /// Anon and shmem only: the mapping is mlocked (`mlock()`, `MAP_LOCKED`): every page

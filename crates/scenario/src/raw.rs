@@ -180,6 +180,7 @@ pub(crate) struct RawObject {
     pub kind: Option<ObjectKind>,
     pub size: Option<Size>,
     pub exists: Option<bool>,
+    pub file_size: Option<Size>,
     pub madvise: Option<HugepageAdviceKind>,
     pub mlock: Option<bool>,
 }

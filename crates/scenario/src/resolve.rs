@@ -934,6 +934,24 @@ fn resolve_objects(raw: Vec<RawObject>, cx: &Ctx) -> Result<Vec<ObjectSpec>> {
                 ))
             }
         };
+        let file_pages = match (kind, o.file_size) {
+            (_, None) => 0,
+            (ObjectKind::File, Some(s)) if s.0 > 0 => s.0.div_ceil(PAGE_SIZE).min(size_pages),
+            (ObjectKind::File, Some(_)) => {
+                return Err(cx.err(
+                    ErrorKind::InvalidValue,
+                    &path!["object", i, "file_size"],
+                    format!("object `{name}`: file_size must be at least one byte"),
+                ))
+            }
+            (_, Some(_)) => {
+                return Err(cx.err(
+                    ErrorKind::InvalidValue,
+                    &path!["object", i, "file_size"],
+                    format!("object `{name}`: file_size applies to files only"),
+                ))
+            }
+        };
         let mlock = o.mlock.unwrap_or(false);
         if mlock && kind == ObjectKind::File {
             return Err(cx.err(
@@ -947,6 +965,7 @@ fn resolve_objects(raw: Vec<RawObject>, cx: &Ctx) -> Result<Vec<ObjectSpec>> {
             kind,
             size_pages,
             exists,
+            file_pages,
             madvise,
             mlock,
         });
@@ -2209,6 +2228,7 @@ fn resolve_trace_sources(
                         kind,
                         size_pages: o.pages,
                         exists: o.exists,
+                        file_pages: 0,
                         madvise: HugepageAdviceKind::None,
                         mlock: false,
                     });

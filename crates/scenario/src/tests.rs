@@ -398,6 +398,7 @@ fn full_example_resolves_to_exact_values() {
                 kind: ObjectKind::File,
                 size_pages: pages(5 * G),
                 exists: true,
+                file_pages: 0,
                 madvise: HugepageAdviceKind::None,
                 mlock: false,
             },
@@ -406,6 +407,7 @@ fn full_example_resolves_to_exact_values() {
                 kind: ObjectKind::Anon,
                 size_pages: pages(100 * M),
                 exists: false,
+                file_pages: 0,
                 madvise: HugepageAdviceKind::None,
                 mlock: false,
             },
@@ -414,6 +416,7 @@ fn full_example_resolves_to_exact_values() {
                 kind: ObjectKind::Shmem,
                 size_pages: pages(256 * M),
                 exists: false,
+                file_pages: 0,
                 madvise: HugepageAdviceKind::None,
                 mlock: false,
             },
@@ -422,6 +425,7 @@ fn full_example_resolves_to_exact_values() {
                 kind: ObjectKind::File,
                 size_pages: pages(64 * M),
                 exists: false,
+                file_pages: 0,
                 madvise: HugepageAdviceKind::None,
                 mlock: false,
             },
@@ -430,6 +434,7 @@ fn full_example_resolves_to_exact_values() {
                 kind: ObjectKind::Anon,
                 size_pages: pages(G),
                 exists: false,
+                file_pages: 0,
                 madvise: HugepageAdviceKind::None,
                 mlock: false,
             },
@@ -438,6 +443,7 @@ fn full_example_resolves_to_exact_values() {
                 kind: ObjectKind::File,
                 size_pages: pages(5 * G),
                 exists: false,
+                file_pages: 0,
                 madvise: HugepageAdviceKind::None,
                 mlock: false,
             },
@@ -1601,6 +1607,32 @@ fn mlock_applies_to_anon_and_shmem_objects() {
         (
             ErrorKind::InvalidValue,
             "t.toml:7:9: object `f`: mlock applies to anon and shmem objects".into()
+        )
+    );
+}
+
+/// `file_size` makes a file a tree of files: rounded up to pages (at most the file), and
+/// refused for anon objects.
+#[test]
+fn file_size_makes_a_tree_of_files() {
+    let s = ok(&format!(
+        "{MINIMAL}[[object]]\nname = \"t\"\nkind = \"file\"\nsize = \"1M\"\nfile_size = \"18771\"\n"
+    ));
+    assert_eq!(s.objects[0].file_pages, 5);
+    let s = ok(&format!(
+        "{MINIMAL}[[object]]\nname = \"t\"\nkind = \"file\"\nsize = \"8K\"\nfile_size = \"1M\"\n"
+    ));
+    assert_eq!(s.objects[0].file_pages, 2);
+    assert_eq!(
+        err(
+            &format!(
+                "{MINIMAL}[[object]]\nname = \"a\"\nkind = \"anon\"\nsize = \"1M\"\nfile_size = \"4K\"\n"
+            ),
+            &[]
+        ),
+        (
+            ErrorKind::InvalidValue,
+            "t.toml:7:13: object `a`: file_size applies to files only".into()
         )
     );
 }

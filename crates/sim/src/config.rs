@@ -150,10 +150,19 @@ pub fn mm_config(s: &sc::Scenario) -> MmConfig {
     }
 }
 
-/// The directories of the `create` phases (their object and file size), `vm.vfs_cache_pressure`
+/// The directories: file objects declared as trees of files (`file_size`), then the objects
+/// of the `create` phases (file size: the phase's `pages_per_op`); `vm.vfs_cache_pressure`
 /// and the slab-reclaim policy.
 fn fs_config(s: &sc::Scenario) -> fs::FsCfg {
     let mut dirs: Vec<fs::DirCfg> = Vec::new();
+    for (i, o) in s.objects.iter().enumerate() {
+        if o.file_pages > 0 {
+            dirs.push(fs::DirCfg {
+                obj: i as u32,
+                file_pages: o.file_pages as u32,
+            });
+        }
+    }
     for t in &s.tasks {
         if let sc::Workload::Phases { phases, .. } = &t.workload {
             for p in phases {

@@ -2059,6 +2059,7 @@ pub fn add_guest_page_cache(scn: &mut Scenario, zoneinfo: &str) -> Result<(), St
         kind: ObjectKind::File,
         size_pages: pages,
         exists: true,
+        file_pages: 0,
         madvise: Default::default(),
         mlock: false,
     });

@@ -8,6 +8,7 @@ pub(crate) fn object(name: &str, kind: ObjectKind, pages: u64) -> ObjectSpec {
         kind,
         size_pages: pages,
         exists: kind == ObjectKind::File,
+        file_pages: 0,
         madvise: HugepageAdviceKind::None,
         mlock: false,
     }
