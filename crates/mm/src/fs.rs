@@ -22,11 +22,12 @@
 //!
 //! Reclaim goes through the superblock shrinker ([`crate::shrinker`]): `prune_dcache_sb()`
 //! frees unused dentries from the head of the per-memcg dentry LRU (a referenced one is
-//! rotated), which drops their inodes onto the inode LRU; `prune_icache_sb()` frees unused
+//! rotated), which drops their inodes onto the inode LRU; `prune_icache_sb()` evicts unused
 //! clean inodes, invalidating their clean page cache first (`inode_lru_isolate()`):
 //! the pages invalidated are counted in `kswapd_inodesteal` / `pginodesteal` and reported as
 //! reclaimed. An inode whose pages cannot all be invalidated (dirty, under writeback, mapped)
-//! stays cached.
+//! stays cached. An evicted inode's `xfs_inode` is freed later, by XFS's own inode reclaim
+//! ([`crate::xfs`]).
 //!
 //! # Where we differ from the kernel
 //! - v5.3's `inode_lru_isolate()` (the seed's kernel): any unused clean inode with page
