@@ -22,11 +22,12 @@
 //!
 //! Reclaim goes through the superblock shrinker ([`crate::shrinker`]): `prune_dcache_sb()`
 //! frees unused dentries from the head of the per-memcg dentry LRU (a referenced one is
-//! rotated), which drops their inodes onto the inode LRU; `prune_icache_sb()` frees unused
+//! rotated), which drops their inodes onto the inode LRU; `prune_icache_sb()` evicts unused
 //! clean inodes, invalidating their clean page cache first (`inode_lru_isolate()`):
 //! the pages invalidated are counted in `kswapd_inodesteal` / `pginodesteal` and reported as
 //! reclaimed. An inode whose pages cannot all be invalidated (dirty, under writeback, mapped)
-//! stays cached.
+//! stays cached. An evicted inode's `xfs_inode` is freed later, by XFS's own inode reclaim
+//! ([`crate::xfs`]).
 //!
 //! # Where we differ from the kernel
 //! - v5.3's `inode_lru_isolate()` (the seed's kernel): any unused clean inode with page
@@ -40,10 +41,11 @@
 //! - The journal: one log record of [`INODE_LOG_BYTES`] per inode (inode core, directory
 //!   entry and log-item overhead), written when its data is written; no log-space
 //!   throttling. A file re-created after its inode was evicted gets a new inode.
-//! - Negative dentries, directory inodes and the filesystem's own inode reclaim
-//!   (`free_cached_objects`) are not modelled. The filesystem is XFS: a new inode also
-//!   allocates XFS's inode log item and, per inode chunk, its cluster buffers, and the
-//!   inode's write releases its cluster buffer to the buffer cache's LRU ([`crate::xfs`]).
+//! - Negative dentries and directory inodes are not modelled. The filesystem is XFS: a new
+//!   inode also allocates XFS's inode log item and, per inode chunk, its cluster buffers,
+//!   the inode's write releases its cluster buffer to the buffer cache's LRU, and an
+//!   evicted inode stays in memory until XFS's own inode reclaim frees it
+//!   (`free_cached_objects` and the reclaim worker; [`crate::xfs`]).
 //!
 //! # Kernel references
 //! fs/dcache.c `d_alloc()`, `dput()`, `retain_dentry()`, `d_lru_add()`, `dentry_lru_isolate()`,
@@ -183,6 +185,8 @@ pub struct FsState {
     pub files_created: u64,
     /// XFS's inode cluster buffers and inode log items ([`crate::xfs`]).
     pub xfs: crate::xfs::XfsBufs,
+    /// XFS's reclaimable inodes: evicted by the VFS, not yet freed ([`crate::xfs`]).
+    pub icache: crate::xfs::XfsIcache,
 }
 
 impl FsState {
@@ -209,6 +213,7 @@ impl FsState {
             dentry_lru: ListLru::new(nr_memcgs, n),
             inode_lru: ListLru::new(nr_memcgs, n),
             xfs: crate::xfs::XfsBufs::new(n),
+            icache: crate::xfs::XfsIcache::new(n),
             ..Default::default()
         }
     }
@@ -304,7 +309,12 @@ impl Mm {
             return;
         };
         let f = fid as usize;
-        if !self.fs.has(fid, fst::INODE) {
+        if !self.fs.has(fid, fst::INODE) && self.xfs_iget_recycle(fid) {
+            // The evicted inode is still in XFS's cache, reclaimable: xfs_iget() recycles
+            // it (its xfs_inode, memcg charge and log item are still there).
+            self.fs.state[f] |= fst::INODE;
+            self.fs.nr_inodes += 1;
+        } else if !self.fs.has(fid, fst::INODE) {
             // xfs_dialloc(): a new inode chunk's cluster buffers, then xfs_iget()'s
             // xfs_inode (alloc_inode()) and xfs_trans_ijoin()'s inode log item.
             self.xfs_ialloc(ctx, fid);
@@ -510,7 +520,10 @@ impl Mm {
         (walked, freed)
     }
 
-    /// `evict()`: free the inode (its page cache is empty), dropping its shadow entries.
+    /// `evict()`: drop the inode's shadow entries (its page cache is empty) and hand it to
+    /// the filesystem (`destroy_inode()`): it leaves the VFS's count (`nr_inodes`), but
+    /// XFS's `->destroy_inode` only tags it for XFS's own reclaim, which frees the
+    /// `xfs_inode` later ([`Mm::xfs_inode_set_reclaim_tag`]).
     fn fs_evict_inode(&mut self, fid: u32) {
         let f = fid as usize;
         let (obj, start, nr) = self.fs.file_range(fid);
@@ -519,10 +532,8 @@ impl Mm {
             o.ent[k as usize] = 0;
         }
         self.fs.state[f] = 0;
-        let id = std::mem::replace(&mut self.fs.inode_slab[f], NIL);
         self.fs.nr_inodes -= 1;
-        self.slab_free(INODE, id, self.fs.memcg[f]);
-        self.xfs_inode_item_destroy(fid);
+        self.xfs_inode_set_reclaim_tag(fid);
     }
 
     /// Kernel: `invalidate_mapping_pages()` over a created file: drop its clean, unmapped,
@@ -616,10 +627,25 @@ impl Mm {
                 fs.nr_dentry, fs.nr_inodes
             ));
         }
+        // XFS's reclaimable inodes hold their xfs_inode with no VFS state left.
+        for fid in fs.icache.iter() {
+            let s = fs.state[fid as usize];
+            if s != 0 || fs.inode_slab[fid as usize] == NIL {
+                return Err(format!("file {fid}: reclaimable inode in state {s:#x}"));
+            }
+        }
+        for (f, &s) in fs.state.iter().enumerate() {
+            let has = s & fst::INODE != 0;
+            if (fs.inode_slab[f] != NIL) != has && (has || !fs.icache.is_reclaimable(f as u32)) {
+                return Err(format!("file {f}: inode slab object in state {s:#x}"));
+            }
+        }
+        let reclaimable = fs.icache.count();
         let cache_objs = |c: usize| self.slab.caches[c].nr_objects;
-        if cache_objs(DENTRY) != d || cache_objs(INODE) != i {
+        if cache_objs(DENTRY) != d || cache_objs(INODE) != i + reclaimable {
             return Err(format!(
-                "slab objects dentry {} inode {} for {d} dentries and {i} inodes",
+                "slab objects dentry {} inode {} for {d} dentries, {i} inodes and \
+                 {reclaimable} reclaimable xfs_inodes",
                 cache_objs(DENTRY),
                 cache_objs(INODE)
             ));
@@ -753,9 +779,12 @@ mod tests {
         // (3000 >> 4) * 4 / 2 = 374, below the batch of 1024: deferred, nothing freed.
         assert_eq!(freed_at(100), 0);
         // Pressure 1000: count 30000, delta = 3750: three batches of 1024. The first frees
-        // 1024 dentries (their clean inodes join the inode LRU); the next two split
-        // 675 + 350 and 503 + 522 between dentries and inodes: 3074 objects.
-        assert_eq!(freed_at(1000), 3074);
+        // 1024 dentries (their clean inodes join the inode LRU) and evicts the one inode
+        // its walk of 1 reaches; the second splits 675 + 350 between dentries and inodes
+        // (the one evicted, reclaimable xfs_inode's share, 1024 * 1 / 3001, is 0); the
+        // third 444 + 460, and free_cached_objects() gets 1024 * 351 / 3001 = 119 (+ 1) of
+        // the 351 evicted inodes: 1025 + 1025 + 904 = 2954 dentries and VFS inodes.
+        assert_eq!(freed_at(1000), 2954);
     }
 
     /// drop_caches = 2 frees every reclaimable dentry and inode that nothing pins (the
@@ -777,6 +806,9 @@ mod tests {
         mm.writeback_file(&mut ctx, 1, u64::MAX, BioOp::WriteSync);
         mm.drop_caches(3);
         assert_eq!((mm.fs.nr_dentry, mm.fs.nr_inodes), (0, 0));
+        // The evicted xfs_inodes the shrinker's share left go with XFS's reclaim worker.
+        mm.run_background(crate::xfs::RECLAIM_WORK_DELAY_NS);
+        assert_eq!(mm.fs.icache.count(), 0);
         // Only the caches' current (CPU) slabs remain: one dentry page, one inode slab.
         assert_eq!(mm.slab.node_pages().0, 1 + 8);
         assert_eq!(mm.objects[1].nr_resident, 0);

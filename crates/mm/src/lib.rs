@@ -1252,7 +1252,8 @@ impl Mm {
 
     /// What runs in the background as simulated time reaches `now`, in this order: the IO
     /// completions due ([`Mm::run_completions`]), the periodic memcg statistics flush
-    /// ([`Mm::memcg_flush_stats`]) and vmstat's per-CPU refresh ([`Mm::vmstat_update`]).
+    /// ([`Mm::memcg_flush_stats`]), vmstat's per-CPU refresh ([`Mm::vmstat_update`]) and
+    /// XFS's inode reclaim worker ([`Mm::xfs_reclaim_worker`]).
     /// The engine calls it before every step and sample, and [`Mm::background_due`] tells
     /// it when a task's run of events must stop for it.
     #[inline]
@@ -1260,6 +1261,7 @@ impl Mm {
         self.run_completions(now);
         self.memcg_flush_stats(now);
         self.vmstat_update(now);
+        self.xfs_reclaim_worker(now);
     }
 
     /// Whether any of [`Mm::run_background`]'s work is due at `now`.
@@ -1267,6 +1269,7 @@ impl Mm {
     pub fn background_due(&self, now: u64) -> bool {
         now >= self.memcg_stats_flush_due()
             || now >= self.vmstat_update_due()
+            || now >= self.fs.icache.work_due
             || self.next_completion().is_some_and(|c| c <= now)
     }
 

@@ -27,9 +27,12 @@
 //! the unscanned rest uncapped in `nr_deferred` ([`do_shrink_slab_windup`],
 //! `KernelVersion::shrinker_deferred_by_priority`); both shrinkers follow the version.
 //!
+//! The superblock shrinker's count and scan include the filesystem's own objects
+//! (`nr_cached_objects` / `free_cached_objects`): XFS's reclaimable inodes, which the VFS
+//! evicted and XFS has not yet freed ([`crate::xfs`], "XFS's inode reclaim").
+//!
 //! # Where we differ from the kernel (v6.18)
-//! - XFS's inode reclaim (`free_cached_objects`) and its other private caches (dquots) are
-//!   not modelled.
+//! - XFS's other private caches (dquots) are not modelled.
 //! - `shrink_slab_memcg()`'s shrinker bitmap is implied: a memcg with empty lists counts 0
 //!   (SHRINK_EMPTY) and is skipped.
 //!
@@ -179,14 +182,24 @@ pub fn vfs_pressure_ratio(v: u64, pressure: u64) -> u64 {
     v * pressure / 100
 }
 
-/// Kernel: `super_cache_scan()`'s split of `nr_to_scan` between dentries and inodes in
-/// proportion to their LRU counts: returns the walk budgets (dentries + 1, inodes + 1) passed
-/// to `prune_dcache_sb()` and `prune_icache_sb()`.
-pub fn super_cache_split(nr_to_scan: u64, dentries: u64, inodes: u64) -> (u64, u64) {
-    let total = dentries + inodes + 1;
+/// Kernel: `super_cache_scan()`'s split of `nr_to_scan` between dentries, inodes and the
+/// filesystem's own objects (`nr_cached_objects`: XFS's reclaimable inodes) in proportion
+/// to their counts (`mult_frac(nr_to_scan, n, dentries + inodes + fs_objects + 1)`):
+/// returns the budgets passed to `prune_dcache_sb()` (its share + 1), `prune_icache_sb()`
+/// (likewise) and `free_cached_objects()` (its share + 1, or 0 when the share is 0 and it
+/// is not called).
+pub fn super_cache_split(
+    nr_to_scan: u64,
+    dentries: u64,
+    inodes: u64,
+    fs_objects: u64,
+) -> (u64, u64, u64) {
+    let total = dentries + inodes + fs_objects + 1;
+    let fs = nr_to_scan * fs_objects / total;
     (
         nr_to_scan * dentries / total + 1,
         nr_to_scan * inodes / total + 1,
+        if fs > 0 { fs + 1 } else { 0 },
     )
 }
 
@@ -198,21 +211,46 @@ pub struct SuperShrinker {
 }
 
 impl Mm {
-    /// Kernel: `super_cache_count()` for memcg `memcg`.
+    /// Kernel: `super_cache_count()` for memcg `memcg`: the memcg's dentry and inode LRUs
+    /// plus the filesystem's `nr_cached_objects` ([`Mm::sb_nr_cached_objects`]), scaled by
+    /// `vfs_cache_pressure`.
     pub fn super_cache_count(&self, memcg: usize) -> u64 {
-        let total = self.fs.dentry_lru.count(memcg) + self.fs.inode_lru.count(memcg);
+        let total = self.fs.dentry_lru.count(memcg)
+            + self.fs.inode_lru.count(memcg)
+            + self.sb_nr_cached_objects(memcg);
         vfs_pressure_ratio(total, self.cfg.fs.vfs_cache_pressure)
     }
 
+    /// `sb->s_op->nr_cached_objects()` as the superblock shrinker sees it for `memcg`:
+    /// `xfs_fs_nr_cached_objects()` → `xfs_reclaim_inodes_count()`, the whole filesystem's
+    /// reclaimable inodes whatever the memcg (XFS's count is not memcg aware). A child memcg
+    /// reaches the shrinker only while its bit in the memcg's shrinker map is set; the model
+    /// takes that as its LRUs holding something, so a child with empty lists counts 0.
+    fn sb_nr_cached_objects(&self, memcg: usize) -> u64 {
+        if memcg != 0 && self.fs.dentry_lru.count(memcg) + self.fs.inode_lru.count(memcg) == 0 {
+            return 0;
+        }
+        self.fs.icache.count()
+    }
+
     /// Kernel: `super_cache_scan()`: split `nr_to_scan` between the dentry and inode LRUs
-    /// of `memcg` and prune both (dentries first: freeing them unpins inodes).
+    /// of `memcg` and XFS's reclaimable inodes, and prune the dentries first (freeing them
+    /// unpins inodes), then the inodes, then `free_cached_objects()`
+    /// (`xfs_fs_free_cached_objects()` → [`Mm::xfs_reclaim_inodes_nr`], whose freed
+    /// objects v5.3 does not report).
     fn super_cache_scan(&mut self, memcg: usize, nr_to_scan: u64, kswapd: bool) -> (u64, u64) {
         let d = self.fs.dentry_lru.count(memcg);
         let i = self.fs.inode_lru.count(memcg);
-        let (dentries, inodes) = super_cache_split(nr_to_scan, d, i);
+        let f = self.sb_nr_cached_objects(memcg);
+        let (dentries, inodes, fs_objects) = super_cache_split(nr_to_scan, d, i, f);
         let (_, fd) = self.prune_dcache_sb(memcg, dentries);
         let (_, fi) = self.prune_icache_sb(memcg, inodes, kswapd);
-        (nr_to_scan, fd + fi)
+        let ff = if fs_objects > 0 {
+            self.xfs_reclaim_inodes_nr(fs_objects)
+        } else {
+            0
+        };
+        (nr_to_scan, fd + fi + ff)
     }
 
     /// Kernel: `shrink_slab(gfp, nid, memcg, priority)`: run every shrinker for `memcg` (the
@@ -458,15 +496,31 @@ mod tests {
     }
 
     /// super_cache_scan's proportional split: 1024 to scan over 3000 dentries and 1000
-    /// inodes: 1024 * 3000 / 4001 = 767 (+1), 1024 * 1000 / 4001 = 255 (+1).
+    /// inodes: 1024 * 3000 / 4001 = 767 (+1), 1024 * 1000 / 4001 = 255 (+1); no fs
+    /// objects: free_cached_objects() is not called (0).
     #[test]
     fn super_shrinker_split() {
-        assert_eq!(super_cache_split(1024, 3000, 1000), (768, 256));
-        assert_eq!(super_cache_split(1024, 0, 500), (1, 1022));
-        assert_eq!(super_cache_split(10, 0, 0), (1, 1));
+        assert_eq!(super_cache_split(1024, 3000, 1000, 0), (768, 256, 0));
+        assert_eq!(super_cache_split(1024, 0, 500, 0), (1, 1022, 0));
+        assert_eq!(super_cache_split(10, 0, 0, 0), (1, 1, 0));
         // vfs_cache_pressure scales the count: 0 hides the caches, 1000 multiplies by 10.
         assert_eq!(vfs_pressure_ratio(4000, 0), 0);
         assert_eq!(vfs_pressure_ratio(4000, 100), 4000);
         assert_eq!(vfs_pressure_ratio(4000, 1000), 40_000);
+    }
+
+    /// The split with XFS's reclaimable inodes as `nr_cached_objects`, hand-computed from
+    /// `mult_frac(nr, n, d + i + f + 1)`: 1024 over 2000 dentries, 1000 inodes and 1000
+    /// reclaimable inodes (total 4001): 1024 * 2000 / 4001 = 511, 1024 * 1000 / 4001 = 255,
+    /// 255: budgets 512, 256 and 256. A share that rounds to 0 skips
+    /// free_cached_objects(): 1024 * 3 / 100004 = 0 with 100 000 dentries and 3 fs objects;
+    /// with 300 it is 1024 * 300 / 100301 = 3, a budget of 4.
+    #[test]
+    fn super_shrinker_split_with_fs_objects() {
+        assert_eq!(super_cache_split(1024, 2000, 1000, 1000), (512, 256, 256));
+        assert_eq!(super_cache_split(1024, 100_000, 0, 3), (1024, 1, 0));
+        assert_eq!(super_cache_split(1024, 100_000, 0, 300), (1021, 1, 4));
+        // Only fs objects: 1024 * 4000 / 4001 = 1023 + 1.
+        assert_eq!(super_cache_split(1024, 0, 0, 4000), (1, 1, 1024));
     }
 }

@@ -1,6 +1,7 @@
 //! XFS's own per-file metadata memory (fs/xfs, v5.3), next to the VFS dentry and the
 //! `xfs_inode` that [`crate::fs`] models: the inode log item and the inode cluster buffers,
-//! both UNMOVABLE kernel memory, and the buffer cache's shrinker.
+//! both UNMOVABLE kernel memory, the buffer cache's shrinker, and XFS's own reclaim of the
+//! inodes the VFS evicted.
 //!
 //! # What creating one small file allocates (v5 superblock, 512-byte inodes, mkfs defaults)
 //! - *Inode cluster buffers.* `xfs_dialloc()` takes a free inode from an allocated inode
@@ -42,6 +43,44 @@
 //! forms of `xfs_buf_free_pages()`, not bisected) they are, so there they count as
 //! reclaimed ([`BUF_FREE_COUNTS_AS_RECLAIMED`]).
 //!
+//! # XFS's inode reclaim
+//! The VFS's eviction does not free an XFS inode. `prune_icache_sb()` → `evict()` →
+//! `destroy_inode()` drops it from the VFS's count (`nr_inodes`), but
+//! `xfs_fs_destroy_inode()` only tags it `XFS_ICI_RECLAIM_TAG` in its AG's inode radix tree
+//! (`xfs_inode_set_reclaim_tag()`): the `xfs_inode` (with the VFS inode inside it,
+//! [`crate::slab::INODE_CACHE`]) and its log item stay allocated and charged until XFS
+//! frees them ([`XfsIcache`]). Two paths do (v5.3, fs/xfs/xfs_icache.c):
+//! - *The superblock shrinker.* `super_cache_count()` adds `nr_cached_objects`
+//!   (`xfs_fs_nr_cached_objects()` → `xfs_reclaim_inodes_count()`, the tagged inodes of
+//!   every AG, whatever the memcg) to the dentry and inode LRU counts, and
+//!   `super_cache_scan()` gives it its proportional share of each batch
+//!   ([`crate::shrinker::super_cache_split`]), passed to `free_cached_objects`
+//!   (`xfs_fs_free_cached_objects()` → `xfs_reclaim_inodes_nr()`) after the dentries and
+//!   inodes. That queues the background worker, pushes the AIL, and walks the tagged
+//!   inodes from the AG's reclaim cursor in gang lookups of 32 (`XFS_LOOKUP_BATCH`),
+//!   charging 32 to its count per lookup, until the count is used up or the tree's end is
+//!   reached (cursor back to 0). It returns 0, not the inodes freed.
+//! - *The background worker* (`xfs_reclaim_worker()`), queued [`RECLAIM_WORK_DELAY_NS`]
+//!   (`xfs_syncd_centisecs / 6`, 5 s) ahead when an AG gets its first reclaimable inode or
+//!   the shrinker kicks it, and again after each pass while inodes stay tagged: one
+//!   unlimited trylock walk from the cursor to the end of the tree.
+//!
+//! v5.3's shrinker path reclaims with `SYNC_TRYLOCK | SYNC_WAIT`: an inode being flushed is
+//! waited for (`xfs_iflock()`), a pinned one unpinned by a log force (`xfs_iunpin_wait()`),
+//! a dirty one flushed and its cluster buffer written synchronously (`xfs_iflush()`,
+//! `xfs_bwrite()`), and a reclaimer finding an AG's reclaim lock taken waits for it on a
+//! second pass. v5.9 made inode reclaim non-blocking (Dave Chinner's series "xfs: remove
+//! SYNC_WAIT from xfs_reclaim_inodes()", "xfs: remove IO submission from
+//! xfs_reclaim_inode()", "xfs: allow multiple reclaimers per AG": v5.9.1's
+//! `xfs_reclaim_inode()` skips a locked, pinned or dirty inode and never flushes; read
+//! from v5.3.0 and v5.9.1 sources). In this model those waits cannot arise: an inode is on
+//! the VFS's LRU only once its data and journal record are written
+//! ([`crate::fs`]), and the model writes the inode in place then too
+//! ([`Mm::xfs_iflush`]), so every inode XFS reclaims is clean, unpinned and unlocked and
+//! both versions free it alike. What the seed's kernel spends waiting there is therefore
+//! not modelled; neither is the AIL push nor the contention of the worker with a
+//! reclaimer for the AG's reclaim lock (the worker runs in no thread's time).
+//!
 //! # Where we differ from the kernel
 //! - Inodes are numbered in file-id order: file `k` is in cluster `k / 32` of chunk
 //!   `k / 64`, and a chunk's two buffers are allocated by the create of its first file.
@@ -51,9 +90,10 @@
 //!   The in-place write of the cluster is not submitted as I/O (the journal record is); a
 //!   flush that finds the buffer freed allocates its pages again (counted in
 //!   [`XfsBufs::reread`]) without the read I/O.
-//! - The `xfs_inode` (and with it the log item) is freed at VFS eviction, not later by XFS's
-//!   own inode reclaim (`xfs_reclaim_inodes_nr()` from the superblock shrinker's
-//!   `free_cached_objects`, and the background reclaim worker).
+//! - One AG holds every created inode (XFS places a directory's new inodes in its AG while
+//!   it has room), so there is one reclaim cursor. The worker's slab frees are no
+//!   reclaimer's; the `xfs_inode`'s RCU-delayed free happens at once. A reclaimable inode
+//!   found again by a re-create is recycled (`xfs_iget_cache_hit()`).
 //! - Not modelled: the `xfs_buf` structures themselves (one per 32 files), the
 //!   directory's data, leaf and free-index block buffers (UNMOVABLE order-0 pages too:
 //!   about 1/72 page per file of data block for 40-byte names, plus 8 bytes of leaf per
@@ -68,7 +108,13 @@
 //! `xfs_buf_allocate_memory()`, `xb_to_gfp()`, `_xfs_buf_alloc()`, `xfs_buf_rele()`,
 //! `xfs_buftarg_isolate()`, `xfs_buftarg_shrink_scan()`, `xfs_buftarg_shrink_count()`,
 //! `xfs_alloc_buftarg()`; fs/xfs/xfs_inode_item.c `xfs_inode_item_init()`,
-//! `xfs_inode_item_destroy()`; fs/xfs/xfs_super.c `xfs_init_zones()`.
+//! `xfs_inode_item_destroy()`; fs/xfs/xfs_super.c `xfs_init_zones()`,
+//! `xfs_fs_destroy_inode()`, `xfs_fs_nr_cached_objects()`, `xfs_fs_free_cached_objects()`;
+//! fs/xfs/xfs_icache.c `xfs_inode_set_reclaim_tag()`, `xfs_perag_set_reclaim_tag()`,
+//! `xfs_reclaim_work_queue()`, `xfs_reclaim_worker()`, `xfs_reclaim_inodes_ag()`,
+//! `xfs_reclaim_inode()`, `xfs_reclaim_inodes_nr()`, `xfs_reclaim_inodes_count()`,
+//! `xfs_iget_cache_hit()`; fs/xfs/xfs_globals.c `xfs_params`; fs/super.c
+//! `super_cache_count()`, `super_cache_scan()`.
 
 use crate::alloc::Gfp;
 use crate::fs::ListLru;
@@ -91,6 +137,166 @@ pub const NEW_BUF_LRU_REF: u8 = 1;
 /// The first kernel whose `xfs_buf_free_pages()` adds the freed pages to
 /// `reclaim_state->reclaimed_slab` (see the module doc; v5.3's `xfs_buf_free()` does not).
 pub const BUF_FREE_COUNTS_AS_RECLAIMED: KernelVersion = KernelVersion::new(5, 14);
+
+/// The reclaim worker's delay (`xfs_reclaim_work_queue()`: `xfs_syncd_centisecs / 6 * 10`
+/// ms, with `fs.xfs.xfssyncd_centisecs` at its default of 3000, `xfs_params.syncd_timer` in
+/// v5.3's xfs_globals.c): 5 s, in ns.
+pub const RECLAIM_WORK_DELAY_NS: u64 = 3000 / 6 * 10 * 1_000_000;
+/// `XFS_LOOKUP_BATCH`: inodes per radix-tree gang lookup of the reclaim walk; the shrinker's
+/// scan count is charged one batch per lookup, however many it found.
+pub const LOOKUP_BATCH: i64 = 32;
+
+/// XFS's reclaimable inodes (v5.3 fs/xfs/xfs_icache.c): `xfs_inode`s the VFS evicted that
+/// stay in the `xfs_inode` slab, tagged `XFS_ICI_RECLAIM_TAG`, until the superblock
+/// shrinker's `free_cached_objects` or the background reclaim worker frees them. See the
+/// module doc, "XFS's inode reclaim".
+#[derive(Clone, Debug)]
+pub struct XfsIcache {
+    /// Inodes tagged `XFS_ICI_RECLAIM_TAG` in the AG's inode radix tree, by inode number
+    /// (the file id: one AG, inodes numbered in file-id order). Their count is the AG's
+    /// `pag_ici_reclaimable`.
+    reclaimable: TagBitmap,
+    /// `pag_ici_reclaim_cursor`: where the next trylock walk starts.
+    pub cursor: u32,
+    /// When the queued `m_reclaim_work` runs (u64::MAX: not queued).
+    pub work_due: u64,
+    /// The time [`Mm::run_background`] last saw: `queue_delayed_work()` from reclaim, which
+    /// has no clock of its own in the model, delays from it.
+    pub clock: u64,
+    /// Inodes freed by `xfs_reclaim_inodes_nr()` (the shrinker) and by the worker.
+    pub reclaimed_shrinker: u64,
+    pub reclaimed_worker: u64,
+    /// Worker passes run.
+    pub worker_runs: u64,
+    /// The most reclaimable inodes at once.
+    pub max_reclaimable: u64,
+}
+
+impl Default for XfsIcache {
+    fn default() -> Self {
+        XfsIcache {
+            reclaimable: Default::default(),
+            cursor: 0,
+            work_due: u64::MAX,
+            clock: 0,
+            reclaimed_shrinker: 0,
+            reclaimed_worker: 0,
+            worker_runs: 0,
+            max_reclaimable: 0,
+        }
+    }
+}
+
+impl XfsIcache {
+    /// For `nr_files` files' inodes.
+    pub fn new(nr_files: usize) -> Self {
+        XfsIcache {
+            reclaimable: TagBitmap::new(nr_files),
+            ..Default::default()
+        }
+    }
+
+    /// `xfs_reclaim_inodes_count()`: the reclaimable inodes (`nr_cached_objects`).
+    pub fn count(&self) -> u64 {
+        self.reclaimable.count
+    }
+
+    /// The reclaimable inodes in inode-number order.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut next = self.reclaimable.next_from(0);
+        std::iter::from_fn(move || {
+            let fid = next?;
+            next = self.reclaimable.next_from(fid + 1);
+            Some(fid)
+        })
+    }
+
+    /// Whether file `fid`'s inode is reclaimable (`XFS_IRECLAIMABLE`).
+    pub fn is_reclaimable(&self, fid: u32) -> bool {
+        self.reclaimable.contains(fid)
+    }
+}
+
+/// The radix tree's reclaim tag over inode numbers: a bitmap with a summary bit per
+/// non-empty word, so that a gang lookup from any index finds the next tagged inode in a
+/// few word scans (`radix_tree_gang_lookup_tag()`'s job).
+#[derive(Clone, Debug, Default)]
+struct TagBitmap {
+    words: Vec<u64>,
+    /// Bit `w` set: `words[w]` is non-zero.
+    summary: Vec<u64>,
+    count: u64,
+}
+
+impl TagBitmap {
+    fn new(n: usize) -> Self {
+        let words = n.div_ceil(64);
+        TagBitmap {
+            words: vec![0; words],
+            summary: vec![0; words.div_ceil(64)],
+            count: 0,
+        }
+    }
+
+    fn contains(&self, i: u32) -> bool {
+        self.words
+            .get(i as usize / 64)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+
+    /// Set bit `i`; returns whether it was clear.
+    fn insert(&mut self, i: u32) -> bool {
+        let w = i as usize / 64;
+        let bit = 1u64 << (i % 64);
+        if self.words[w] & bit != 0 {
+            return false;
+        }
+        self.words[w] |= bit;
+        self.summary[w / 64] |= 1 << (w % 64);
+        self.count += 1;
+        true
+    }
+
+    /// Clear bit `i`; returns whether it was set.
+    fn remove(&mut self, i: u32) -> bool {
+        let w = i as usize / 64;
+        let bit = 1u64 << (i % 64);
+        if self.words.get(w).is_none_or(|&x| x & bit == 0) {
+            return false;
+        }
+        self.words[w] &= !bit;
+        if self.words[w] == 0 {
+            self.summary[w / 64] &= !(1 << (w % 64));
+        }
+        self.count -= 1;
+        true
+    }
+
+    /// The first set bit at or after `i`.
+    fn next_from(&self, i: u32) -> Option<u32> {
+        let mut w = i as usize / 64;
+        if w >= self.words.len() {
+            return None;
+        }
+        let here = self.words[w] & (!0u64 << (i % 64));
+        if here != 0 {
+            return Some((w * 64) as u32 + here.trailing_zeros());
+        }
+        w += 1;
+        let mut s = w / 64;
+        let mut mask = !0u64 << (w % 64);
+        while s < self.summary.len() {
+            let m = self.summary[s] & mask;
+            if m != 0 {
+                let w = s * 64 + m.trailing_zeros() as usize;
+                return Some((w * 64) as u32 + self.words[w].trailing_zeros());
+            }
+            s += 1;
+            mask = !0;
+        }
+        None
+    }
+}
 
 /// Per-cluster buffer state bits.
 mod bs {
@@ -215,6 +421,123 @@ impl Mm {
             }
             None => false,
         }
+    }
+
+    /// `xfs_fs_destroy_inode()` → `xfs_inode_set_reclaim_tag()`: the VFS has evicted file
+    /// `fid`'s inode (`evict()`); its `xfs_inode` and log item stay allocated, tagged for
+    /// reclaim. The AG's first reclaimable inode queues the reclaim worker
+    /// (`xfs_perag_set_reclaim_tag()`). `xfs_inactive()` does nothing here: the file is
+    /// still linked and a one-page file has no post-EOF blocks.
+    pub(crate) fn xfs_inode_set_reclaim_tag(&mut self, fid: u32) {
+        let ic = &mut self.fs.icache;
+        let first = ic.reclaimable.count == 0;
+        ic.reclaimable.insert(fid);
+        ic.max_reclaimable = ic.max_reclaimable.max(ic.reclaimable.count);
+        if first {
+            self.xfs_reclaim_work_queue();
+        }
+    }
+
+    /// `xfs_reclaim_work_queue()`: queue the reclaim worker [`RECLAIM_WORK_DELAY_NS`] from
+    /// now if an inode is tagged for reclaim (`queue_delayed_work()` leaves an already
+    /// queued work alone).
+    fn xfs_reclaim_work_queue(&mut self) {
+        let ic = &mut self.fs.icache;
+        if ic.reclaimable.count > 0 && ic.work_due == u64::MAX {
+            ic.work_due = ic.clock + RECLAIM_WORK_DELAY_NS;
+        }
+    }
+
+    /// `xfs_iget()` finding file `fid`'s inode reclaimable (`xfs_iget_cache_hit()` with
+    /// `XFS_IRECLAIMABLE`): recycle it (`xfs_reinit_inode()`, the tag cleared) instead of
+    /// allocating another. Returns false if it was not reclaimable.
+    pub(crate) fn xfs_iget_recycle(&mut self, fid: u32) -> bool {
+        self.fs.icache.reclaimable.remove(fid)
+    }
+
+    /// `xfs_reclaim_inode()` of a clean, unpinned inode: free its `xfs_inode`
+    /// (`__xfs_inode_free()`; RCU-delayed in the kernel, at once here) and with it the log
+    /// item (`xfs_inode_free_callback()` → `xfs_inode_item_destroy()`).
+    fn xfs_reclaim_inode(&mut self, fid: u32) {
+        self.fs.icache.reclaimable.remove(fid);
+        let f = fid as usize;
+        let id = std::mem::replace(&mut self.fs.inode_slab[f], NIL);
+        self.slab_free(crate::slab::INODE, id, self.fs.memcg[f]);
+        self.xfs_inode_item_destroy(fid);
+    }
+
+    /// `xfs_reclaim_inodes_ag()` over the one AG, trylock mode (both callers in v5.3 pass
+    /// `SYNC_TRYLOCK`): from `pag_ici_reclaim_cursor`, gang-look-up up to
+    /// [`LOOKUP_BATCH`] tagged inodes, reclaim them, and charge a whole batch to
+    /// `nr_to_scan`, while the lookup finds some and `nr_to_scan` stays positive. A walk
+    /// that reaches the end of the tree resets the cursor to 0; otherwise it saves where
+    /// it stopped. Every inode the model tags is clean and unpinned (see the module doc),
+    /// so each one found is freed: `SYNC_WAIT`'s flush and unpin waits have nothing to
+    /// wait for. Returns the inodes freed.
+    fn xfs_reclaim_inodes_ag(&mut self, mut nr_to_scan: i64) -> u64 {
+        let mut first_index = self.fs.icache.cursor;
+        let mut done = false;
+        let mut freed = 0u64;
+        let mut batch = Vec::with_capacity(LOOKUP_BATCH as usize);
+        loop {
+            batch.clear();
+            let tags = &self.fs.icache.reclaimable;
+            let mut at = tags.next_from(first_index);
+            while let Some(fid) = at {
+                batch.push(fid);
+                if batch.len() == LOOKUP_BATCH as usize {
+                    break;
+                }
+                at = tags.next_from(fid + 1);
+            }
+            let Some(&last) = batch.last() else {
+                done = true;
+                break;
+            };
+            for &fid in &batch {
+                self.xfs_reclaim_inode(fid);
+            }
+            freed += batch.len() as u64;
+            first_index = last + 1;
+            nr_to_scan -= LOOKUP_BATCH;
+            if nr_to_scan <= 0 {
+                break;
+            }
+        }
+        self.fs.icache.cursor = if done { 0 } else { first_index };
+        freed
+    }
+
+    /// `xfs_fs_free_cached_objects()` → `xfs_reclaim_inodes_nr()`: the superblock
+    /// shrinker's share for XFS's own objects. Kicks the background worker, then reclaims
+    /// from the cursor, `nr_to_scan` charged by batch ([`Mm::xfs_reclaim_inodes_ag`]); the
+    /// AIL push it also starts is not modelled (the model's tagged inodes are already
+    /// written). Returns 0 as v5.3 does (`xfs_reclaim_inodes_ag()`'s error code): the
+    /// inodes freed do not count in `super_cache_scan()`'s freed objects.
+    pub(crate) fn xfs_reclaim_inodes_nr(&mut self, nr_to_scan: u64) -> u64 {
+        self.xfs_reclaim_work_queue();
+        let n = self.xfs_reclaim_inodes_ag(nr_to_scan.min(i32::MAX as u64) as i64);
+        self.fs.icache.reclaimed_shrinker += n;
+        0
+    }
+
+    /// The background reclaim worker (`xfs_reclaim_worker()`: `xfs_reclaim_inodes()` with
+    /// `SYNC_TRYLOCK` and no scan limit, then `xfs_reclaim_work_queue()`), run by
+    /// [`Mm::run_background`] when due at `now`. A kworker outside reclaim: the slab pages
+    /// it frees are no reclaimer's (`reclaim_state` is left as it was); its CPU time is not
+    /// modelled.
+    pub(crate) fn xfs_reclaim_worker(&mut self, now: u64) {
+        self.fs.icache.clock = now;
+        if now < self.fs.icache.work_due {
+            return;
+        }
+        self.fs.icache.work_due = u64::MAX;
+        self.fs.icache.worker_runs += 1;
+        let saved = self.slab.reclaimed;
+        let n = self.xfs_reclaim_inodes_ag(i32::MAX as i64);
+        self.slab.reclaimed = saved;
+        self.fs.icache.reclaimed_worker += n;
+        self.xfs_reclaim_work_queue();
     }
 
     /// `xfs_inode_item_destroy()`: the inode is freed, and its log item with it.
@@ -425,19 +748,19 @@ mod tests {
     }
 
     /// Per-file allocations, hand-computed for 640 files: dentries 640 / 21 -> 31 pages and
-    /// xfs_inodes 640 / 34 -> 19 order-3 slabs, 152 pages (RECLAIMABLE); xfs_ili
+    /// xfs_inodes 640 / 32 -> 20 order-3 slabs, 160 pages (RECLAIMABLE); xfs_ili
     /// 640 / 26 -> 25 pages and 10 inode chunks of two 16 KiB cluster buffers, 80 pages
     /// (UNMOVABLE). The model allocates exactly that, and the UNMOVABLE slab is the log
     /// items', charged to no memcg.
     #[test]
     fn creating_files_allocates_log_items_and_cluster_buffers_per_chunk() {
-        assert_eq!(create_pages(640), (31 + 152, 25 + 80));
+        assert_eq!(create_pages(640), (31 + 160, 25 + 80));
         assert_eq!(create_pages(1), (1 + 8, 1 + 8));
         let mut mm = xfs_mm(16384, KernelVersion::default());
         let kernel0 = mm.node.nr_kernel_pages;
         create(&mut mm, 0..640, true);
         let c = &mm.slab.caches;
-        assert_eq!(c[DENTRY].pages() + c[INODE].pages(), 183);
+        assert_eq!(c[DENTRY].pages() + c[INODE].pages(), 191);
         assert_eq!((c[XFS_ILI].nr_objects, c[XFS_ILI].pages()), (640, 25));
         assert_eq!(
             mm.slab.node_pages().1,
@@ -447,7 +770,7 @@ mod tests {
         assert_eq!((mm.fs.xfs.nr_bufs, mm.fs.xfs.nr_pages), (20, 80));
         assert_eq!(mm.fs.xfs.allocated, 20);
         // Each object charged: 640 dentries and inodes, not the log items.
-        assert_eq!(mm.slab.memcg_bytes[0], [640 * (192 + 960), 0]);
+        assert_eq!(mm.slab.memcg_bytes[0], [640 * (192 + 1024), 0]);
         let slab_pages = mm.slab.node_pages().0 + mm.slab.node_pages().1;
         assert_eq!(mm.node.nr_kernel_pages - kernel0, slab_pages + 80);
         // fsync wrote every inode: each cluster buffer is on the LRU.
@@ -509,9 +832,135 @@ mod tests {
         // is read back.
         create(&mut mm, 40..41, true);
         assert_eq!((mm.fs.xfs.reread, mm.fs.xfs.nr_bufs), (1, 1));
-        // Dropping the dentries and inodes frees every log item.
+        // Dropping the dentries and inodes evicts every inode; XFS's reclaim worker then
+        // frees what the shrinker's share left, and every log item with its inode.
         mm.drop_caches(2);
+        assert_eq!(mm.fs.nr_inodes, 0);
+        mm.run_background(RECLAIM_WORK_DELAY_NS);
         assert_eq!(mm.slab.caches[XFS_ILI].nr_objects, 0);
+        mm.check_invariants().unwrap();
+    }
+
+    /// 640 written files whose dentries and inodes the VFS pruned, as `super_cache_scan()`
+    /// would: evict their inodes. `prune_icache_sb()` -> `evict()` -> `xfs_fs_destroy_inode()`.
+    fn create_and_evict(mm: &mut Mm, files: u32) {
+        create(mm, 0..files, true);
+        assert_eq!(mm.prune_dcache_sb(0, 10_000).1, files as u64);
+        assert_eq!(mm.prune_icache_sb(0, 10_000, false).1, files as u64);
+        assert_eq!(mm.fs.nr_inodes, 0);
+    }
+
+    /// An evicted inode's memory stays until XFS reclaims it: after the VFS evicted 640
+    /// inodes their 640 xfs_inodes (160 pages of order-3 slabs) and 640 log items are still
+    /// allocated and charged, tagged reclaimable; the worker, queued 5 s after the first
+    /// tag (xfs_perag_set_reclaim_tag()), has not run a nanosecond before; at 5 s it frees
+    /// them all, and the slab pages they emptied, without crediting any reclaimer. A
+    /// re-create finding its inode still reclaimable recycles it instead of allocating one:
+    /// file 7's inode and log item keep the first inode slab and log-item page, and the
+    /// caches keep their current (last) slab and page though empty: 16 and 2 pages left.
+    #[test]
+    fn an_evicted_inode_keeps_its_memory_until_xfs_reclaims_it() {
+        let mut mm = xfs_mm(16384, KernelVersion::new(5, 3));
+        create_and_evict(&mut mm, 640);
+        let c = &mm.slab.caches;
+        assert_eq!((c[INODE].nr_objects, c[INODE].pages()), (640, 160));
+        assert_eq!(c[XFS_ILI].nr_objects, 640);
+        assert_eq!(
+            mm.slab.memcg_bytes[0][0],
+            640 * 1024,
+            "the dentries are gone"
+        );
+        assert_eq!(mm.fs.icache.count(), 640);
+        assert_eq!(mm.super_cache_count(0), 640, "nr_cached_objects");
+        assert_eq!(mm.fs.icache.work_due, RECLAIM_WORK_DELAY_NS);
+        mm.check_invariants().unwrap();
+        // Re-creating file 7 recycles its xfs_inode: no new object.
+        create(&mut mm, 7..8, true);
+        assert_eq!(mm.slab.caches[INODE].nr_objects, 640);
+        assert_eq!((mm.fs.nr_inodes, mm.fs.icache.count()), (1, 639));
+        mm.check_invariants().unwrap();
+        mm.run_background(RECLAIM_WORK_DELAY_NS - 1);
+        assert_eq!(mm.fs.icache.count(), 639);
+        let reclaimed0 = mm.slab.reclaimed;
+        mm.run_background(RECLAIM_WORK_DELAY_NS);
+        let c = &mm.slab.caches;
+        assert_eq!((c[INODE].nr_objects, c[INODE].pages()), (1, 16));
+        assert_eq!((c[XFS_ILI].nr_objects, c[XFS_ILI].pages()), (1, 2));
+        assert_eq!(mm.slab.memcg_bytes[0][0], 192 + 1024);
+        assert_eq!(
+            mm.slab.reclaimed, reclaimed0,
+            "the worker reclaims for nobody"
+        );
+        assert_eq!(
+            (mm.fs.icache.reclaimed_worker, mm.fs.icache.worker_runs),
+            (639, 1)
+        );
+        assert_eq!(
+            mm.fs.icache.work_due,
+            u64::MAX,
+            "nothing tagged: not requeued"
+        );
+        mm.check_invariants().unwrap();
+    }
+
+    /// The reclaim tag's lookup across words (64 inodes) and summary words (4096).
+    #[test]
+    fn reclaim_tag_lookup_finds_the_next_tagged_inode() {
+        let mut t = TagBitmap::new(10_000);
+        for i in [3, 64, 4095, 4096, 9_999] {
+            assert!(t.insert(i));
+        }
+        assert!(!t.insert(64));
+        let next: Vec<_> = [0, 4, 65, 4096, 4097, 10_000]
+            .iter()
+            .map(|&i| t.next_from(i))
+            .collect();
+        assert_eq!(
+            next,
+            [Some(3), Some(64), Some(4095), Some(4096), Some(9_999), None]
+        );
+        assert!(t.remove(4095) && !t.remove(4095));
+        assert_eq!((t.next_from(65), t.count), (Some(4096), 4));
+        assert!(t.remove(4096) && t.remove(9_999));
+        assert_eq!(t.next_from(65), None);
+    }
+
+    /// `xfs_reclaim_inodes_nr()` charges a whole lookup batch of 32 to its count and walks
+    /// from the AG's cursor: with 100 reclaimable inodes, a count of 5 frees one batch (32,
+    /// cursor 32); 40 frees two (64, cursor 96); 100 frees the last 4, finds nothing more
+    /// and puts the cursor back to 0. Each call queues the worker; none reports what it
+    /// freed. Through `shrink_slab()` (v5.3's do_shrink_slab(), priority 0): 640
+    /// reclaimable inodes and empty LRUs count 640, delta = 640 * 4 / 2 = 1280, one batch
+    /// of 1024 whose fs share is 1024 * 640 / 641 = 1022 (+ 1 = 1023: 32 lookups) frees all
+    /// 640; 256 left is below both the batch and the count. slabs_scanned gains those 1024
+    /// and the buffer shrinker's 40 (20 buffers, delta 40), and shrink_slab() returns 0
+    /// freed objects.
+    #[test]
+    fn free_cached_objects_reclaims_by_lookup_batch_from_the_cursor() {
+        let mut mm = xfs_mm(16384, KernelVersion::new(5, 3));
+        create_and_evict(&mut mm, 100);
+        mm.fs.icache.work_due = u64::MAX;
+        assert_eq!(mm.xfs_reclaim_inodes_nr(5), 0);
+        assert_eq!((mm.fs.icache.count(), mm.fs.icache.cursor), (68, 32));
+        assert_eq!(mm.fs.icache.work_due, RECLAIM_WORK_DELAY_NS);
+        assert_eq!(mm.xfs_reclaim_inodes_nr(40), 0);
+        assert_eq!((mm.fs.icache.count(), mm.fs.icache.cursor), (4, 96));
+        assert_eq!(mm.xfs_reclaim_inodes_nr(100), 0);
+        assert_eq!((mm.fs.icache.count(), mm.fs.icache.cursor), (0, 0));
+        assert_eq!(mm.fs.icache.reclaimed_shrinker, 100);
+        mm.check_invariants().unwrap();
+
+        let mut mm = xfs_mm(16384, KernelVersion::new(5, 3));
+        create_and_evict(&mut mm, 640);
+        let scanned0 = mm.ev.get(Ev::SlabsScanned);
+        assert_eq!(
+            mm.shrink_slab(0, 0, true),
+            20,
+            "only the 20 cluster buffers"
+        );
+        assert_eq!(mm.fs.icache.count(), 0);
+        assert_eq!(mm.ev.get(Ev::SlabsScanned) - scanned0, 1024 + 40);
+        assert_eq!(mm.shrinker.nr_deferred[0], 1280 - 1024);
         mm.check_invariants().unwrap();
     }
 
