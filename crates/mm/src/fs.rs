@@ -275,7 +275,9 @@ impl Mm {
                 }
                 continue;
             }
-            if !self.fs.has(fid, fst::INODE) {
+            if !self.fs.has(fid, fst::INODE) && self.fs_iget_reclaimable(fid) {
+                // Recycled from XFS's reclaimable inodes, as a re-create does.
+            } else if !self.fs.has(fid, fst::INODE) {
                 let Some(id) = self.slab_alloc(ctx, INODE, ctx.memcg) else {
                     return;
                 };
@@ -300,6 +302,20 @@ impl Mm {
         }
     }
 
+    /// `xfs_iget()` for file `fid`, whose inode the VFS evicted: if it is still in XFS's
+    /// cache, tagged reclaimable, `xfs_iget_cache_hit()` recycles it (its `xfs_inode`,
+    /// memcg charge and log item are still there) and it is the VFS's inode again. Returns
+    /// false if XFS has already reclaimed it (the caller allocates a new one). Both a
+    /// lookup ([`Mm::fs_lookup`]) and a re-create ([`Mm::fs_create`]) go through it.
+    fn fs_iget_reclaimable(&mut self, fid: u32) -> bool {
+        if !self.xfs_iget_recycle(fid) {
+            return false;
+        }
+        self.fs.state[fid as usize] |= fst::INODE;
+        self.fs.nr_inodes += 1;
+        true
+    }
+
     /// `Op::Create`: create (or re-create) the file at page `page` of directory `obj`, write
     /// its `nr` pages, fsync it if asked, close it. See the module doc.
     pub fn fs_create(&mut self, ctx: &mut Ctx, obj: u32, page: u32, nr: u32, fsync: bool) {
@@ -309,11 +325,8 @@ impl Mm {
             return;
         };
         let f = fid as usize;
-        if !self.fs.has(fid, fst::INODE) && self.xfs_iget_recycle(fid) {
-            // The evicted inode is still in XFS's cache, reclaimable: xfs_iget() recycles
-            // it (its xfs_inode, memcg charge and log item are still there).
-            self.fs.state[f] |= fst::INODE;
-            self.fs.nr_inodes += 1;
+        if !self.fs.has(fid, fst::INODE) && self.fs_iget_reclaimable(fid) {
+            // Recycled from XFS's reclaimable inodes.
         } else if !self.fs.has(fid, fst::INODE) {
             // xfs_dialloc(): a new inode chunk's cluster buffers, then xfs_iget()'s
             // xfs_inode (alloc_inode()) and xfs_trans_ijoin()'s inode log item.
@@ -725,6 +738,48 @@ mod tests {
         assert_eq!((mm.fs.nr_dentry, mm.fs.nr_inodes), (2, 3));
         assert_eq!(mm.fs.inode_lru.count(0), 1);
         assert!(mm.fs.has(0, fst::D_LRU) && !mm.fs.has(0, fst::I_LRU));
+        mm.check_invariants().unwrap();
+    }
+
+    /// A lookup of a file whose inode the VFS evicted but XFS still holds recycles that
+    /// inode (`xfs_iget_cache_hit()`), as a re-create does: no second `xfs_inode`, and XFS's
+    /// reclaim later frees the one object once it is evicted again. (Before, the lookup
+    /// allocated a second object and left the first tagged, and XFS's reclaim freed the
+    /// one in use.)
+    #[test]
+    fn a_lookup_recycles_an_inode_xfs_has_not_reclaimed() {
+        let mut cfg = tiny_config(BalanceKind::RefaultCost, 8192);
+        cfg.objects[1].exists = true;
+        cfg.fs.dirs = vec![DirCfg {
+            obj: 1,
+            file_pages: 2,
+        }];
+        let mut mm = Mm::new(cfg);
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        let evict = |mm: &mut Mm| {
+            assert_eq!(mm.prune_dcache_sb(0, 10), (1, 1));
+            assert_eq!(mm.prune_icache_sb(0, 10, false), (1, 1));
+        };
+        mm.file_read(&mut ctx, 1, 0, 2);
+        evict(&mut mm);
+        assert_eq!((mm.fs.nr_inodes, mm.fs.icache.count()), (0, 1));
+        assert_eq!(mm.slab.caches[INODE].nr_objects, 1);
+        mm.file_read(&mut ctx, 1, 0, 1);
+        assert_eq!((mm.fs.nr_inodes, mm.fs.icache.count()), (1, 0));
+        assert_eq!(
+            mm.slab.caches[INODE].nr_objects, 1,
+            "recycled, not allocated"
+        );
+        mm.check_invariants().unwrap();
+        evict(&mut mm);
+        let due = mm.fs.icache.work_due;
+        mm.run_background(due);
+        assert_eq!(
+            (mm.fs.icache.count(), mm.fs.icache.reclaimed_worker),
+            (0, 1)
+        );
+        assert_eq!(mm.slab.caches[INODE].nr_objects, 0);
         mm.check_invariants().unwrap();
     }
 

@@ -701,6 +701,19 @@ impl Mm {
                 x.lru_count()
             ));
         }
+        // A tagged inode is one the VFS evicted (no I_NEW/in-use state left) and whose
+        // xfs_inode is still allocated.
+        let tags = &self.fs.icache.reclaimable;
+        let mut at = tags.next_from(0);
+        while let Some(fid) = at {
+            let f = fid as usize;
+            if self.fs.state[f] & crate::fs::fst::INODE != 0 || self.fs.inode_slab[f] == NIL {
+                return Err(format!(
+                    "file {fid} tagged reclaimable but in the VFS's use or without an xfs_inode"
+                ));
+            }
+            at = tags.next_from(fid + 1);
+        }
         let ili = x.ili_slab.iter().filter(|&&i| i != NIL).count() as u64;
         if ili != self.slab.caches[XFS_ILI].nr_objects {
             return Err(format!(
