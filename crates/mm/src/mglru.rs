@@ -1199,11 +1199,34 @@ impl Mm {
     }
 
     /// Kernel: `get_swappiness()`: 0 when reclaim may not swap or swap is (nearly) full.
+    /// Before v6.3 ([`KernelVersion::mglru_rejects_opportunistic_reclaim`]) 6.1's
+    /// `lru_gen_shrink_lruvec()` asks `get_swappiness()` (swap left only) when
+    /// `sc->may_swap` is set, else uses 1 for root reclaim (kswapd's boosted passes: file
+    /// first, both types counted by the aging) if that is non-zero, and 0 for memcg reclaim.
     fn lru_gen_swappiness(&self, lv: usize, sc: &ScanControl) -> u64 {
-        if !sc.may_swap || self.memcg_nr_swap_pages(lv) < MIN_LRU_BATCH {
+        if self.memcg_nr_swap_pages(lv) < MIN_LRU_BATCH {
             return 0;
         }
+        if !sc.may_swap {
+            let old = !self.cfg.kernel.mglru_rejects_opportunistic_reclaim();
+            let swappiness = self.memcg_swappiness(lv);
+            return (old && !sc.cgroup_reclaim && swappiness != 0) as u64;
+        }
         self.memcg_swappiness(lv)
+    }
+
+    /// Kernel: `isolate_folio()`'s refusals before v6.3
+    /// ([`KernelVersion::mglru_rejects_opportunistic_reclaim`]): a mapped folio without
+    /// `sc->may_unmap` ("unmapping inhibited"), a dirty folio or an anon folio outside the
+    /// swap cache without `sc->may_writepage` ("swapping inhibited"; the model's reclaim
+    /// always has `__GFP_IO`). From v6.3 root reclaim without those flags never gets here.
+    fn lru_gen_isolate_refused(&self, pfn: Pfn, sc: &ScanControl) -> bool {
+        if self.cfg.kernel.mglru_rejects_opportunistic_reclaim() {
+            return false;
+        }
+        (!sc.may_unmap && self.folio_mapped(pfn))
+            || (!sc.may_writepage
+                && (self.pages.test(pfn, pg::DIRTY) || self.anon_not_swapcache(pfn)))
     }
 
     /// Kernel: `sort_folio()`: handle a folio at the tail of the oldest generation without
@@ -1307,8 +1330,11 @@ impl Mm {
     /// by zone in [`Mm::lru_gen_zone_order`], sort or isolate folios until 64 pages are
     /// isolated or MAX_LRU_BATCH folios were looked at (both counted over the zones, as the
     /// kernel's `isolated` and `remaining`). Returns the pages scanned (0 if nothing could
-    /// be isolated and the batch was not used up). `isolate_folio()` never fails in the
-    /// model, so nothing is skipped (no `PGSCAN_SKIP`).
+    /// be isolated and the batch was not used up). Before v6.3 `isolate_folio()` refuses
+    /// folios [`Mm::lru_gen_isolate_refused`] names: they go back to the head of their list
+    /// after the zone is scanned, counted in `pgskip_dma32`/`pgskip_normal` (the model has
+    /// no `pgskip_dma`), and a zone's scan stops at 64 skipped pages. From v6.3 it never
+    /// fails in the model (no `__GFP_IO`-less reclaim).
     fn scan_folios(
         &mut self,
         ctx: &mut Ctx,
@@ -1325,7 +1351,12 @@ impl Mm {
         let mut remaining = MAX_LRU_BATCH;
         let (mut scanned, mut sorted, mut isolated, mut folios) = (0u64, 0u64, 0u64, 0u64);
         let (order, nr_zones) = self.lru_gen_zone_order(sc.reclaim_idx);
-        'zones: for &zone in &order[..nr_zones] {
+        let mut moved = std::mem::take(&mut self.scratch3);
+        for &zone in &order[..nr_zones] {
+            // Folios isolate_folio() refused (before v6.3 only): off the list while the zone
+            // is scanned, then back at its head (`list_splice(&moved, head)`).
+            moved.clear();
+            let mut skipped_zone = 0u64;
             loop {
                 let pfn = self.lruvecs[lv].lrugen.folios[gen][ty][zone].tail;
                 if pfn == NIL {
@@ -1336,16 +1367,34 @@ impl Mm {
                 folios += 1;
                 if self.sort_folio(pfn, sc, tier_idx) {
                     sorted += nr;
+                } else if self.lru_gen_isolate_refused(pfn, sc) {
+                    let l: &mut [crate::page::Frame] = &mut self.pages.hot;
+                    l.del(&mut self.lruvecs[lv].lrugen.folios[gen][ty][zone], pfn);
+                    moved.push(pfn);
+                    skipped_zone += nr;
                 } else {
                     self.lru_gen_isolate(pfn);
                     isolated += nr;
                 }
                 remaining -= 1;
-                if remaining == 0 || isolated >= MIN_LRU_BATCH {
-                    break 'zones;
+                if remaining == 0 || isolated.max(skipped_zone) >= MIN_LRU_BATCH {
+                    break;
                 }
             }
+            for &pfn in &moved {
+                let l: &mut [crate::page::Frame] = &mut self.pages.hot;
+                l.add_head(&mut self.lruvecs[lv].lrugen.folios[gen][ty][zone], pfn);
+            }
+            match self.zones[zone].zone_type {
+                crate::mmzone::ZONE_DMA32 => self.ev.add(Ev::PgSkipDma32, skipped_zone),
+                crate::mmzone::ZONE_NORMAL => self.ev.add(Ev::PgSkipNormal, skipped_zone),
+                _ => {}
+            }
+            if remaining == 0 || isolated >= MIN_LRU_BATCH {
+                break;
+            }
         }
+        self.scratch3 = moved;
         // scan_folios() sorts and isolates under the lruvec's lru_lock.
         let cost = self.cfg.costs.scan_per_page_ns * folios;
         self.lru_lock_hold(ctx, lv, cost, true);
@@ -1671,7 +1720,12 @@ impl Mm {
     }
 
     /// Kernel: `try_to_shrink_lruvec()`: evict until the lruvec's share for this priority is
-    /// scanned. Returns whether the lruvec was aged (the memcg rotates).
+    /// scanned. Returns whether the lruvec was aged (the memcg rotates). Before v6.3 (6.1's
+    /// `lru_gen_shrink_lruvec()`) a pass that reclaimed `MIN_LRU_BATCH` pages without needing
+    /// aging clears `sc->memcgs_need_aging`, but only when the loop ends by `break` (its share
+    /// scanned, or `should_abort_scan()`): nothing to scan or an eviction that returns 0
+    /// (`evict_folios()` down to `MIN_NR_GENS` generations) jumps past it (`goto done`), so
+    /// kswapd's next `lru_gen_age_node()` ages.
     fn try_to_shrink_lruvec(&mut self, ctx: &mut Ctx, lv: usize, sc: &mut ScanControl) -> bool {
         let swappiness = self.lru_gen_swappiness(lv, sc);
         let mut scanned = 0u64;
@@ -1681,13 +1735,17 @@ impl Mm {
         let stops_at_high = self.cfg.kernel.mglru_stops_at_high_watermarks();
         let seq = self.lruvecs[lv].lrugen.max_seq;
         let mut need_swapping = false;
+        // 6.1's `goto done`: the loop ended without scanning its share.
+        let mut done = false;
         loop {
             (nr_to_scan, need_aging) = self.get_nr_to_scan(ctx, lv, sc, swappiness);
             if nr_to_scan <= 0 {
+                done = true;
                 break;
             }
             let (delta, ty) = self.evict_folios(ctx, lv, sc, swappiness);
             if delta == 0 {
+                done = true;
                 break;
             }
             // 6.1 evict_folios(): *need_swapping when the batch was anon.
@@ -1711,7 +1769,7 @@ impl Mm {
             self.flusher_wanted = true;
         }
         // Before v6.7: "see the comment in lru_gen_age_node()".
-        if sc.nr_reclaimed - reclaimed >= MIN_LRU_BATCH && !need_aging {
+        if !done && sc.nr_reclaimed - reclaimed >= MIN_LRU_BATCH && !need_aging {
             sc.memcgs_need_aging = false;
         }
         nr_to_scan < 0
@@ -1734,7 +1792,9 @@ impl Mm {
 
     /// Kernel: `shrink_node()` → `lru_gen_shrink_node()` for root reclaim (kswapd, direct
     /// reclaim) and `shrink_lruvec()` → `lru_gen_shrink_lruvec()` for memcg limit reclaim.
-    /// Returns the pages reclaimed.
+    /// Returns the pages reclaimed. From v6.3 root reclaim without `may_writepage` or
+    /// `may_unmap` (kswapd's boosted passes) returns at once; 6.1 evicts
+    /// ([`KernelVersion::mglru_rejects_opportunistic_reclaim`]).
     pub(crate) fn lru_gen_shrink_node(&mut self, ctx: &mut Ctx, sc: &mut ScanControl) -> u64 {
         let before = sc.nr_reclaimed;
         sc.nr = PassStats::default();
@@ -1745,7 +1805,10 @@ impl Mm {
             self.shrink_slab_for(sc.target, sc);
             return sc.nr_reclaimed - before;
         }
-        if !sc.may_writepage || !sc.may_unmap {
+        // v6.3+: "unmapped clean folios are already prioritized"; 6.1 goes on.
+        if (!sc.may_writepage || !sc.may_unmap)
+            && self.cfg.kernel.mglru_rejects_opportunistic_reclaim()
+        {
             return 0;
         }
         // set_mm_walk(pgdat, ...): kswapd always has a walk context.
@@ -3078,6 +3141,95 @@ mod tests {
             assert!(pages(3, ANON) >= hot as u64 * 9 / 10, "hot {hot}");
             mm.check_invariants().unwrap();
         }
+    }
+
+    /// kswapd's boosted pass (`sc->may_writepage` and `sc->may_swap` clear) by kernel
+    /// version. 64 anon pages and 200 clean file pages share the oldest generation (3 of
+    /// 3..5). 6.1: root reclaim evicts at swappiness 1 (memcg reclaim at 0), takes file
+    /// pages, and `isolate_folio()` refuses the anon ones (outside the swap cache), which
+    /// stay on their list; with `may_writepage` the same anon scan isolates 64. v6.12: the
+    /// pass evicts nothing.
+    #[test]
+    fn boosted_kswapd_pass_by_kernel_version() {
+        use crate::{Ctx, InstantIo};
+        for v in [(6, 1), (6, 12)] {
+            let old = v == (6, 1);
+            let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            for p in 0..64 {
+                mm.touch(&mut ctx, 0, p, true);
+            }
+            // Two agings without a walk: max_seq 5, the faults' generation (3) the oldest.
+            mm.inc_max_seq(0, 3, 60, 0);
+            mm.inc_max_seq(0, 4, 60, 0);
+            mm.try_to_inc_min_seq(0, 60);
+            for p in 0..200 {
+                mm.file_read(&mut ctx, 1, p, 1);
+            }
+            let lg = &mm.lruvecs[0].lrugen;
+            assert_eq!((lg.min_seq, lg.max_seq), ([3, 3], 5), "{v:?}");
+            assert_eq!(lg.nr_pages[3][ANON][0], 64, "{v:?}");
+            assert_eq!(lg.nr_pages[3][FILE][0], 200, "{v:?}");
+            let mut sc = ScanControl::new(32, 0);
+            sc.kswapd = true;
+            sc.priority = 0;
+            sc.may_writepage = false;
+            sc.may_swap = false;
+            assert_eq!(mm.lru_gen_swappiness(0, &sc), old as u64, "{v:?}");
+            sc.cgroup_reclaim = true;
+            assert_eq!(mm.lru_gen_swappiness(0, &sc), 0, "{v:?}");
+            sc.cgroup_reclaim = false;
+            if old {
+                assert_eq!(mm.scan_folios(&mut ctx, 0, &mut sc, ANON, 0), 0);
+                assert_eq!(mm.ev.get(Ev::PgScanAnon), 0);
+                assert_eq!(mm.lruvecs[0].lrugen.nr_pages[3][ANON][0], 64);
+                mm.check_invariants().unwrap();
+            }
+            let got = mm.lru_gen_shrink_node(&mut ctx, &mut sc);
+            if old {
+                // (`got` includes the MIN_LRU_BATCH 6.1's should_abort_scan() adds.)
+                assert!(got > 0, "6.1 reclaimed nothing");
+                assert!(mm.ev.get(Ev::PgStealFile) > 0);
+            } else {
+                assert_eq!(got, 0, "{v:?}");
+            }
+            assert_eq!(mm.ev.get(Ev::PgScanAnon), 0, "{v:?}");
+            assert_eq!(mm.ev.get(Ev::PswpOut), 0, "{v:?}");
+            mm.check_invariants().unwrap();
+            if old {
+                sc.may_writepage = true;
+                assert!(mm.scan_folios(&mut ctx, 0, &mut sc, ANON, 0) > 0);
+                assert_eq!(mm.ev.get(Ev::PgScanAnon), 64);
+            }
+        }
+    }
+
+    /// 6.1's `lru_gen_shrink_lruvec()` leaves `sc->memcgs_need_aging` set when the loop ends
+    /// on an eviction that returns 0 (`goto done`), even after reclaiming a batch without
+    /// needing aging: 100 file pages in the oldest of three generations, kswapd at priority
+    /// 0; the second eviction empties the generation, `min_seq` moves and only two are left.
+    #[test]
+    fn memcgs_need_aging_kept_when_eviction_runs_out_on_6_1() {
+        use crate::{Ctx, InstantIo};
+        let mut mm = mglru_mm(KernelVersion::new(6, 1));
+        let mut io = InstantIo;
+        let mut ctx = Ctx::new(0, &mut io, 0);
+        for p in 0..100 {
+            mm.file_read(&mut ctx, 1, p, 1);
+        }
+        mm.try_to_inc_min_seq(0, 60);
+        assert_eq!(mm.lruvecs[0].lrugen.min_seq, [1, 1]);
+        assert_eq!(mm.lruvecs[0].lrugen.nr_pages[1][FILE][0], 100);
+        let mut sc = ScanControl::new(1000, 0);
+        sc.kswapd = true;
+        sc.priority = 0;
+        sc.memcgs_need_aging = true;
+        mm.try_to_shrink_lruvec(&mut ctx, 0, &mut sc);
+        assert_eq!(mm.ev.get(Ev::PgStealFile), 100);
+        assert_eq!(mm.lruvecs[0].lrugen.min_seq, [2, 2]);
+        assert!(sc.memcgs_need_aging);
+        mm.check_invariants().unwrap();
     }
 }
 

@@ -147,6 +147,19 @@ impl KernelVersion {
         self >= KernelVersion::new(6, 3)
     }
 
+    /// Since v6.3 ("mm: multi-gen LRU: clarify scan_control flags", Yu Zhao, December
+    /// 2022): root reclaim without `sc->may_writepage` or `sc->may_unmap` (kswapd's boosted
+    /// passes) evicts nothing from the multi-gen LRU (`lru_gen_shrink_node()` returns at
+    /// once), `get_swappiness()` is 0 without `sc->may_swap`, and `isolate_folio()` refuses
+    /// dirty folios and anon folios outside the swap cache only without `__GFP_IO`. Before
+    /// (6.1): root reclaim always reaches `lru_gen_shrink_lruvec()`, which evicts at
+    /// swappiness 1 when `sc->may_swap` is clear (0 for memcg reclaim), and `isolate_folio()`
+    /// refuses a mapped folio without `sc->may_unmap` and a dirty folio or an anon folio
+    /// outside the swap cache without `sc->may_writepage` (`scan_folios()` skips them).
+    pub fn mglru_rejects_opportunistic_reclaim(self) -> bool {
+        self >= KernelVersion::new(6, 3)
+    }
+
     /// Since v6.3 ("mm: multi-gen LRU: simplify lru_gen_look_around()", T.J. Alumbaugh,
     /// January 2023): look-around without a page-table walk context activates each young
     /// folio outside the youngest generation (`folio_activate()`). Before (6.1): it counts
