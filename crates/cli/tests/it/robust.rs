@@ -435,6 +435,8 @@ fn short(name: &str) -> &'static [&'static str] {
         "bench-hits" | "bench-mixed" => &["run.duration=10ms"],
         "s0-parallelio" => &["run.duration=2s", "run.warmup=1s"],
         "s0-pgbench" => &["run.duration=300s", "run.warmup=60s"],
+        // Its clients start at 120 s, after the read of the database.
+        "s0-pgbench-scaled" => &["run.duration=300s", "run.warmup=60s"],
         "s1-fio" => &["run.duration=100ms", "run.warmup=50ms"],
         "s1-memcached" => &["run.duration=3s", "run.warmup=1s"],
         "s2-vm-scalability" => &["run.duration=3s", "run.warmup=1s"],
