@@ -687,18 +687,23 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         mm.run_background(now);
         kt.measuring = baseline.is_some() || warmup == 0;
         // Get a CPU (crate::sched): a thread on one is at a preemption point; a woken one
-        // takes an idle CPU or waits on the run queue.
-        let c = match sched.cpu_of(th) {
-            Some(c) => {
-                if let Some(next) = sched.preempt_point(c, now) {
+        // takes an idle CPU or waits on the run queue. With the CPU comes its horizon
+        // (`Sched::horizon`, found by the preemption check), which nothing changes before a
+        // task's run of events below uses it.
+        let (c, cpu_horizon) = match sched.cpu_of(th) {
+            Some(c) => match sched.preempt_point_or_horizon(c, now) {
+                Ok(h) => (c, h),
+                Err(next) => {
                     ready.set(th as usize, u64::MAX);
                     ready.set(next as usize, now);
                     continue;
                 }
-                c
-            }
+            },
             None => match sched.wake(th, now, kt.woke_at[th as usize].max(now)) {
-                Some(at) if at == now => sched.cpu_of(th).expect("woken onto a CPU"),
+                Some(at) if at == now => {
+                    let c = sched.cpu_of(th).expect("woken onto a CPU");
+                    (c, sched.horizon(c))
+                }
                 Some(at) => {
                     ready.set(th as usize, at);
                     continue;
@@ -831,7 +836,8 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
         let mut t_now = now;
         // Run until the next other thread's time, or until a waiting thread is due to get
         // this CPU (the run queue does not change while this task runs alone).
-        let horizon = horizon.min(duration).min(sched.horizon(c));
+        debug_assert_eq!(cpu_horizon, sched.horizon(c));
+        let horizon = horizon.min(duration).min(cpu_horizon);
         let waiters = sched.has_waiters();
         let mut cpu_end;
         let mut batch_cpu = 0u64;

@@ -280,6 +280,9 @@ pub struct Sched {
     factor: u64,
     /// Bumped whenever a CPU changes hands ([`Sched::generation`]).
     generation: u64,
+    /// CPUs without a thread, kept as `curr` changes so that [`Sched::has_idle_cpu`], asked
+    /// at every `cond_resched()` point of reclaim, need not scan the CPUs.
+    nr_idle: usize,
 }
 
 impl Sched {
@@ -308,6 +311,7 @@ impl Sched {
             wake_preempt: vec![NONE; nthreads],
             factor: sysctl_factor(n),
             generation: 0,
+            nr_idle: n as usize,
         }
     }
 
@@ -414,6 +418,9 @@ impl Sched {
                 self.wake_preempt[w] = NONE;
             }
         }
+        if self.cpus[c].curr == NONE {
+            self.nr_idle -= 1;
+        }
         self.cpus[c].curr = th;
         self.generation += 1;
         self.cpus[c].start = at;
@@ -506,7 +513,11 @@ impl Sched {
     /// Some CPU has no thread (a wakeup would take it rather than wait).
     #[inline]
     pub fn has_idle_cpu(&self) -> bool {
-        self.cpus.iter().any(|c| c.curr == NONE)
+        debug_assert_eq!(
+            self.nr_idle,
+            self.cpus.iter().filter(|c| c.curr == NONE).count()
+        );
+        self.nr_idle > 0
     }
 
     /// The kernel thread on CPU `c`, which took it from `th` at a `cond_resched()` point
@@ -573,8 +584,15 @@ impl Sched {
     /// thread is due to run, `curr` goes to the back of the run queue and the first waiting
     /// thread gets the CPU at `t` (returned).
     pub fn preempt_point(&mut self, c: usize, t: u64) -> Option<u32> {
-        if t < self.horizon(c) {
-            return None;
+        self.preempt_point_or_horizon(c, t).err()
+    }
+
+    /// [`Sched::preempt_point`], returning instead [`Sched::horizon`] (computed once for
+    /// both) when curr runs on: Ok(horizon), or Err(the thread that got the CPU).
+    pub fn preempt_point_or_horizon(&mut self, c: usize, t: u64) -> Result<u64, u32> {
+        let horizon = self.horizon(c);
+        if t < horizon {
+            return Ok(horizon);
         }
         let curr = self.cpus[c].curr;
         let (next, since) = self.pop_waiter().expect("a waiting thread");
@@ -585,7 +603,7 @@ impl Sched {
         self.push_waiter(curr, t);
         self.record_wait(next, t - since);
         self.give(c, next, t);
-        Some(next)
+        Err(next)
     }
 
     /// The thread on CPU `c` ran a step until `end` that cost it `cpu_ns`.
@@ -601,8 +619,10 @@ impl Sched {
     /// thread, if any, gets the CPU then (returned with that time).
     pub fn block(&mut self, c: usize) -> Option<(u32, u64)> {
         let curr = self.cpus[c].curr;
+        debug_assert!(curr != NONE, "CPU {c} blocks without a thread");
         self.on_cpu[curr as usize] = NONE;
         self.cpus[c].curr = NONE;
+        self.nr_idle += 1;
         self.generation += 1;
         let at = self.cpus[c].free_at;
         let (next, since) = self.pop_waiter()?;
