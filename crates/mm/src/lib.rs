@@ -549,6 +549,14 @@ pub struct Object {
     pub dirtied_when: u64,
     /// Latest completion time of writeback issued for this file.
     pub wb_done_max: u64,
+    /// File: a write extended the file since the last journal commit one of its fsyncs
+    /// started or joined: ext4's `i_datasync_tid` is newer than the last commit, so an
+    /// fdatasync must commit ([`Mm::fdatasync`]). Kernel: `ext4_do_update_inode()` passes
+    /// `need_datasync` when `i_disksize` changes and block allocation does the same
+    /// (`ext4_update_inode_fsync_trans(handle, inode, 1)`). Simplifies: jbd2's periodic
+    /// commit (`commit=5` s) and other files' commits, which would also commit it, do not
+    /// clear it; only this file's fsync or fdatasync does.
+    pub datasync_meta: bool,
     /// VMA swap readahead state (`vma->swap_readahead_info`).
     pub swap_ra: swap::VmaRaInfo,
     /// Memcgs (bit `min(id, 63)`) whose tasks faulted pages into this object: the object is
@@ -862,6 +870,7 @@ impl Mm {
                     wb_index: 0,
                     dirtied_when: 0,
                     wb_done_max: 0,
+                    datasync_meta: false,
                     swap_ra: Default::default(),
                     mm_memcgs: 0,
                     mappers: Default::default(),

@@ -358,6 +358,7 @@ impl Mm {
             // Mapping beyond EOF would SIGBUS; a mapped write extends the file first in our
             // workloads (they only touch within the object's size).
             o.file_pages = index as u64 + 1;
+            o.datasync_meta = true;
         }
         let pfn = match self.cache_lookup(obj, index) {
             Some(pfn) => {

@@ -585,7 +585,7 @@ pub struct PgbenchSpec {
     pub shared_buffers: usize,
     /// The database file (File object).
     pub database: usize,
-    /// WAL file (File object, written sequentially, fsync per transaction).
+    /// WAL file (File object, written sequentially, fdatasync per transaction).
     pub wal: usize,
     /// Transactions per client; 0 = until the run's duration.
     pub transactions: u64,

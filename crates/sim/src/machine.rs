@@ -888,6 +888,7 @@ pub fn run(scn: &Scenario, mut opts: RunOptions) -> Result<SimResult, SimError> 
                     mm.file_write(&mut ctx, obj, page, nr)
                 }
                 Op::Fsync { obj } => mm.fsync(&mut ctx, obj),
+                Op::Fdatasync { obj } => mm.fdatasync(&mut ctx, obj),
                 Op::Create {
                     obj,
                     page,

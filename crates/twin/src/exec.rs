@@ -245,6 +245,11 @@ impl<'a> Executor<'a> {
                     unsafe { libc::fsync(f.as_raw_fd()) };
                 }
             }
+            Op::Fdatasync { obj } => {
+                if let Some(f) = &self.objs.files[obj as usize] {
+                    unsafe { libc::fdatasync(f.as_raw_fd()) };
+                }
+            }
             Op::Advise { obj, hint } => {
                 let (fadv, madv) = match hint {
                     Hint::Normal => (libc::POSIX_FADV_NORMAL, libc::MADV_NORMAL),

@@ -31,6 +31,9 @@ pub enum Op {
     Write { obj: ObjId, page: u32, nr: u32 },
     /// fsync() of file `obj`.
     Fsync { obj: ObjId },
+    /// fdatasync() of file `obj`: its data and only the metadata a read needs (its size).
+    /// Traces have no record for it: `refault trace record-scenario` writes `fsync`.
+    Fdatasync { obj: ObjId },
     /// Create the file at pages [page, page + nr) of directory `obj` (a file object cut into
     /// files of `nr` pages): open(O_CREAT), write its `nr` pages, fsync it if `fsync`,
     /// close it.

@@ -168,7 +168,9 @@ fn info(a: InfoArgs) -> Result<()> {
 }
 
 /// The trace record of a generated op; None for kernel allocations (the kalloc workload) and
-/// file creation (`create` phases), which the trace format has no record for.
+/// file creation (`create` phases), which the trace format has no record for. An fdatasync
+/// (the pgbench emulation's WAL flush) is recorded as `fsync`, which the format has: a
+/// replay commits the journal where the generated run did not.
 fn map_op(op: refault_workload::Op) -> Option<refault_trace::Op> {
     use refault_trace::Op as T;
     use refault_workload::Op as W;
@@ -181,7 +183,7 @@ fn map_op(op: refault_workload::Op) -> Option<refault_trace::Op> {
         W::Touch { obj, page, write } => T::Touch { obj, page, write },
         W::Read { obj, page, nr } => T::Read { obj, page, nr },
         W::Write { obj, page, nr } => T::Write { obj, page, nr },
-        W::Fsync { obj } => T::Fsync { obj },
+        W::Fsync { obj } | W::Fdatasync { obj } => T::Fsync { obj },
         W::Advise { obj, hint: h } => T::Advise { obj, hint: hint(h) },
         W::Think { ns } => T::Think { ns },
         W::OpEnd => T::OpEnd,

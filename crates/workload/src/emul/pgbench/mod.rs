@@ -5,7 +5,7 @@
 //! 8 clients: a 5.6 GiB database with 1 GiB of shared buffers on a 7 GiB machine. The
 //! kernel sees three kinds of memory from it: the shared-buffer segment (shmem, on the anon
 //! LRU, swappable), the database file's page cache (reads of blocks that miss in shared
-//! buffers) and the WAL (small sequential writes, fsync per commit). Whether reclaim takes
+//! buffers) and the WAL (small sequential writes, fdatasync per commit). Whether reclaim takes
 //! idle anon or the database's cache is what the seed's two policies disagree on, so those
 //! three streams and the skew between them are what this emulation must get right.
 //!
@@ -37,7 +37,7 @@
 //!   UPDATE pgbench_branches ... WHERE bid = :bid   a hot page (write)
 //!   INSERT INTO pgbench_history ...                the current history page (write);
 //!                                                  a new page every 80 rows (4 KiB / ~50 B)
-//!   END                                            Write{wal, 1 page}; Fsync{wal}
+//!   END                                            Write{wal, 1 page}; Fdatasync{wal}
 //!   client round trip                              Think{think_ns}; OpEnd
 //! ```
 //!
@@ -61,8 +61,11 @@
 //!   which shared-buffer pages stay hot for the kernel's LRU.
 //! - Dirty buffers are written back (pwrite of one block) when reused, making dirty page
 //!   cache that the kernel must write back before reclaiming it.
-//! - synchronous_commit: one WAL write and one fsync per transaction, wrapping at the WAL
-//!   object's size as recycled WAL segments do.
+//! - synchronous_commit: one WAL write and one fdatasync per transaction (9.3's
+//!   `wal_sync_method` defaults to fdatasync on Linux: `issue_xlog_fsync()`), wrapping at
+//!   the WAL object's size as recycled WAL segments do. The segments are preallocated
+//!   (`XLogFileInit()` zero-fills each one), so the flush overwrites allocated blocks and
+//!   commits no journal transaction (refault_mm's `Mm::fdatasync`).
 //!
 //! # Shared between the clients
 //! The instances of one task (pgbench's clients, each served by its own backend) share what
@@ -215,7 +218,7 @@ pub struct PgbenchSource {
     think_ns: u64,
     stats: PgbenchStats,
     rng: Rng,
-    /// At most 6 block accesses x 3 events + WAL write + fsync.
+    /// At most 6 block accesses x 3 events + WAL write + fdatasync.
     seq: OpSeq<24>,
 }
 
@@ -340,7 +343,7 @@ impl PgbenchSource {
         } else {
             sh.wal_pos + 1
         };
-        self.seq.push(Op::Fsync { obj: self.wal });
+        self.seq.push(Op::Fdatasync { obj: self.wal });
         self.seq.finish(self.think_ns);
         self.stats.transactions += 1;
     }
@@ -498,15 +501,19 @@ mod tests {
             wal_pages.push(wal_writes[0]);
             assert_eq!(
                 tx.iter()
-                    .filter(|o| **o == Op::Fsync { obj: WAL as u32 })
+                    .filter(|o| **o == Op::Fdatasync { obj: WAL as u32 })
                     .count(),
                 1
             );
-            // Commit order: WAL write, fsync, think, end.
+            // Commit order: WAL write, fdatasync, think, end.
             let n = tx.len();
             assert_eq!(
                 &tx[n - 3..],
-                [Op::Fsync { obj: 2 }, Op::Think { ns: 500_000 }, Op::OpEnd]
+                [
+                    Op::Fdatasync { obj: 2 },
+                    Op::Think { ns: 500_000 },
+                    Op::OpEnd
+                ]
             );
             assert!(matches!(tx[n - 4], Op::Write { obj: 2, .. }));
             // Six block accesses, each ending with a touch of a buffer.
@@ -534,7 +541,7 @@ mod tests {
                 Op::Read { obj, page, nr } => assert!(obj == DB as u32 && page < 5_000 && nr == 1),
                 Op::Write { obj, page, .. } if obj == DB as u32 => assert!(page < 5_000),
                 Op::Write { obj, page, .. } => assert!(obj == WAL as u32 && page < 64),
-                Op::Fsync { obj } => assert_eq!(obj, WAL as u32),
+                Op::Fdatasync { obj } => assert_eq!(obj, WAL as u32),
                 Op::Think { .. } | Op::OpEnd => {}
                 other => panic!("unexpected {other:?}"),
             }
