@@ -1467,8 +1467,15 @@ impl Mm {
     /// `shrink_folio_list()`, put back what was kept (never into the oldest generation), and
     /// retry once the clean, unmapped folios that may have missed their rotation. Before
     /// v6.14 every rejected folio but those under writeback for reclaim goes back active,
-    /// its refs, PG_referenced and PG_workingset cleared (the loop "mm: multi-gen LRU: retry
-    /// folios written back while isolated" gave 6.1 in 6.1-rc7, unchanged to v6.13).
+    /// its refs, PG_referenced and PG_workingset cleared, and a locked folio is not retried
+    /// (`folio_test_locked()`; the loop "mm: multi-gen LRU: retry folios written back while
+    /// isolated" gave 6.1 in 6.1-rc7, unchanged to v6.13). `sc->nr_scanned` is what each
+    /// `shrink_folio_list()` pass counts, so a retried folio counts twice: the loop's
+    /// `sc->nr_scanned -= folio_nr_pages(folio)` was removed by "mm/mglru: fix div-by-zero in
+    /// vmpressure_calc_level()" (8b671fe1a879, v6.11-rc1; 6.1.103, 6.6.44, 6.10.3), so only
+    /// the kernels before it and those backports counted a retried folio once; the model's
+    /// 6.1 is Debian's 6.1.0-50, which carries the removal. Simplified: PG_locked is only a
+    /// read in flight (`wait_locked()`).
     fn evict_folios(
         &mut self,
         ctx: &mut Ctx,
@@ -1491,9 +1498,8 @@ impl Mm {
         }
         let mut skip_retry = false;
         loop {
-            let taken: u64 = self.scratch.iter().map(|&p| self.pages.nr_pages(p)).sum();
-            sc.nr_scanned += taken;
             let (reclaimed, stat) = self.shrink_folio_list(ctx, sc);
+            sc.nr_scanned += stat.nr_scanned;
             sc.nr.unqueued_dirty += stat.nr_unqueued_dirty;
             sc.nr_reclaimed += reclaimed;
             // The survivors are in scratch2: pick the retry candidates, keep the rest out
@@ -1502,13 +1508,15 @@ impl Mm {
             let mut retry = std::mem::take(&mut self.scratch3);
             retry.clear();
             let old_rules = !self.cfg.kernel.mglru_folio_seq_by_workingset();
+            let now = ctx.now;
             survivors.retain(|&pfn| {
                 let f = self.pages.hot[pfn as usize].flags;
                 if old_rules {
                     // Before v6.14: a folio under writeback for reclaim keeps its place
                     // (PG_referenced back if PG_workingset); the rest of the rejected ones
                     // lose their refs and flags and become active (the youngest generation);
-                    // clean, unmapped, inactive ones are retried once.
+                    // clean, unmapped, unlocked, inactive ones are retried once. Locked: a
+                    // read still in flight (PG_locked, cleared lazily: `wait_locked()`).
                     if f & pg::RECLAIM != 0 && f & (pg::DIRTY | pg::WRITEBACK) != 0 {
                         if f & pg::WORKINGSET != 0 {
                             self.pages.hot[pfn as usize].flags = f | pg::REFERENCED;
@@ -1518,6 +1526,7 @@ impl Mm {
                     if skip_retry
                         || f & (pg::ACTIVE | pg::REFERENCED | pg::DIRTY | pg::WRITEBACK) != 0
                         || self.folio_mapped(pfn)
+                        || (f & pg::LOCKED != 0 && self.pages.io_done_ns[pfn as usize] > now)
                     {
                         let clear = pg::LRU_REFS_MASK | pg::REFERENCED | pg::WORKINGSET;
                         self.pages.hot[pfn as usize].flags = (f & !clear) | pg::ACTIVE;
@@ -3230,6 +3239,53 @@ mod tests {
         assert_eq!(mm.lruvecs[0].lrugen.min_seq, [2, 2]);
         assert!(sc.memcgs_need_aging);
         mm.check_invariants().unwrap();
+    }
+
+    /// `evict_folios()`'s retry and `sc->nr_scanned`. Eight clean file pages in the oldest
+    /// generation; one is held by a read (`read_pinned`: `__remove_mapping()` cannot freeze
+    /// it), one is still being read (PG_locked, `folio_trylock()` fails). Each
+    /// `shrink_folio_list()` pass counts the pages it got past the lock: 7, then the pinned
+    /// one again on the retry (6.1.103+ and v6.11+ no longer take it off before the retry)
+    /// = 8. 6.1 does not retry the locked folio (`folio_test_locked()`): it goes back
+    /// active at once; v6.14+ retries it (no lock test), and it fails the lock again. The
+    /// model before this test counted the batch as isolated (8), the retried pair again
+    /// (10), and retried the locked folio on 6.1. Debug cost ~0.05 s.
+    #[test]
+    fn retried_folio_counted_per_pass_and_locked_not_retried_on_6_1() {
+        use crate::{Ctx, InstantIo};
+        for v in [(6, 1), (6, 12), (6, 18)] {
+            let old = v != (6, 18);
+            let mut mm = mglru_mm(KernelVersion::new(v.0, v.1));
+            let mut io = InstantIo;
+            let mut ctx = Ctx::new(0, &mut io, 0);
+            for p in 0..8 {
+                mm.file_read(&mut ctx, 1, p, 1);
+            }
+            mm.try_to_inc_min_seq(0, 60);
+            let lg = &mm.lruvecs[0].lrugen;
+            let oldest = lru_gen_from_seq(lg.min_seq[FILE]);
+            assert_eq!(lg.nr_pages[oldest][FILE][0], 8, "{v:?}");
+            let pinned = mm.cache_lookup(1, 2).unwrap();
+            let locked = mm.cache_lookup(1, 5).unwrap();
+            mm.read_pinned = pinned;
+            mm.pages.lock_for_io(locked, u64::MAX / 2);
+            let mut sc = ScanControl::new(32, 0);
+            sc.kswapd = true;
+            sc.priority = 0;
+            mm.evict_folios(&mut ctx, 0, &mut sc, 60);
+            assert_eq!(mm.ev.get(Ev::PgStealFile), 6, "{v:?}");
+            assert_eq!(sc.nr_scanned, 8, "{v:?}");
+            // Before v6.14 both went back active: the youngest generation.
+            let youngest = lru_gen_from_seq(mm.lruvecs[0].lrugen.max_seq);
+            for pfn in [pinned, locked] {
+                let gen = folio_lru_gen(mm.pages.hot[pfn as usize].flags);
+                assert!(gen.is_some(), "{v:?}");
+                if old {
+                    assert_eq!(gen, Some(youngest), "{v:?}");
+                }
+            }
+            mm.check_invariants().unwrap();
+        }
     }
 }
 

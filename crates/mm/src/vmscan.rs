@@ -169,6 +169,11 @@ pub struct ReclaimStat {
     pub nr_activate: [u64; 2],
     pub nr_ref_keep: u64,
     pub nr_unmap_fail: u64,
+    /// Pages `shrink_folio_list()` took past `folio_trylock()`: what it adds to
+    /// `sc->nr_scanned` ("Account the number of base pages"; a THP split to base pages
+    /// counts its head once, `sc->nr_scanned -= (nr_pages - 1)`). The multi-gen LRU's
+    /// `evict_folios()` counts this; the classic path counts the isolation scan instead.
+    pub nr_scanned: u64,
 }
 
 /// Kernel: `enum folio_references`.
@@ -1214,6 +1219,7 @@ impl Mm {
                 self.scratch2.push(pfn);
                 continue;
             }
+            stat.nr_scanned += nr;
             let f = self.pages.hot[pfn as usize].flags;
             // folio_check_dirty_writeback(): only file-LRU folios report dirty/writeback to
             // the statistics (an anon folio under swap-out does not), while the writeback
@@ -1279,6 +1285,8 @@ impl Mm {
                 // No free swap cluster for the THP: split it and swap out base pages
                 // (thp_swpout_fallback); the tails are reclaimed later in this same list.
                 self.split_huge_page_to_list(pfn, &mut list);
+                // The tails are counted as the list reaches them.
+                stat.nr_scanned -= nr - 1;
                 nr = 1;
                 self.ev.add(Ev::ThpSwpoutFallback, 1);
                 if !self.add_to_swap(pfn) {
