@@ -704,19 +704,24 @@ mod tests {
         }
     }
 
-    /// A read of a tree of files looks up every file it covers once: a dentry and an inode
-    /// each, kept on the dentry LRU after the read; a second read marks the dentry
-    /// referenced (pruning rotates it once); a file whose dentry was pruned gets a new
-    /// dentry and takes its cached inode back off the inode LRU.
-    #[test]
-    fn reads_of_a_tree_look_up_each_file_once() {
+    /// An 8192-page machine whose object 1 is an existing tree of 2-page files.
+    fn tree_mm() -> Mm {
         let mut cfg = tiny_config(BalanceKind::RefaultCost, 8192);
         cfg.objects[1].exists = true;
         cfg.fs.dirs = vec![DirCfg {
             obj: 1,
             file_pages: 2,
         }];
-        let mut mm = Mm::new(cfg);
+        Mm::new(cfg)
+    }
+
+    /// A read of a tree of files looks up every file it covers once: a dentry and an inode
+    /// each, kept on the dentry LRU after the read; a second read marks the dentry
+    /// referenced (pruning rotates it once); a file whose dentry was pruned gets a new
+    /// dentry and takes its cached inode back off the inode LRU.
+    #[test]
+    fn reads_of_a_tree_look_up_each_file_once() {
+        let mut mm = tree_mm();
         let mut io = InstantIo;
         let mut ctx = Ctx::new(0, &mut io, 0);
         // Pages 1..5: files 0 (pages 0-1), 1 (2-3) and 2 (4-5).
@@ -748,13 +753,7 @@ mod tests {
     /// one in use.)
     #[test]
     fn a_lookup_recycles_an_inode_xfs_has_not_reclaimed() {
-        let mut cfg = tiny_config(BalanceKind::RefaultCost, 8192);
-        cfg.objects[1].exists = true;
-        cfg.fs.dirs = vec![DirCfg {
-            obj: 1,
-            file_pages: 2,
-        }];
-        let mut mm = Mm::new(cfg);
+        let mut mm = tree_mm();
         let mut io = InstantIo;
         let mut ctx = Ctx::new(0, &mut io, 0);
         let evict = |mm: &mut Mm| {
