@@ -278,13 +278,9 @@ impl Mm {
             if !self.fs.has(fid, fst::INODE) && self.fs_iget_reclaimable(fid) {
                 // Recycled from XFS's reclaimable inodes, as a re-create does.
             } else if !self.fs.has(fid, fst::INODE) {
-                let Some(id) = self.slab_alloc(ctx, INODE, ctx.memcg) else {
+                if !self.fs_alloc_inode(ctx, fid) {
                     return;
-                };
-                self.fs.inode_slab[f] = id;
-                self.fs.memcg[f] = ctx.memcg;
-                self.fs.state[f] |= fst::INODE;
-                self.fs.nr_inodes += 1;
+                }
             } else if self.fs.has(fid, fst::I_LRU) {
                 let m = self.fs.memcg[f] as usize;
                 self.fs.inode_lru.del(m, fid);
@@ -300,6 +296,21 @@ impl Mm {
             self.fs.nr_dentry += 1;
             self.fs.dentry_lru.add(m as usize, fid);
         }
+    }
+
+    /// `alloc_inode()` for file `fid`: an inode from its slab cache, charged to the
+    /// allocating task's memcg, in the VFS's use. Returns false if the slab allocation
+    /// failed (the caller gives up). Shared by a lookup and a create.
+    fn fs_alloc_inode(&mut self, ctx: &mut Ctx, fid: u32) -> bool {
+        let Some(id) = self.slab_alloc(ctx, INODE, ctx.memcg) else {
+            return false;
+        };
+        let f = fid as usize;
+        self.fs.inode_slab[f] = id;
+        self.fs.memcg[f] = ctx.memcg;
+        self.fs.state[f] |= fst::INODE;
+        self.fs.nr_inodes += 1;
+        true
     }
 
     /// `xfs_iget()` for file `fid`, whose inode the VFS evicted: if it is still in XFS's
@@ -331,13 +342,9 @@ impl Mm {
             // xfs_dialloc(): a new inode chunk's cluster buffers, then xfs_iget()'s
             // xfs_inode (alloc_inode()) and xfs_trans_ijoin()'s inode log item.
             self.xfs_ialloc(ctx, fid);
-            let Some(id) = self.slab_alloc(ctx, INODE, ctx.memcg) else {
+            if !self.fs_alloc_inode(ctx, fid) {
                 return;
-            };
-            self.fs.inode_slab[f] = id;
-            self.fs.memcg[f] = ctx.memcg;
-            self.fs.state[f] |= fst::INODE;
-            self.fs.nr_inodes += 1;
+            }
             if !self.xfs_inode_item_init(ctx, fid) {
                 self.fs_inode_unused(fid);
                 return;
